@@ -1,0 +1,54 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Strictness shared by every Swift target: Swift 6 language mode comes from the tools version,
+/// existential `any` is required where a protocol is used as a type.
+let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
+
+let package = Package(
+    name: "rehearse",
+    products: [
+        .executable(name: "rehearse", targets: ["rehearse"]),
+        .executable(name: "rehearse-bench", targets: ["rehearse-bench"]),
+        .library(name: "LuaHost", targets: ["LuaHost"]),
+        .library(name: "UpgradeEngine", targets: ["UpgradeEngine"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // Debian's liblua5.4-dev, found through pkg-config; the shim header gives Swift the macros.
+        .systemLibrary(
+            name: "CLua",
+            pkgConfig: "lua5.4",
+            providers: [.apt(["liblua5.4-dev"])]
+        ),
+        // The only C that may longjmp: trampolines, message handler, hooks, allocator, watchdog.
+        .target(name: "CLuaSupport", dependencies: ["CLua"]),
+        // The benchmark's reference host, written directly against the C API.
+        .target(name: "CLuaBench", dependencies: ["CLua"]),
+        .target(name: "LuaHost", dependencies: ["CLua", "CLuaSupport"], swiftSettings: strict),
+        .target(name: "UpgradeEngine", swiftSettings: strict),
+        .target(name: "Scenario", dependencies: ["LuaHost", "UpgradeEngine"], swiftSettings: strict),
+        .executableTarget(
+            name: "rehearse",
+            dependencies: [
+                "Scenario", "UpgradeEngine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "rehearse-bench",
+            dependencies: ["LuaHost", "CLua", "CLuaBench", "UpgradeEngine", "Scenario"],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "LuaHostTests", dependencies: ["LuaHost"], swiftSettings: strict),
+        .testTarget(name: "UpgradeEngineTests", dependencies: ["UpgradeEngine"], swiftSettings: strict),
+        .testTarget(
+            name: "ScenarioTests",
+            dependencies: ["Scenario", "UpgradeEngine", "LuaHost"],
+            swiftSettings: strict
+        ),
+    ]
+)

@@ -1,0 +1,100 @@
+#define _GNU_SOURCE
+#include "CLuaBench.h"
+
+#include <string.h>
+#include <time.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+static double now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int traceback(lua_State *L) {
+    luaL_traceback(L, L, lua_tostring(L, 1), 1);
+    return 1;
+}
+
+static lua_State *open_script(const char *script) {
+    lua_State *L = luaL_newstate();
+    luaL_openlibs(L);
+    if (luaL_loadstring(L, script) != LUA_OK || lua_pcall(L, 0, 0, 0) != LUA_OK) {
+        lua_close(L);
+        return NULL;
+    }
+    return L;
+}
+
+clb_result clb_c_loop(const char *script, int64_t calls) {
+    clb_result r = {-1, 0, 0, 0};
+    lua_State *L = open_script(script);
+    if (!L) return r;
+    lua_getglobal(L, "health");
+    int ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    double start = now_ns();
+    for (int64_t i = 0; i < calls; i++) {
+        lua_pushcfunction(L, traceback);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+        lua_pushinteger(L, i % 1000);
+        lua_pushinteger(L, i);
+        if (lua_pcall(L, 2, 1, -4) != LUA_OK) {
+            lua_close(L);
+            return r;
+        }
+        lua_getfield(L, -1, "applicationHealthState");
+        const char *state = lua_tostring(L, -1);
+        if (state && strcmp(state, "Unhealthy") == 0) r.unhealthy++;
+        lua_pop(L, 1);
+        if (lua_getfield(L, -1, "customMetrics") == LUA_TTABLE) {
+            if (lua_getfield(L, -1, "rollingUpgrade") == LUA_TTABLE) {
+                lua_getfield(L, -1, "PhaseOrderingNumber");
+                r.phase_sum += lua_tointeger(L, -1);
+                lua_getfield(L, -2, "SkipUpgrade");
+                r.skipped += lua_toboolean(L, -1);
+                lua_pop(L, 2);
+            }
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 3);
+    }
+    r.ns_per_call = (now_ns() - start) / (double)calls;
+    lua_close(L);
+    return r;
+}
+
+static const char *lua_loop =
+    "local calls = ...\n"
+    "local unhealthy, phases, skipped = 0, 0, 0\n"
+    "for i = 0, calls - 1 do\n"
+    "  local r = health(i % 1000, i)\n"
+    "  if r.applicationHealthState == 'Unhealthy' then unhealthy = unhealthy + 1 end\n"
+    "  local m = r.customMetrics\n"
+    "  if m then local ru = m.rollingUpgrade\n"
+    "    if ru then phases = phases + ru.PhaseOrderingNumber\n"
+    "      if ru.SkipUpgrade then skipped = skipped + 1 end end end\n"
+    "end\n"
+    "return unhealthy, phases, skipped\n";
+
+clb_result clb_lua_loop(const char *script, int64_t calls) {
+    clb_result r = {-1, 0, 0, 0};
+    lua_State *L = open_script(script);
+    if (!L) return r;
+    if (luaL_loadstring(L, lua_loop) != LUA_OK) {
+        lua_close(L);
+        return r;
+    }
+    lua_pushinteger(L, calls);
+    double start = now_ns();
+    if (lua_pcall(L, 1, 3, 0) == LUA_OK) {
+        r.ns_per_call = (now_ns() - start) / (double)calls;
+        r.unhealthy = lua_tointeger(L, -3);
+        r.phase_sum = lua_tointeger(L, -2);
+        r.skipped = lua_tointeger(L, -1);
+    }
+    lua_close(L);
+    return r;
+}

@@ -1,0 +1,20 @@
+#ifndef CLUABENCH_H
+#define CLUABENCH_H
+/* The benchmark's reference: the health-call loop a C host would write against Lua's C API. */
+#include <stdint.h>
+
+/* What one loop computed, so hosts can check they did the same work. */
+typedef struct clb_result {
+    double ns_per_call;
+    int64_t unhealthy;  /* calls whose state was "Unhealthy" */
+    int64_t phase_sum;  /* sum of PhaseOrderingNumber */
+    int64_t skipped;    /* calls with SkipUpgrade true */
+} clb_result;
+
+/* Calls the script's global `health(id, t)` `calls` times from C, reading the state string and
+ * both metrics of every result. Returns ns_per_call < 0 when the script fails. */
+clb_result clb_c_loop(const char *script, int64_t calls);
+
+/* Runs the same loop in Lua itself (the call and the field reads are Lua code). */
+clb_result clb_lua_loop(const char *script, int64_t calls);
+#endif

@@ -1,0 +1,54 @@
+#ifndef CLUASUPPORT_H
+#define CLUASUPPORT_H
+/* The little C that may longjmp. Every Lua API call that can raise an error runs here or inside a
+ * protected call started here; Swift code is only ever entered from a trampoline that turns its
+ * status into lua_error after the Swift frame has returned. */
+#include <stddef.h>
+#include <stdint.h>
+#include <lua.h>
+
+/* What a Swift function called from Lua returns: its result count, or RH_SWIFT_ERROR when it
+ * left an error message on the stack for the trampoline to raise. */
+#define RH_SWIFT_ERROR (-1)
+
+/* Why a protected call stopped, beyond Lua's own status. */
+typedef enum rh_stop {
+    RH_STOP_NONE = 0,
+    RH_STOP_BUDGET = 1, /* the instruction budget was spent */
+    RH_STOP_MEMORY = 2  /* the memory cap refused an allocation */
+} rh_stop;
+
+/* The Swift side of every Lua-callable Swift function: one entry point, told which closure. */
+typedef int (*rh_dispatch_fn)(lua_State *L, void *closure);
+
+typedef struct rh_host rh_host;
+
+/* Creates a host and its Lua state with a counting allocator capped at memory_limit bytes
+ * (0 = no cap). Returns NULL when the state cannot be created. */
+rh_host *rh_host_new(size_t memory_limit, rh_dispatch_fn dispatch);
+/* Closes the Lua state, stops the watchdog and frees the host. Call exactly once. */
+void rh_host_free(rh_host *h);
+lua_State *rh_host_state(rh_host *h);
+
+/* Instruction budget per top-level call (0 = none). exact != 0 counts every instruction with a
+ * count hook for the whole call; exact == 0 arms that hook only once a call has run longer than
+ * grace_ms of wall time, so a call that finishes in time pays nothing. */
+void rh_host_set_budget(rh_host *h, long long instructions, int exact, unsigned grace_ms);
+void rh_host_set_memory_limit(rh_host *h, size_t bytes);
+size_t rh_host_memory_used(rh_host *h);
+
+/* The call funnel: calls the function below nargs arguments with a traceback message handler,
+ * under the budget and the memory cap. Returns Lua's status. */
+int rh_pcall(lua_State *L, int nargs, int nresults);
+/* After a failed rh_pcall: what stopped it, and where (chunk:line, or ""). */
+rh_stop rh_last_stop(rh_host *h);
+const char *rh_last_where(rh_host *h);
+
+/* Pushes a Lua function that calls the Swift closure `closure` (kept alive by the caller). */
+void rh_push_swift_function(lua_State *L, void *closure);
+
+/* Replaces the globals with the sandbox: an allowlist of the standard library, with load
+ * text-only, setmetatable refusing __gc, collectgarbage limited, coroutines under the budget.
+ * Host hooks (print, require, random, clocks) are installed afterwards by the Swift side. */
+int rh_open_sandbox(lua_State *L);
+#endif

@@ -1,0 +1,77 @@
+import CLua
+
+/// A Swift function callable from Lua: it reads its arguments and returns its results.
+/// Throwing `LuaArgumentError` (through the `LuaArguments` readers) or any other error ends the
+/// Lua call with an error message naming the function.
+public typealias LuaSwiftFunction = (LuaArguments) throws -> [LuaValue]
+
+/// A bad argument, rendered as Lua does: `bad argument #2 to 'scale' (integer expected, got string)`.
+public struct LuaArgumentError: Error {
+    /// The 1-based argument position.
+    public var position: Int
+    /// What was wrong with it.
+    public var problem: String
+
+    public init(position: Int, problem: String) {
+        self.position = position
+        self.problem = problem
+    }
+
+    func render(function: String) -> String { "bad argument #\(position) to '\(function)' (\(problem))" }
+}
+
+/// The arguments of one call from Lua into a Swift function.
+public struct LuaArguments {
+    let stack: LuaStack
+    /// The function's name, as errors show it.
+    public let function: String
+    /// How many arguments were passed.
+    public let count: Int
+
+    private func expected(_ what: String, _ position: Int) -> LuaArgumentError {
+        LuaArgumentError(position: position, problem: "\(what) expected, got \(stack.type(at: Int32(position)).name)")
+    }
+
+    /// The type of argument `position`.
+    public func type(_ position: Int) -> LuaType { position > count ? .none : stack.type(at: Int32(position)) }
+
+    /// Argument `position` converted whole (nil when absent).
+    public func value(_ position: Int) throws -> LuaValue {
+        guard position <= count else { return .nil }
+        do {
+            return try stack.value(at: Int32(position))
+        } catch {
+            throw LuaArgumentError(position: position, problem: error.message)
+        }
+    }
+
+    /// Argument `position`, which must be a string.
+    public func string(_ position: Int) throws -> String {
+        guard let s = stack.string(at: Int32(position)) else { throw expected("string", position) }
+        return s
+    }
+
+    /// Argument `position`, which must be an integer (an integral float counts).
+    public func integer(_ position: Int) throws -> Int {
+        guard let i = stack.integer(at: Int32(position)) else { throw expected("integer", position) }
+        return i
+    }
+
+    /// Argument `position`, or nil when it is absent or nil; otherwise it must be an integer.
+    public func optionalInteger(_ position: Int) throws -> Int? {
+        type(position) == .nil || type(position) == .none ? nil : try integer(position)
+    }
+
+    /// Argument `position`, which must be a table, converted whole.
+    public func table(_ position: Int) throws -> LuaValue {
+        guard type(position) == .table else { throw expected("table", position) }
+        return try value(position)
+    }
+
+    /// Argument `position`, which must be a function, kept in the registry for later calls.
+    public func function(_ position: Int, name: String) throws -> LuaFunctionRef {
+        guard type(position) == .function else { throw expected("function", position) }
+        lua_pushvalue(stack.L, Int32(position))
+        return LuaFunctionRef(ref: luaL_ref(stack.L, CLUA_REGISTRYINDEX), name: name)
+    }
+}

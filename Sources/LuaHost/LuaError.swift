@@ -1,0 +1,72 @@
+/// Why a call into Lua failed, ready to show to the person who wrote the script.
+public struct LuaError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// What kind of failure this was.
+    public enum Kind: Equatable, Sendable {
+        /// The chunk did not compile (or was refused, e.g. precompiled bytecode).
+        case syntax
+        /// The script raised an error, or called something with bad arguments.
+        case runtime
+        /// The call spent its instruction budget (the budget, in instructions).
+        case budget(Int)
+        /// The state hit its memory cap (the cap, in bytes).
+        case memory(Int)
+        /// A file could not be read.
+        case file
+    }
+
+    /// What kind of failure.
+    public var kind: Kind
+    /// The message without location or traceback, e.g. "attempt to call a nil value (global 'io')".
+    public var message: String
+    /// Where it happened as `chunk:line` (e.g. `scripts/x.lua:12`), when known.
+    public var location: String?
+    /// Lua's stack traceback, when the error came from a call.
+    public var traceback: String?
+    /// The host-side name of what was being called (e.g. "health"), prefixed to the description.
+    public var function: String?
+
+    public init(kind: Kind, message: String, location: String? = nil, traceback: String? = nil, function: String? = nil) {
+        self.kind = kind
+        self.message = message
+        self.location = location
+        self.traceback = traceback
+        self.function = function
+    }
+
+    /// One line: `function: message at file:line` for limits, `function: file:line: message` otherwise.
+    public var description: String {
+        let prefix = function.map { "\($0): " } ?? ""
+        switch kind {
+        case .budget(let n):
+            return prefix + "budget of \(n) instructions exceeded" + (location.map { " at \($0)" } ?? "")
+        case .memory(let bytes):
+            return prefix + "memory limit of \(Self.formatBytes(bytes)) exceeded" + (location.map { " at \($0)" } ?? "")
+        default:
+            return prefix + (location.map { "\($0): " } ?? "") + message
+        }
+    }
+
+    static func formatBytes(_ bytes: Int) -> String {
+        if bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB" }
+        if bytes % (1 << 10) == 0 { return "\(bytes >> 10) KiB" }
+        return "\(bytes) bytes"
+    }
+
+    /// Splits Lua's "chunk:line: message" into its location and message.
+    static func splitLocation(_ text: String) -> (location: String?, message: String) {
+        // A location is "name:digits: " at the start; chunk names may contain ':' themselves.
+        var search = text[...]
+        while let colon = search.firstIndex(of: ":") {
+            let afterColon = text.index(after: colon)
+            let digits = text[afterColon...].prefix(while: { $0.isASCII && $0.isNumber })
+            if !digits.isEmpty, digits.endIndex < text.endIndex, text[digits.endIndex] == ":" {
+                let location = String(text[..<digits.endIndex])
+                var rest = text[text.index(after: digits.endIndex)...]
+                if rest.first == " " { rest = rest.dropFirst() }
+                return (location, String(rest))
+            }
+            search = text[afterColon...]
+        }
+        return (nil, text)
+    }
+}

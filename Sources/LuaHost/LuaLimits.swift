@@ -1,0 +1,31 @@
+/// The limits every top-level call into a state runs under.
+public struct LuaLimits: Sendable, Equatable {
+    /// How the instruction budget is counted.
+    public enum Counting: Sendable, Equatable {
+        /// A count hook runs for the whole call: the budget is exact and deterministic, and every
+        /// instruction pays Lua's hooked interpreter path (about 10–20% on a health call).
+        case exact
+        /// A watchdog thread arms the count hook only once a call has run longer than this many
+        /// milliseconds; from then on `instructions` more are allowed. A call that finishes in
+        /// time pays nothing, no call is stopped before it has run `instructions` instructions,
+        /// and a runaway call stops after the grace time plus the budget.
+        case watchdog(milliseconds: Int)
+    }
+
+    /// Instructions one top-level call may execute (0 = unlimited).
+    public var instructions: Int
+    /// Bytes the whole state may hold (0 = unlimited).
+    public var memoryBytes: Int
+    /// How `instructions` is enforced.
+    public var counting: Counting
+
+    /// 10,000,000 instructions a call, 64 MiB, counted by a 10 ms watchdog.
+    public init(instructions: Int = 10_000_000, memoryBytes: Int = 64 << 20, counting: Counting = .watchdog(milliseconds: 10)) {
+        self.instructions = instructions
+        self.memoryBytes = memoryBytes
+        self.counting = counting
+    }
+
+    /// No budget and no memory cap: for trusted code only.
+    public static let unlimited = LuaLimits(instructions: 0, memoryBytes: 0)
+}

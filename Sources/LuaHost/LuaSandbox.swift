@@ -1,0 +1,187 @@
+import Foundation
+
+/// What a sandboxed state gets from its host instead of the operating system.
+public struct LuaSandboxOptions {
+    /// Folders `require` may load Lua files from, searched in order. A module name maps to
+    /// `folder/a/b.lua` or `folder/a/b/init.lua` for `require "a.b"`.
+    public var moduleFolders: [String]
+    /// Seed of `math.random`; `math.randomseed()` without an argument returns to it.
+    public var seed: UInt64
+    /// Receives each line `print` writes.
+    public var print: (String) -> Void
+    /// Seconds on the virtual clock: `os.clock()` returns it, `os.time()` adds it to `epoch`.
+    public var clock: () -> Double
+    /// Unix time of virtual second 0, for `os.time()`.
+    public var epoch: Int
+
+    public init(moduleFolders: [String] = [], seed: UInt64 = 0, print: @escaping (String) -> Void = { Swift.print($0) },
+                clock: @escaping () -> Double = { 0 }, epoch: Int = 1_704_067_200) {
+        self.moduleFolders = moduleFolders
+        self.seed = seed
+        self.print = print
+        self.clock = clock
+        self.epoch = epoch
+    }
+}
+
+/// The generator behind a sandbox's `math.random`, shared by its two functions.
+final class RandomSource {
+    var generator: SeededGenerator
+    let seed: UInt64
+    init(seed: UInt64) {
+        self.seed = seed
+        generator = SeededGenerator(seed: seed)
+    }
+}
+
+extension LuaState {
+    /// Replaces the globals with the sandbox of LUA-HOST.md: an allowlist of the standard
+    /// library (no io, debug, package, dofile, loadfile, string.dump, os.execute/exit/remove/
+    /// rename/tmpname/getenv), `load` for text only, `require` confined to `moduleFolders`,
+    /// `print` routed to the host, `math.random` seeded by the host, `os.time`/`os.clock` on the
+    /// virtual clock.
+    public func openSandbox(_ options: LuaSandboxOptions = LuaSandboxOptions()) throws {
+        guard rh_open_sandbox_bridge() == 0 else {
+            throw LuaError(kind: .runtime, message: "the sandbox could not be built")
+        }
+        let random = RandomSource(seed: options.seed)
+        let folders = options.moduleFolders
+        let hostPrint = function(named: "print") { args in
+            options.print(try args.string(1))
+            return []
+        }
+        let findModule = function(named: "require") { args in
+            let found = try ModuleFinder(folders: folders).find(try args.string(1))
+            return [.string(found.source), .string(found.displayPath)]
+        }
+        let randomFunction = function(named: "random") { args in
+            try Self.random(args, &random.generator)
+        }
+        let seedFunction = function(named: "randomseed") { args in
+            switch args.type(1) {
+            case .none, .nil: random.generator = SeededGenerator(seed: random.seed)
+            case .number:
+                let value = try args.value(1)
+                let bits = value.intValue.map { UInt64(bitPattern: Int64($0)) } ?? (value.doubleValue ?? 0).bitPattern
+                random.generator = SeededGenerator(seed: bits)
+            default: throw LuaArgumentError(position: 1, problem: "number expected, got \(args.type(1).name)")
+            }
+            return []
+        }
+        let time = function(named: "time") { args in
+            guard args.count == 0 || args.type(1) == .nil else {
+                throw LuaArgumentError(position: 1, problem: "only os.time() is available: the sandbox runs on a virtual clock")
+            }
+            return [.integer(options.epoch + Int(options.clock().rounded(.down)))]
+        }
+        let clock = function(named: "clock") { _ in [.double(options.clock())] }
+        let prelude = try load(Self.prelude, chunkName: "sandbox")
+        defer {
+            for ref in [prelude, hostPrint, findModule, randomFunction, seedFunction, time, clock] { release(ref) }
+        }
+        try call(prelude, results: 0, arguments: { stack in
+            for ref in [hostPrint, findModule, randomFunction, seedFunction, time, clock] {
+                stack.pushReference(ref)
+            }
+            return 6
+        }, read: { _ in })
+    }
+
+    /// Lua's `math.random` semantics over the host's generator.
+    static func random(_ args: LuaArguments, _ generator: inout SeededGenerator) throws -> [LuaValue] {
+        switch args.count {
+        case 0: return [.double(generator.nextUnit())]
+        case 1, 2:
+            let low = args.count == 1 ? 1 : try args.integer(1)
+            let high = try args.integer(args.count)
+            if args.count == 1 && high == 0 { return [.integer(Int(bitPattern: UInt(generator.next())))] }
+            guard low <= high else { throw LuaArgumentError(position: args.count, problem: "interval is empty") }
+            return [.integer(Int.random(in: low...high, using: &generator))]
+        default:
+            throw LuaArgumentError(position: 3, problem: "wrong number of arguments")
+        }
+    }
+
+    /// Trusted Lua run once per sandbox: it receives the host functions and defines the globals
+    /// that are easier to write in Lua than in C.
+    static let prelude = """
+        local host_print, find_module, random, randomseed, time, clock = ...
+        local concat, pack, unpack, select, tostring, type, error, load = table.concat, table.pack, table.unpack, select, tostring, type, error, load
+        function print(...)
+          local parts = {}
+          for i = 1, select('#', ...) do parts[i] = tostring((select(i, ...))) end
+          host_print(concat(parts, "\\t"))
+        end
+        local loaded = {}
+        function require(name)
+          if type(name) ~= "string" then
+            error("bad argument #1 to 'require' (string expected, got " .. type(name) .. ")", 2)
+          end
+          local value = loaded[name]
+          if value ~= nil then return value end
+          local source, path = find_module(name)
+          local chunk, problem = load(source, "@" .. path, "t")
+          if not chunk then error(problem, 0) end
+          value = chunk(name, path)
+          if value == nil then value = true end
+          loaded[name] = value
+          return value, path
+        end
+        math.random, math.randomseed = random, randomseed
+        os.time, os.clock = time, clock
+        local create, resume, close = coroutine.create, coroutine.resume, coroutine.close
+        function coroutine.wrap(f)
+          local co = create(f)
+          return function(...)
+            local r = pack(resume(co, ...))
+            if r[1] then return unpack(r, 2, r.n) end
+            close(co)
+            error(r[2], 0)
+          end
+        end
+        """
+}
+
+extension LuaStack {
+    /// Pushes the function a registry reference holds.
+    public func pushReference(_ ref: LuaFunctionRef) { pushRegistry(ref.ref) }
+}
+
+/// Resolves `require` names to Lua files inside the allowed folders, refusing anything that
+/// could leave them.
+struct ModuleFinder {
+    let folders: [String]
+
+    func find(_ name: String) throws -> (source: String, displayPath: String) {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
+        let segments = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard !name.isEmpty, name.count <= 200, name.allSatisfy({ allowed.contains($0) }),
+              segments.allSatisfy({ !$0.isEmpty })
+        else {
+            throw LuaArgumentError(position: 1, problem: "module name '\(name)' refused: use dotted names of letters, digits, '_' and '-' (no paths, no '..')")
+        }
+        guard !folders.isEmpty else {
+            throw LuaArgumentError(position: 1, problem: "module '\(name)' not found: this sandbox has no module folders")
+        }
+        let relative = segments.joined(separator: "/")
+        var tried: [String] = []
+        for folder in folders {
+            for candidate in ["\(relative).lua", "\(relative)/init.lua"] {
+                let path = folder.hasSuffix("/") ? folder + candidate : folder + "/" + candidate
+                tried.append(path)
+                guard FileManager.default.fileExists(atPath: path) else { continue }
+                let root = URL(fileURLWithPath: folder).resolvingSymlinksInPath().path
+                let real = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+                guard real.hasPrefix(root + "/") else {
+                    throw LuaArgumentError(position: 1, problem: "module '\(name)' resolves outside \(folder)")
+                }
+                guard let data = FileManager.default.contents(atPath: path) else { continue }
+                guard data.first != 0x1B else {
+                    throw LuaArgumentError(position: 1, problem: "module '\(name)' (\(path)) is precompiled bytecode; only source text is loaded")
+                }
+                return (String(decoding: data, as: UTF8.self), path)
+            }
+        }
+        throw LuaArgumentError(position: 1, problem: "module '\(name)' not found; tried \(tried.joined(separator: ", "))")
+    }
+}

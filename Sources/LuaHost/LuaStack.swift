@@ -1,0 +1,201 @@
+import CLua
+
+/// The kinds of value a Lua stack slot or table field can hold.
+public enum LuaType: Int32, Sendable {
+    case none = -1, `nil` = 0, boolean, lightUserdata, number, string, table, function, userdata, thread
+
+    /// Lua's own name for the type.
+    public var name: String {
+        switch self {
+        case .none: return "no value"
+        case .nil: return "nil"
+        case .boolean: return "boolean"
+        case .lightUserdata, .userdata: return "userdata"
+        case .number: return "number"
+        case .string: return "string"
+        case .table: return "table"
+        case .function: return "function"
+        case .thread: return "thread"
+        }
+    }
+}
+
+/// A view of a state's stack for pushing arguments and reading results. Valid only inside the
+/// closure it was handed to; it never runs script code (reads are raw, without metamethods).
+public struct LuaStack {
+    let L: OpaquePointer
+
+    /// The index of the top slot (the number of slots in use).
+    public var top: Int32 { lua_gettop(L) }
+
+    /// The type at `index`.
+    public func type(at index: Int32) -> LuaType { LuaType(rawValue: lua_type(L, index)) ?? .none }
+
+    /// Pushes an integer.
+    public func push(_ value: Int) { lua_pushinteger(L, lua_Integer(value)) }
+    /// Pushes a float.
+    public func push(_ value: Double) { lua_pushnumber(L, value) }
+    /// Pushes a boolean.
+    public func push(_ value: Bool) { lua_pushboolean(L, value ? 1 : 0) }
+    /// Pushes a string (bytes as UTF-8; Lua strings may hold any bytes).
+    public func push(_ value: String) {
+        var value = value
+        value.withUTF8 { bytes in
+            _ = bytes.withMemoryRebound(to: CChar.self) { lua_pushlstring(L, $0.baseAddress, $0.count) }
+        }
+    }
+
+    /// Pushes any `LuaValue`, building tables as needed.
+    public func push(_ value: LuaValue) {
+        _ = lua_checkstack(L, 4)  // nested tables take slots; this never raises
+        switch value {
+        case .nil: lua_pushnil(L)
+        case .bool(let b): push(b)
+        case .integer(let i): push(i)
+        case .double(let d): push(d)
+        case .string(let s): push(s)
+        case .array(let items):
+            lua_createtable(L, Int32(clamping: items.count), 0)
+            for (i, item) in items.enumerated() {
+                push(item)
+                lua_rawseti(L, -2, lua_Integer(i + 1))
+            }
+        case .table(let fields):
+            lua_createtable(L, 0, Int32(clamping: fields.count))
+            for key in fields.keys.sorted() {
+                push(key)
+                push(fields[key]!)
+                lua_rawset(L, -3)
+            }
+        }
+    }
+
+    /// The string at `index` (numbers are not converted), or nil.
+    public func string(at index: Int32) -> String? {
+        guard lua_type(L, index) == LUA_TSTRING else { return nil }
+        return readString(L, index)
+    }
+
+    /// The integer at `index` (a float with an integral value counts), or nil.
+    public func integer(at index: Int32) -> Int? {
+        var ok: Int32 = 0
+        let v = clua_tointegerx(L, index, &ok)
+        return ok != 0 && lua_type(L, index) == LUA_TNUMBER ? Int(v) : nil
+    }
+
+    /// The table at `index` as a field reader, or nil when it is not a table.
+    public func table(at index: Int32) -> LuaTableView? {
+        lua_type(L, index) == LUA_TTABLE ? LuaTableView(L: L, index: lua_absindex(L, index)) : nil
+    }
+
+    /// Converts the value at `index` whole. Throws for functions, userdata, threads, tables
+    /// with mixed keys and tables nested deeper than 64 levels, naming the path that failed.
+    public func value(at index: Int32) throws(LuaError) -> LuaValue {
+        let top = lua_gettop(L)
+        do {
+            return try convert(lua_absindex(L, index), path: "value", depth: 0)
+        } catch {
+            lua_settop(L, top)  // a failed conversion may stop inside lua_next
+            throw error
+        }
+    }
+
+    private func convert(_ index: Int32, path: String, depth: Int) throws(LuaError) -> LuaValue {
+        switch lua_type(L, index) {
+        case LUA_TNIL, LUA_TNONE: return .nil
+        case LUA_TBOOLEAN: return .bool(lua_toboolean(L, index) != 0)
+        case LUA_TNUMBER:
+            if lua_isinteger(L, index) != 0 { return .integer(Int(clua_tointegerx(L, index, nil))) }
+            return .double(clua_tonumberx(L, index, nil))
+        case LUA_TSTRING: return .string(readString(L, index))
+        case LUA_TTABLE: return try convertTable(index, path: path, depth: depth)
+        default:
+            throw LuaError(kind: .runtime, message: "\(path) is a \(type(at: index).name), which cannot be converted")
+        }
+    }
+
+    private func convertTable(_ index: Int32, path: String, depth: Int) throws(LuaError) -> LuaValue {
+        guard depth < 64 else {
+            throw LuaError(kind: .runtime, message: "\(path) is nested deeper than 64 tables (a cycle?)")
+        }
+        var strings: [String: LuaValue] = [:]
+        var numbered: [Int: LuaValue] = [:]
+        lua_pushnil(L)
+        while lua_next(L, index) != 0 {
+            defer { clua_pop(L, 1) }
+            if lua_type(L, -2) == LUA_TSTRING {
+                let key = readString(L, -2)
+                strings[key] = try convert(lua_absindex(L, -1), path: "\(path).\(key)", depth: depth + 1)
+            } else if let key = integer(at: -2), key >= 1 {
+                numbered[key] = try convert(lua_absindex(L, -1), path: "\(path)[\(key)]", depth: depth + 1)
+            } else {
+                throw LuaError(kind: .runtime, message: "\(path) has a key of type \(type(at: -2).name); only strings and 1...n are allowed")
+            }
+        }
+        if numbered.isEmpty { return strings.isEmpty ? .array([]) : .table(strings) }
+        guard strings.isEmpty else {
+            throw LuaError(kind: .runtime, message: "\(path) mixes string keys and list items")
+        }
+        guard numbered.count == numbered.keys.max() else {
+            throw LuaError(kind: .runtime, message: "\(path) is a list with holes")
+        }
+        return .array((1...numbered.count).map { numbered[$0]! })
+    }
+}
+
+/// Reads the fields of one table on the stack, raw (no metamethods run), without converting
+/// the rest of it. Valid while the table stays at its stack slot.
+public struct LuaTableView {
+    let L: OpaquePointer
+    /// The absolute stack index of the table.
+    public let index: Int32
+
+    @inline(__always)
+    private func with<R>(_ key: String, _ body: (Int32) throws -> R) rethrows -> R {
+        _ = clua_rawgetfield(L, index, key)
+        defer { clua_pop(L, 1) }
+        return try body(lua_type(L, -1))
+    }
+
+    /// The type of `t[key]`.
+    public func type(_ key: String) -> LuaType { with(key) { LuaType(rawValue: $0) ?? .none } }
+
+    /// `t[key]` when it is a string.
+    public func string(_ key: String) -> String? { with(key) { $0 == LUA_TSTRING ? readString(L, -1) : nil } }
+
+    /// `t[key]` when it is an integer (or an integral float).
+    public func integer(_ key: String) -> Int? { with(key) { _ in LuaStack(L: L).integer(at: -1) } }
+
+    /// `t[key]` when it is a number.
+    public func number(_ key: String) -> Double? {
+        with(key) { $0 == LUA_TNUMBER ? clua_tonumberx(L, -1, nil) : nil }
+    }
+
+    /// `t[key]` when it is a boolean.
+    public func bool(_ key: String) -> Bool? { with(key) { $0 == LUA_TBOOLEAN ? lua_toboolean(L, -1) != 0 : nil } }
+
+    /// Runs `body` on the table at `t[key]`; nil when that field is not a table.
+    public func table<R>(_ key: String, _ body: (LuaTableView) throws -> R) rethrows -> R? {
+        try with(key) { type in
+            type == LUA_TTABLE ? try body(LuaTableView(L: L, index: lua_absindex(L, -1))) : nil
+        }
+    }
+
+    /// `t[key]` converted whole.
+    public func value(_ key: String) throws(LuaError) -> LuaValue {
+        _ = clua_rawgetfield(L, index, key)
+        defer { clua_pop(L, 1) }
+        return try LuaStack(L: L).value(at: -1)
+    }
+
+    /// Every string key of the table, sorted, so callers can report unknown fields.
+    public var stringKeys: [String] {
+        var keys: [String] = []
+        lua_pushnil(L)
+        while lua_next(L, index) != 0 {
+            if lua_type(L, -2) == LUA_TSTRING { keys.append(readString(L, -2)) }
+            clua_pop(L, 1)
+        }
+        return keys.sorted()
+    }
+}

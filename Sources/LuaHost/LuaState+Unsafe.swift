@@ -1,0 +1,72 @@
+import CLua
+import CLuaSupport
+
+// Every raw pointer of the LuaHost module lives in this file: reading Lua's string bytes and
+// passing Swift closures through C as opaque pointers.
+
+/// Reads the string at `index` (which must be a string) without running any conversion.
+func readString(_ L: OpaquePointer, _ index: Int32) -> String {
+    var length = 0
+    guard let bytes = clua_tolstring(L, index, &length) else { return "" }
+    return bytes.withMemoryRebound(to: UInt8.self, capacity: length) {
+        String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
+    }
+}
+
+/// A Swift function exposed to Lua, kept alive by its `LuaState` and reached from C through an
+/// unretained pointer.
+final class SwiftFunctionBox {
+    let name: String
+    let body: LuaSwiftFunction
+    init(name: String, body: @escaping LuaSwiftFunction) {
+        self.name = name
+        self.body = body
+    }
+}
+
+/// The single C entry point for every Swift function: runs the closure and leaves either its
+/// results or an error message on the stack. It never raises: the C trampoline does.
+let swiftDispatch: rh_dispatch_fn = { L, closure in
+    guard let L, let closure else { return RH_SWIFT_ERROR }
+    let box = Unmanaged<SwiftFunctionBox>.fromOpaque(closure).takeUnretainedValue()
+    let stack = LuaStack(L: L)
+    let arguments = LuaArguments(stack: stack, function: box.name, count: Int(lua_gettop(L)))
+    do {
+        let results = try box.body(arguments)
+        lua_settop(L, 0)
+        for value in results { stack.push(value) }
+        return Int32(results.count)
+    } catch let error as LuaArgumentError {
+        stack.push(error.render(function: box.name))
+    } catch let error as LuaError {
+        stack.push(error.location.map { "\($0): \(error.message)" } ?? error.message)
+    } catch {
+        stack.push("\(box.name): \(error)")
+    }
+    return RH_SWIFT_ERROR
+}
+
+extension LuaState {
+    /// Pushes a Lua function that runs `body`; the state keeps `body` alive until it closes.
+    func pushSwiftFunction(named name: String, _ body: @escaping LuaSwiftFunction) {
+        let box = Unmanaged.passRetained(SwiftFunctionBox(name: name, body: body))
+        swiftFunctions.append(box)
+        rh_push_swift_function(L, box.toOpaque())
+    }
+
+    /// Releases every Swift function box; called once the Lua state is closed.
+    func releaseSwiftFunctions() {
+        for box in swiftFunctions { box.release() }
+        swiftFunctions.removeAll()
+    }
+}
+
+extension LuaState {
+    /// Installs the C half of the sandbox (the allowlisted libraries).
+    func rh_open_sandbox_bridge() -> Int32 { rh_open_sandbox(L) }
+}
+
+extension LuaStack {
+    /// Pushes registry slot `ref`.
+    func pushRegistry(_ ref: Int32) { _ = lua_rawgeti(L, CLUA_REGISTRYINDEX, lua_Integer(ref)) }
+}

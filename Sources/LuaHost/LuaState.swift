@@ -1,0 +1,220 @@
+import CLua
+import CLuaSupport
+import Foundation
+
+/// A Lua function kept in the registry so the host can call it repeatedly without looking it
+/// up. `name` is what errors from calling it are prefixed with (e.g. "health").
+public struct LuaFunctionRef: Sendable, Equatable {
+    let ref: Int32
+    /// The host-side name used in error messages.
+    public let name: String
+}
+
+/// One Lua 5.4 state with a counting allocator, an instruction budget per call and a single
+/// protected-call funnel. It owns its `lua_State` and closes it exactly once, on deinit.
+///
+/// Not thread-safe: use a state from one thread at a time.
+public final class LuaState {
+    let host: OpaquePointer
+    let L: OpaquePointer
+    var swiftFunctions: [Unmanaged<SwiftFunctionBox>] = []
+    /// The limits every top-level call runs under.
+    public private(set) var limits: LuaLimits
+
+    /// Creates a bare state (no libraries) under `limits`. Call `openSandbox` to give scripts
+    /// their library.
+    public init(limits: LuaLimits = LuaLimits()) throws {
+        guard let host = rh_host_new(max(0, limits.memoryBytes), swiftDispatch) else {
+            throw LuaError(kind: .memory(limits.memoryBytes), message: "could not create a Lua state")
+        }
+        self.host = host
+        self.L = rh_host_state(host)
+        self.limits = limits
+        apply(limits)
+    }
+
+    deinit {
+        rh_host_free(host)
+        releaseSwiftFunctions()
+    }
+
+    /// Changes the limits for the calls that follow.
+    public func setLimits(_ limits: LuaLimits) {
+        self.limits = limits
+        apply(limits)
+    }
+
+    private func apply(_ limits: LuaLimits) {
+        rh_host_set_memory_limit(host, max(0, limits.memoryBytes))
+        switch limits.counting {
+        case .exact: rh_host_set_budget(host, Int64(limits.instructions), 1, 0)
+        case .watchdog(let ms): rh_host_set_budget(host, Int64(limits.instructions), 0, UInt32(clamping: max(1, ms)))
+        }
+    }
+
+    /// Bytes the state holds now.
+    public var memoryInUse: Int { rh_host_memory_used(host) }
+
+    var stack: LuaStack { LuaStack(L: L) }
+
+    // MARK: Loading
+
+    /// Compiles `text` as a chunk named `chunkName` (shown in errors as `chunkName:line`).
+    /// Precompiled bytecode is refused.
+    public func load(_ text: String, chunkName: String) throws -> LuaFunctionRef {
+        var text = text
+        let status = text.withUTF8 { bytes in
+            bytes.withMemoryRebound(to: CChar.self) {
+                clua_loadbufferx(L, $0.baseAddress, $0.count, "@" + chunkName, "t")
+            }
+        }
+        guard status == LUA_OK else {
+            let raw = stack.string(at: -1) ?? "cannot load \(chunkName)"
+            clua_pop(L, 1)
+            let (location, message) = LuaError.splitLocation(raw)
+            return try fail(LuaError(kind: .syntax, message: message, location: location))
+        }
+        return LuaFunctionRef(ref: luaL_ref(L, CLUA_REGISTRYINDEX), name: chunkName)
+    }
+
+    /// Reads and compiles the file at `path`; errors show `displayName` (default: the path).
+    public func loadFile(_ path: String, displayName: String? = nil) throws -> LuaFunctionRef {
+        let name = displayName ?? path
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw LuaError(kind: .file, message: "cannot read \(path): no such file or not readable")
+        }
+        if data.first == 0x1B {
+            throw LuaError(kind: .syntax, message: "\(name) is precompiled Lua bytecode; only source text is accepted")
+        }
+        return try load(String(decoding: data, as: UTF8.self), chunkName: name)
+    }
+
+    private func fail<T>(_ error: LuaError) throws -> T { throw error }
+
+    /// Loads and runs `text`, returning what it returns.
+    @discardableResult
+    public func run(_ text: String, chunkName: String) throws -> [LuaValue] {
+        let chunk = try load(text, chunkName: chunkName)
+        defer { release(chunk) }
+        return try call(chunk, [])
+    }
+
+    /// Drops a registry reference; the function may then be collected.
+    public func release(_ function: LuaFunctionRef) { luaL_unref(L, CLUA_REGISTRYINDEX, function.ref) }
+
+    // MARK: Globals and functions
+
+    /// The global `name` as a callable reference, or nil when it is not a function.
+    public func globalFunction(_ name: String) -> LuaFunctionRef? {
+        _ = lua_rawgeti(L, CLUA_REGISTRYINDEX, lua_Integer(LUA_RIDX_GLOBALS))
+        defer { clua_pop(L, 1) }
+        guard clua_rawgetfield(L, -1, name) == LUA_TFUNCTION else {
+            clua_pop(L, 1)
+            return nil
+        }
+        return LuaFunctionRef(ref: luaL_ref(L, CLUA_REGISTRYINDEX), name: name)
+    }
+
+    /// Sets global `name` (raw: no metamethod of the globals table runs).
+    public func setGlobal(_ name: String, _ value: LuaValue) {
+        _ = lua_rawgeti(L, CLUA_REGISTRYINDEX, lua_Integer(LUA_RIDX_GLOBALS))
+        stack.push(value)
+        clua_rawsetfield(L, -2, name)
+        clua_pop(L, 1)
+    }
+
+    /// Makes `body` callable from Lua as global `name`, or as `table.name` when `table` is given
+    /// (the table is created when missing).
+    public func register(_ name: String, in table: String? = nil, _ body: @escaping LuaSwiftFunction) {
+        _ = lua_rawgeti(L, CLUA_REGISTRYINDEX, lua_Integer(LUA_RIDX_GLOBALS))
+        if let table {
+            if clua_rawgetfield(L, -1, table) != LUA_TTABLE {
+                clua_pop(L, 1)
+                lua_createtable(L, 0, 4)
+                lua_pushvalue(L, -1)
+                clua_rawsetfield(L, -3, table)
+            }
+        }
+        pushSwiftFunction(named: table.map { "\($0).\(name)" } ?? name, body)
+        clua_rawsetfield(L, -2, name)
+        lua_settop(L, 0)
+    }
+
+    /// A Swift function as a value that can be passed to Lua (e.g. to a prelude chunk).
+    public func function(named name: String, _ body: @escaping LuaSwiftFunction) -> LuaFunctionRef {
+        pushSwiftFunction(named: name, body)
+        return LuaFunctionRef(ref: luaL_ref(L, CLUA_REGISTRYINDEX), name: name)
+    }
+
+    // MARK: Calls
+
+    /// The call funnel. Pushes `function`, lets `arguments` push its arguments (returning how
+    /// many), calls it protected under the limits, and hands the `results` results to `read`
+    /// before popping them. A failure throws `LuaError` with message, location and traceback.
+    @inline(__always)
+    public func call<R>(
+        _ function: LuaFunctionRef, results: Int32 = 1,
+        arguments: (LuaStack) -> Int32, read: (LuaStack) throws -> R
+    ) throws -> R {
+        let base = lua_gettop(L)
+        _ = lua_rawgeti(L, CLUA_REGISTRYINDEX, lua_Integer(function.ref))
+        let nargs = arguments(stack)
+        let status = rh_pcall(L, nargs, results)
+        guard status == LUA_OK else { throw callError(status, function: function.name) }
+        defer { lua_settop(L, base) }
+        return try read(stack)
+    }
+
+    /// Calls `function` with `arguments` and converts all its results.
+    @discardableResult
+    public func call(_ function: LuaFunctionRef, _ arguments: [LuaValue]) throws -> [LuaValue] {
+        let base = lua_gettop(L)
+        return try call(function, results: CLUA_MULTRET, arguments: { stack in
+            for argument in arguments { stack.push(argument) }
+            return Int32(arguments.count)
+        }, read: { stack in
+            var values: [LuaValue] = []
+            var index = base + 1
+            while index <= stack.top {
+                do {
+                    values.append(try stack.value(at: index))
+                } catch {
+                    throw LuaError(kind: .runtime, message: "result #\(index - base) of \(function.name): \((error as? LuaError)?.message ?? "\(error)")")
+                }
+                index += 1
+            }
+            return values
+        })
+    }
+
+    /// Turns a failed call's status and message into a `LuaError`, popping the message.
+    private func callError(_ status: Int32, function: String) -> LuaError {
+        let raw = stack.string(at: -1) ?? "(error object is not a string)"
+        clua_pop(L, 1)
+        let traceMarker = "\nstack traceback:\n"
+        let message: String
+        let traceback: String?
+        if let range = raw.range(of: traceMarker) {
+            message = String(raw[..<range.lowerBound])
+            traceback = String(raw[range.upperBound...])
+        } else {
+            message = raw
+            traceback = nil
+        }
+        let (location, text) = LuaError.splitLocation(message)
+        let where_ = String(cString: rh_last_where(host))
+        switch rh_last_stop(host) {
+        case RH_STOP_BUDGET:
+            return LuaError(kind: .budget(limits.instructions), message: "instruction budget exceeded",
+                            location: where_.isEmpty ? location : where_, traceback: traceback, function: function)
+        case RH_STOP_MEMORY:
+            return LuaError(kind: .memory(limits.memoryBytes), message: "memory limit exceeded",
+                            location: where_.isEmpty ? location : where_, traceback: traceback, function: function)
+        default:
+            if status == LUA_ERRMEM {
+                return LuaError(kind: .memory(limits.memoryBytes), message: "not enough memory", function: function)
+            }
+            return LuaError(kind: .runtime, message: text, location: location, traceback: traceback, function: function)
+        }
+    }
+}
