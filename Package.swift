@@ -40,7 +40,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "rehearse-bench",
-            dependencies: ["LuaHost", "CLua", "CLuaBench", "UpgradeEngine", "Scenario"],
+            dependencies: [
+                "LuaHost", "CLuaBench", "UpgradeEngine", "Scenario",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(name: "LuaHostTests", dependencies: ["LuaHost"], swiftSettings: strict),

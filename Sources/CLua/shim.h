@@ -40,6 +40,11 @@ static inline int clua_rawgetfield(lua_State *L, int idx, const char *k) {
     lua_pushstring(L, k);
     return lua_rawget(L, idx);
 }
+/* The same for a table at an absolute (positive) index. */
+static inline int clua_rawgetfield_abs(lua_State *L, int absidx, const char *k) {
+    lua_pushstring(L, k);
+    return lua_rawget(L, absidx);
+}
 /* Sets t[k] = top without metamethods, popping the value. */
 static inline void clua_rawsetfield(lua_State *L, int idx, const char *k) {
     idx = lua_absindex(L, idx);

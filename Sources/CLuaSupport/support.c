@@ -17,6 +17,13 @@
 
 /* Coroutines nest at most this deep inside one call (Lua's C stack limit is 200). */
 #define RH_CHAIN_MAX 256
+/* Blocks up to this size are pooled by 16-byte size class (Lua's tables, strings, closures are
+ * mostly this small); larger ones go to malloc. */
+#define RH_SMALL_MAX 512
+#define RH_SMALL_CLASSES (RH_SMALL_MAX / 16)
+#define RH_SLAB_SIZE (64 * 1024)
+/* The main stack slot that holds the message handler. */
+#define RH_HANDLER_SLOT 1
 /* Room an allocation may still take once the cap was hit, so the error can be built. */
 #define RH_HEADROOM (1u << 20)
 /* Instructions between two count-hook calls while the budget is counted. */
@@ -26,7 +33,11 @@ struct rh_host {
     lua_State *L;
     rh_dispatch_fn dispatch;
 
-    /* memory */
+    /* memory: small blocks come from per-size free lists carved out of slabs */
+    void *free_blocks[RH_SMALL_CLASSES + 1];
+    char *slab_cursor;
+    size_t slab_left;
+    void **slabs; /* each slab's first word links to the previous slab */
     size_t used;
     size_t limit;
     int protected_zone; /* the cap refuses growth only inside a protected call */
@@ -62,26 +73,93 @@ static rh_host *host_of(lua_State *L) { return *(rh_host **)lua_getextraspace(L)
 
 static void arm(rh_host *h, int count);
 
+/* Called only when growth would pass the cap: refuses inside a protected call (the first refusal
+ * arms the sticky stop), allows it outside, where Swift code must never see an error raised. */
+static __attribute__((noinline)) int refuse_growth(rh_host *h, size_t after) {
+    if (!h->protected_zone) return 0;
+    size_t cap = h->limit + (h->stop == RH_STOP_MEMORY ? RH_HEADROOM : 0);
+    if (after <= cap) return 0;
+    if (h->stop == RH_STOP_NONE) {
+        h->stop = RH_STOP_MEMORY;
+        arm(h, 1); /* sticky: the next instruction raises again, past any pcall */
+    }
+    return 1;
+}
+
+static inline size_t size_class(size_t n) { return (n + 15) >> 4; }
+
+static void *small_take(rh_host *h, size_t cls) {
+    void *block = h->free_blocks[cls];
+    if (block) {
+        h->free_blocks[cls] = *(void **)block;
+        return block;
+    }
+    size_t bytes = cls << 4;
+    if (h->slab_left < bytes) {
+        void **slab = malloc(RH_SLAB_SIZE);
+        if (!slab) return NULL;
+        *slab = h->slabs;
+        h->slabs = slab;
+        h->slab_cursor = (char *)slab + 16;
+        h->slab_left = RH_SLAB_SIZE - 16;
+    }
+    block = h->slab_cursor;
+    h->slab_cursor += bytes;
+    h->slab_left -= bytes;
+    return block;
+}
+
+static inline void small_give(rh_host *h, void *block, size_t cls) {
+    *(void **)block = h->free_blocks[cls];
+    h->free_blocks[cls] = block;
+}
+
+static void free_slabs(rh_host *h) {
+    void **slab = h->slabs;
+    while (slab) {
+        void **previous = *slab;
+        free(slab);
+        slab = previous;
+    }
+}
+
+/* Lua's allocator contract: osize is the block's size whenever ptr is not NULL, so a block's
+ * size class is known without a header. */
 static void *rh_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     rh_host *h = ud;
     size_t old = ptr ? osize : 0;
     if (nsize == 0) {
-        free(ptr);
         h->used -= old;
+        if (old <= RH_SMALL_MAX) {
+            if (ptr) small_give(h, ptr, size_class(old));
+        } else {
+            free(ptr);
+        }
         return NULL;
     }
-    if (h->limit && nsize > old && h->protected_zone) {
-        size_t cap = h->limit + (h->stop == RH_STOP_MEMORY ? RH_HEADROOM : 0);
-        if (h->used + (nsize - old) > cap) {
-            if (h->stop == RH_STOP_NONE) {
-                h->stop = RH_STOP_MEMORY;
-                arm(h, 1); /* sticky: the next instruction raises again, past any pcall */
+    size_t after = h->used - old + nsize;
+    if (__builtin_expect(after > h->limit, 0) && h->limit && nsize > old && refuse_growth(h, after)) return NULL;
+    void *p;
+    if (nsize <= RH_SMALL_MAX) {
+        if (ptr && old <= RH_SMALL_MAX && size_class(old) == size_class(nsize)) {
+            p = ptr;
+        } else {
+            p = small_take(h, size_class(nsize));
+            if (p && ptr) {
+                memcpy(p, ptr, old < nsize ? old : nsize);
+                if (old <= RH_SMALL_MAX) small_give(h, ptr, size_class(old)); else free(ptr);
             }
-            return NULL;
         }
+    } else if (ptr && old <= RH_SMALL_MAX) {
+        p = malloc(nsize);
+        if (p) {
+            memcpy(p, ptr, old);
+            small_give(h, ptr, size_class(old));
+        }
+    } else {
+        p = realloc(ptr, nsize);
     }
-    void *p = realloc(ptr, nsize);
-    if (p) h->used = h->used - old + nsize;
+    if (__builtin_expect(p != NULL, 1)) h->used = after;
     return p;
 }
 
@@ -185,6 +263,8 @@ static void stop_watchdog(rh_host *h) {
     h->quit = 0;
 }
 
+static int message_handler(lua_State *L);
+
 /* ---- host -------------------------------------------------------------------------------- */
 
 rh_host *rh_host_new(size_t memory_limit, rh_dispatch_fn dispatch) {
@@ -197,11 +277,15 @@ rh_host *rh_host_new(size_t memory_limit, rh_dispatch_fn dispatch) {
     pthread_cond_init(&h->cond, NULL);
     h->L = lua_newstate(rh_alloc, h);
     if (!h->L) {
+        free_slabs(h);
         free(h);
         return NULL;
     }
     *(rh_host **)lua_getextraspace(h->L) = h;
     lua_atpanic(h->L, rh_panic);
+    /* The message handler lives at the bottom of the main stack for the state's whole life, so
+     * a call pays no push and rotate for it. */
+    lua_pushcfunction(h->L, message_handler);
     return h;
 }
 
@@ -210,6 +294,7 @@ void rh_host_free(rh_host *h) {
     stop_watchdog(h);
     if (active_host == h) active_host = NULL;
     lua_close(h->L);
+    free_slabs(h);
     pthread_mutex_destroy(&h->mutex);
     pthread_cond_destroy(&h->cond);
     free(h);
@@ -247,13 +332,9 @@ static int message_handler(lua_State *L) {
 
 int rh_pcall(lua_State *L, int nargs, int nresults) {
     rh_host *h = host_of(L);
-    int base = lua_gettop(L) - nargs;
-    lua_pushcfunction(L, message_handler);
-    lua_insert(L, base);
     if (h->nesting++ > 0) { /* a call from inside a call: same budget, same chain */
-        int status = lua_pcall(L, nargs, nresults, base);
+        int status = lua_pcall(L, nargs, nresults, RH_HANDLER_SLOT);
         h->nesting--;
-        lua_remove(L, base);
         return status;
     }
     h->chain[0] = L;
@@ -268,21 +349,20 @@ int rh_pcall(lua_State *L, int nargs, int nresults) {
             arm(h, RH_STEP);
         } else {
             h->caller = pthread_self();
-            atomic_fetch_add(&h->seq, 1);
-            atomic_store(&h->in_call, 1);
+            atomic_fetch_add_explicit(&h->seq, 1, memory_order_relaxed);
+            atomic_store_explicit(&h->in_call, 1, memory_order_relaxed);
         }
     }
     h->protected_zone = 1;
-    int status = lua_pcall(L, nargs, nresults, base);
+    int status = lua_pcall(L, nargs, nresults, RH_HANDLER_SLOT);
     h->protected_zone = 0;
-    atomic_store(&h->in_call, 0);
+    atomic_store_explicit(&h->in_call, 0, memory_order_relaxed);
     if (h->armed) {
         disarm(L);
         h->armed = 0;
     }
     h->depth = 0;
     h->nesting--;
-    lua_remove(L, base);
     if (status == LUA_OK) h->stop = RH_STOP_NONE;
     if (h->stop == RH_STOP_MEMORY) lua_gc(L, LUA_GCCOLLECT); /* give the next call its room back */
     return status;

@@ -1,3 +1,4 @@
+import Glibc
 import CLua
 
 /// The kinds of value a Lua stack slot or table field can hold.
@@ -23,19 +24,25 @@ public enum LuaType: Int32, Sendable {
 /// A view of a state's stack for pushing arguments and reading results. Valid only inside the
 /// closure it was handed to; it never runs script code (reads are raw, without metamethods).
 public struct LuaStack {
-    let L: OpaquePointer
+    @usableFromInline let L: OpaquePointer
+
+    @usableFromInline init(L: OpaquePointer) { self.L = L }
 
     /// The index of the top slot (the number of slots in use).
+    @inlinable
     public var top: Int32 { lua_gettop(L) }
 
     /// The type at `index`.
     public func type(at index: Int32) -> LuaType { LuaType(rawValue: lua_type(L, index)) ?? .none }
 
     /// Pushes an integer.
+    @inlinable
     public func push(_ value: Int) { lua_pushinteger(L, lua_Integer(value)) }
     /// Pushes a float.
+    @inlinable
     public func push(_ value: Double) { lua_pushnumber(L, value) }
     /// Pushes a boolean.
+    @inlinable
     public func push(_ value: Bool) { lua_pushboolean(L, value ? 1 : 0) }
     /// Pushes a string (bytes as UTF-8; Lua strings may hold any bytes).
     public func push(_ value: String) {
@@ -71,12 +78,14 @@ public struct LuaStack {
     }
 
     /// The string at `index` (numbers are not converted), or nil.
+    @inlinable
     public func string(at index: Int32) -> String? {
         guard lua_type(L, index) == LUA_TSTRING else { return nil }
         return readString(L, index)
     }
 
     /// The integer at `index` (a float with an integral value counts), or nil.
+    @inlinable
     public func integer(at index: Int32) -> Int? {
         var ok: Int32 = 0
         let v = clua_tointegerx(L, index, &ok)
@@ -84,8 +93,17 @@ public struct LuaStack {
     }
 
     /// The table at `index` as a field reader, or nil when it is not a table.
+    @inlinable
     public func table(at index: Int32) -> LuaTableView? {
         lua_type(L, index) == LUA_TTABLE ? LuaTableView(L: L, index: lua_absindex(L, index)) : nil
+    }
+
+    /// Whether the value at `index` has a metatable (which a raw read must not trigger).
+    @usableFromInline
+    func hasMetatable(_ index: Int32) -> Bool {
+        guard lua_getmetatable(L, index) != 0 else { return false }
+        clua_pop(L, 1)
+        return true
     }
 
     /// Converts the value at `index` whole. Throws for functions, userdata, threads, tables
@@ -145,45 +163,71 @@ public struct LuaStack {
 
 /// Reads the fields of one table on the stack, raw (no metamethods run), without converting
 /// the rest of it. Valid while the table stays at its stack slot.
+///
+/// Field names are `StaticString`s so that the hot path (a health result read on every probe)
+/// hands Lua a pointer without building a C string; `value(forKey:)` takes any `String`.
 public struct LuaTableView {
-    let L: OpaquePointer
+    @usableFromInline let L: OpaquePointer
     /// The absolute stack index of the table.
     public let index: Int32
+    /// A table without a metatable is read with `lua_getfield`'s fast path, which then cannot
+    /// run script code; one with a metatable is read raw.
+    @usableFromInline let raw: Bool
 
-    @inline(__always)
-    private func with<R>(_ key: String, _ body: (Int32) throws -> R) rethrows -> R {
-        _ = clua_rawgetfield(L, index, key)
+    @usableFromInline init(L: OpaquePointer, index: Int32) {
+        self.L = L
+        self.index = index
+        self.raw = LuaStack(L: L).hasMetatable(index)
+    }
+
+    @inlinable @inline(__always)
+    func with<R>(_ key: StaticString, _ body: (Int32) throws -> R) rethrows -> R {
+        let type = raw ? clua_rawgetfield_abs(L, index, cString(key)) : lua_getfield(L, index, cString(key))
         defer { clua_pop(L, 1) }
-        return try body(lua_type(L, -1))
+        return try body(type)
+    }
+
+    /// Which of `choices` the string `t[key]` equals, byte for byte, without building a Swift
+    /// string; nil when it is not a string or matches none.
+    @inlinable
+    public func string(_ key: StaticString, oneOf choices: LuaStringChoices) -> Int? {
+        with(key) { $0 == LUA_TSTRING ? choices.match(L, -1) : nil }
     }
 
     /// The type of `t[key]`.
-    public func type(_ key: String) -> LuaType { with(key) { LuaType(rawValue: $0) ?? .none } }
+    @inlinable
+    public func type(_ key: StaticString) -> LuaType { with(key) { LuaType(rawValue: $0) ?? .none } }
 
     /// `t[key]` when it is a string.
-    public func string(_ key: String) -> String? { with(key) { $0 == LUA_TSTRING ? readString(L, -1) : nil } }
+    @inlinable
+    public func string(_ key: StaticString) -> String? { with(key) { $0 == LUA_TSTRING ? readString(L, -1) : nil } }
 
     /// `t[key]` when it is an integer (or an integral float).
-    public func integer(_ key: String) -> Int? { with(key) { _ in LuaStack(L: L).integer(at: -1) } }
+    @inlinable
+    public func integer(_ key: StaticString) -> Int? { with(key) { _ in LuaStack(L: L).integer(at: -1) } }
 
     /// `t[key]` when it is a number.
-    public func number(_ key: String) -> Double? {
+    @inlinable
+    public func number(_ key: StaticString) -> Double? {
         with(key) { $0 == LUA_TNUMBER ? clua_tonumberx(L, -1, nil) : nil }
     }
 
     /// `t[key]` when it is a boolean.
-    public func bool(_ key: String) -> Bool? { with(key) { $0 == LUA_TBOOLEAN ? lua_toboolean(L, -1) != 0 : nil } }
+    @inlinable
+    public func bool(_ key: StaticString) -> Bool? { with(key) { $0 == LUA_TBOOLEAN ? lua_toboolean(L, -1) != 0 : nil } }
 
     /// Runs `body` on the table at `t[key]`; nil when that field is not a table.
-    public func table<R>(_ key: String, _ body: (LuaTableView) throws -> R) rethrows -> R? {
+    @inlinable
+    public func table<R>(_ key: StaticString, _ body: (LuaTableView) throws -> R) rethrows -> R? {
         try with(key) { type in
             type == LUA_TTABLE ? try body(LuaTableView(L: L, index: lua_absindex(L, -1))) : nil
         }
     }
 
-    /// `t[key]` converted whole.
-    public func value(_ key: String) throws(LuaError) -> LuaValue {
-        _ = clua_rawgetfield(L, index, key)
+    /// `t[key]` converted whole, for any key.
+    public func value(forKey key: String) throws(LuaError) -> LuaValue {
+        LuaStack(L: L).push(key)
+        _ = lua_rawget(L, index)
         defer { clua_pop(L, 1) }
         return try LuaStack(L: L).value(at: -1)
     }
@@ -197,5 +241,24 @@ public struct LuaTableView {
             clua_pop(L, 1)
         }
         return keys.sorted()
+    }
+}
+
+/// A fixed set of strings to match Lua strings against without allocating (e.g. the health
+/// states "Healthy", "Unhealthy"). Build it once and keep it.
+public struct LuaStringChoices: Sendable {
+    @usableFromInline let choices: [StaticString]
+
+    /// The choices, in the order `match` reports them.
+    public init(_ choices: [StaticString]) { self.choices = choices }
+
+    @usableFromInline
+    func match(_ L: OpaquePointer, _ index: Int32) -> Int? {
+        var length = 0
+        guard let bytes = clua_tolstring(L, index, &length) else { return nil }
+        for (i, choice) in choices.enumerated() where choice.utf8CodeUnitCount == length {
+            if memcmp(bytes, choice.utf8Start, length) == 0 { return i }
+        }
+        return nil
     }
 }

@@ -5,12 +5,19 @@ import CLuaSupport
 // passing Swift closures through C as opaque pointers.
 
 /// Reads the string at `index` (which must be a string) without running any conversion.
+@usableFromInline
 func readString(_ L: OpaquePointer, _ index: Int32) -> String {
     var length = 0
     guard let bytes = clua_tolstring(L, index, &length) else { return "" }
     return bytes.withMemoryRebound(to: UInt8.self, capacity: length) {
         String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
     }
+}
+
+/// A static string's bytes as the C string Lua's API takes (static strings are nul-terminated).
+@inlinable @inline(__always)
+func cString(_ s: StaticString) -> UnsafePointer<CChar> {
+    UnsafeRawPointer(s.utf8Start).assumingMemoryBound(to: CChar.self)
 }
 
 /// A Swift function exposed to Lua, kept alive by its `LuaState` and reached from C through an

@@ -5,7 +5,7 @@ import Foundation
 /// A Lua function kept in the registry so the host can call it repeatedly without looking it
 /// up. `name` is what errors from calling it are prefixed with (e.g. "health").
 public struct LuaFunctionRef: Sendable, Equatable {
-    let ref: Int32
+    @usableFromInline let ref: Int32
     /// The host-side name used in error messages.
     public let name: String
 }
@@ -16,7 +16,7 @@ public struct LuaFunctionRef: Sendable, Equatable {
 /// Not thread-safe: use a state from one thread at a time.
 public final class LuaState {
     let host: OpaquePointer
-    let L: OpaquePointer
+    @usableFromInline let L: OpaquePointer
     var swiftFunctions: [Unmanaged<SwiftFunctionBox>] = []
     /// The limits every top-level call runs under.
     public private(set) var limits: LuaLimits
@@ -55,7 +55,7 @@ public final class LuaState {
     /// Bytes the state holds now.
     public var memoryInUse: Int { rh_host_memory_used(host) }
 
-    var stack: LuaStack { LuaStack(L: L) }
+    @usableFromInline var stack: LuaStack { LuaStack(L: L) }
 
     // MARK: Loading
 
@@ -137,7 +137,7 @@ public final class LuaState {
         }
         pushSwiftFunction(named: table.map { "\($0).\(name)" } ?? name, body)
         clua_rawsetfield(L, -2, name)
-        lua_settop(L, 0)
+        lua_settop(L, RH_RESERVED_SLOTS)
     }
 
     /// A Swift function as a value that can be passed to Lua (e.g. to a prelude chunk).
@@ -151,7 +151,7 @@ public final class LuaState {
     /// The call funnel. Pushes `function`, lets `arguments` push its arguments (returning how
     /// many), calls it protected under the limits, and hands the `results` results to `read`
     /// before popping them. A failure throws `LuaError` with message, location and traceback.
-    @inline(__always)
+    @inlinable
     public func call<R>(
         _ function: LuaFunctionRef, results: Int32 = 1,
         arguments: (LuaStack) -> Int32, read: (LuaStack) throws -> R
@@ -188,7 +188,8 @@ public final class LuaState {
     }
 
     /// Turns a failed call's status and message into a `LuaError`, popping the message.
-    private func callError(_ status: Int32, function: String) -> LuaError {
+    @usableFromInline
+    func callError(_ status: Int32, function: String) -> LuaError {
         let raw = stack.string(at: -1) ?? "(error object is not a string)"
         clua_pop(L, 1)
         let traceMarker = "\nstack traceback:\n"

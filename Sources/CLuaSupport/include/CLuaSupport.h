@@ -37,6 +37,10 @@ void rh_host_set_budget(rh_host *h, long long instructions, int exact, unsigned 
 void rh_host_set_memory_limit(rh_host *h, size_t bytes);
 size_t rh_host_memory_used(rh_host *h);
 
+/* Stack slots of the main thread that belong to the host (the message handler): a host never
+ * sets the main stack's top below this. */
+#define RH_RESERVED_SLOTS 1
+
 /* The call funnel: calls the function below nargs arguments with a traceback message handler,
  * under the budget and the memory cap. Returns Lua's status. */
 int rh_pcall(lua_State *L, int nargs, int nresults);
