@@ -1,0 +1,65 @@
+/// Where the engine gets each probe's answer. Scenario scripts implement it in Lua; tests with
+/// Swift closures. A thrown error ends the run (a script error).
+public protocol HealthSource: AnyObject {
+    /// The answer of `instance` to a probe at `time` (milliseconds on the virtual clock).
+    func probe(_ instance: Instance, at time: Millis) throws -> ProbeReply
+}
+
+/// Overrides the phase an instance reports in its custom metrics (the scenario's `phase`).
+public protocol PhaseSource: AnyObject {
+    /// The phase for `instance`, or nil to keep what its metrics say.
+    func phase(of instance: Instance) throws -> Int?
+}
+
+/// The kinds of operation the engine performs on an instance.
+public enum OperationKind: String, Sendable {
+    case upgrade, create, delete, rollback
+}
+
+/// What a fault injector decides about one operation.
+public struct OperationOutcome: Equatable, Sendable {
+    /// The operation fails: the instance keeps its model (a created one is deleted).
+    public var fail: Bool
+    /// Overrides the default duration, in milliseconds.
+    public var duration: Millis?
+
+    public init(fail: Bool = false, duration: Millis? = nil) {
+        self.fail = fail
+        self.duration = duration
+    }
+}
+
+/// Decides the fate of each operation (the scenario's `fault`).
+public protocol FaultInjector: AnyObject {
+    /// nil: the operation succeeds in its default time.
+    func outcome(of operation: OperationKind, on instance: Instance, at time: Millis) throws -> OperationOutcome?
+}
+
+/// A health source made of a closure.
+public final class ClosureHealthSource: HealthSource {
+    let body: (Instance, Millis) throws -> ProbeReply
+    public init(_ body: @escaping (Instance, Millis) throws -> ProbeReply) { self.body = body }
+    public func probe(_ instance: Instance, at time: Millis) throws -> ProbeReply { try body(instance, time) }
+}
+
+/// A phase source made of a closure.
+public final class ClosurePhaseSource: PhaseSource {
+    let body: (Instance) throws -> Int?
+    public init(_ body: @escaping (Instance) throws -> Int?) { self.body = body }
+    public func phase(of instance: Instance) throws -> Int? { try body(instance) }
+}
+
+/// A fault injector made of a closure.
+public final class ClosureFaultInjector: FaultInjector {
+    let body: (OperationKind, Instance, Millis) throws -> OperationOutcome?
+    public init(_ body: @escaping (OperationKind, Instance, Millis) throws -> OperationOutcome?) { self.body = body }
+    public func outcome(of operation: OperationKind, on instance: Instance, at time: Millis) throws -> OperationOutcome? {
+        try body(operation, instance, time)
+    }
+}
+
+/// Every instance answers Healthy with no metrics.
+public final class AlwaysHealthy: HealthSource {
+    public init() {}
+    public func probe(_ instance: Instance, at time: Millis) throws -> ProbeReply { .structured(state: "Healthy", metrics: nil) }
+}

@@ -1,0 +1,94 @@
+/// Virtual time in milliseconds since the scenario's epoch.
+public typealias Millis = Int
+
+/// ISO 8601 durations as ARM uses them (`PT2S`, `PT1M30S`, `P1DT2H`, `PT0.5S`).
+public enum ISODuration {
+    /// Parses `PnDTnHnMnS` (each part optional but at least one present; a decimal fraction only
+    /// on the last part). Years, months and weeks are refused: their length is not fixed.
+    /// Returns milliseconds, or a sentence saying what is wrong.
+    public static func parse(_ text: String) -> Result<Millis, DurationError> {
+        var rest = Substring(text)
+        guard rest.first == "P" || rest.first == "p" else { return .failure(.init(text, "must start with 'P'")) }
+        rest = rest.dropFirst()
+        var total = 0.0
+        var inTime = false
+        var sawPart = false
+        var sawFraction = false
+        while !rest.isEmpty {
+            if rest.first == "T" || rest.first == "t" {
+                guard !inTime else { return .failure(.init(text, "has a second 'T'")) }
+                inTime = true
+                rest = rest.dropFirst()
+                guard !rest.isEmpty else { return .failure(.init(text, "has 'T' with no hours, minutes or seconds after it")) }
+                continue
+            }
+            let number = rest.prefix(while: { $0.isASCII && ($0.isNumber || $0 == "." || $0 == ",") })
+            guard !number.isEmpty else { return .failure(.init(text, "expected a number at '\(rest)'")) }
+            rest = rest.dropFirst(number.count)
+            guard let unit = rest.first else { return .failure(.init(text, "number \(number) has no unit")) }
+            rest = rest.dropFirst()
+            guard !sawFraction else { return .failure(.init(text, "only the last part may have a fraction")) }
+            guard let value = Double(number.replacingOccurrences(of: ",", with: ".")) else {
+                return .failure(.init(text, "'\(number)' is not a number"))
+            }
+            sawFraction = number.contains(".") || number.contains(",")
+            let seconds: Double
+            switch (unit.uppercased(), inTime) {
+            case ("D", false): seconds = 86_400
+            case ("H", true): seconds = 3_600
+            case ("M", true): seconds = 60
+            case ("S", true): seconds = 1
+            case ("Y", false), ("M", false), ("W", false):
+                return .failure(.init(text, "years, months and weeks are not allowed (their length varies); use days, hours, minutes, seconds"))
+            default:
+                return .failure(.init(text, "unit '\(unit)' is not allowed \(inTime ? "after" : "before") 'T'"))
+            }
+            total += value * seconds
+            sawPart = true
+        }
+        guard sawPart else { return .failure(.init(text, "has no parts")) }
+        guard total < 1e12 else { return .failure(.init(text, "is too long")) }
+        return .success(Millis((total * 1000).rounded()))
+    }
+
+    /// Formats milliseconds the way ARM prints policy durations: `PT0S`, `PT2S`, `PT1M30S`, `PT0.5S`.
+    public static func format(_ millis: Millis) -> String {
+        if millis == 0 { return "PT0S" }
+        var rest = millis
+        var text = "P"
+        let days = rest / 86_400_000
+        rest %= 86_400_000
+        if days > 0 { text += "\(days)D" }
+        guard rest > 0 else { return text }
+        text += "T"
+        let hours = rest / 3_600_000
+        rest %= 3_600_000
+        let minutes = rest / 60_000
+        rest %= 60_000
+        if hours > 0 { text += "\(hours)H" }
+        if minutes > 0 { text += "\(minutes)M" }
+        if rest > 0 {
+            let whole = rest / 1000, fraction = rest % 1000
+            if fraction == 0 {
+                text += "\(whole)S"
+            } else {
+                var digits = String(fraction)
+                while digits.count < 3 { digits = "0" + digits }
+                while digits.hasSuffix("0") { digits.removeLast() }
+                text += "\(whole).\(digits)S"
+            }
+        }
+        return text
+    }
+}
+
+/// A malformed duration, with the text and what is wrong with it.
+public struct DurationError: Error, Equatable, CustomStringConvertible {
+    public let text: String
+    public let problem: String
+    init(_ text: String, _ problem: String) {
+        self.text = text
+        self.problem = problem
+    }
+    public var description: String { "'\(text)' is not an ISO 8601 duration: it \(problem)" }
+}

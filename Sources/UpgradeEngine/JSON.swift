@@ -1,0 +1,166 @@
+import Foundation
+
+/// A JSON value. Objects keep no key order: serialization sorts keys, so output is
+/// reproducible byte for byte.
+public enum JSON: Equatable, Sendable {
+    case null
+    case bool(Bool)
+    case int(Int)
+    case double(Double)
+    case string(String)
+    case array([JSON])
+    case object([String: JSON])
+
+    /// The members of an object.
+    public var object: [String: JSON]? {
+        if case .object(let o) = self { return o }
+        return nil
+    }
+
+    /// The member whose key equals `key` ignoring case (ARM and the health extension match keys
+    /// that way); the exact spelling wins when several match.
+    public func member(_ key: String) -> JSON? {
+        guard case .object(let o) = self else { return nil }
+        if let exact = o[key] { return exact }
+        let lowered = key.lowercased()
+        return o.keys.sorted().first { $0.lowercased() == lowered }.flatMap { o[$0] }
+    }
+
+    /// A short name of the value's type for messages ("a string", "an object", …).
+    public var kindName: String {
+        switch self {
+        case .null: return "null"
+        case .bool: return "a boolean"
+        case .int, .double: return "a number"
+        case .string: return "a string"
+        case .array: return "an array"
+        case .object: return "an object"
+        }
+    }
+}
+
+/// Why a text is not acceptable JSON.
+public struct JSONError: Error, Equatable, CustomStringConvertible {
+    public let problem: String
+    public var description: String { problem }
+}
+
+extension JSON {
+    /// Parses untrusted text: at most `maxBytes` bytes and `maxDepth` levels of nesting.
+    public static func parse(_ text: String, maxBytes: Int = 1 << 20, maxDepth: Int = 64) throws(JSONError) -> JSON {
+        let bytes = Array(text.utf8)
+        guard bytes.count <= maxBytes else {
+            throw JSONError(problem: "is \(bytes.count) bytes, more than the \(maxBytes) allowed")
+        }
+        guard nestingDepth(bytes) <= maxDepth else {
+            throw JSONError(problem: "nests deeper than \(maxDepth) levels")
+        }
+        do {
+            return try JSONDecoder().decode(JSON.self, from: Data(bytes))
+        } catch {
+            throw JSONError(problem: "is not valid JSON")
+        }
+    }
+
+    /// The deepest nesting of arrays and objects, counted without parsing (strings skipped).
+    static func nestingDepth(_ bytes: [UInt8]) -> Int {
+        var depth = 0, deepest = 0, inString = false, escaped = false
+        for b in bytes {
+            if inString {
+                if escaped { escaped = false } else if b == UInt8(ascii: "\\") { escaped = true } else if b == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch b {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+                deepest = max(deepest, depth)
+            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+            default: break
+            }
+        }
+        return deepest
+    }
+}
+
+extension JSON: Decodable {
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if c.decodeNil() {
+            self = .null
+        } else if let b = try? c.decode(Bool.self) {
+            self = .bool(b)
+        } else if let i = try? c.decode(Int.self) {
+            self = .int(i)
+        } else if let d = try? c.decode(Double.self) {
+            self = .double(d)
+        } else if let s = try? c.decode(String.self) {
+            self = .string(s)
+        } else if let a = try? c.decode([JSON].self) {
+            self = .array(a)
+        } else {
+            self = .object(try c.decode([String: JSON].self))
+        }
+    }
+}
+
+extension JSON {
+    /// Serializes with sorted keys: indented by two spaces per level when `pretty` (the layout
+    /// `az` prints), otherwise on one line with no spaces.
+    public func serialized(pretty: Bool = true) -> String {
+        var out = ""
+        write(into: &out, pretty: pretty, indent: 0)
+        return out
+    }
+
+    private func write(into out: inout String, pretty: Bool, indent: Int) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let b): out += b ? "true" : "false"
+        case .int(let i): out += String(i)
+        case .double(let d):
+            if d.isFinite, d == d.rounded(), abs(d) < 1e15 { out += String(Int(d)) } else if d.isFinite { out += String(d) } else { out += "null" }
+        case .string(let s): JSON.writeString(s, into: &out)
+        case .array(let items):
+            if items.isEmpty { out += "[]"; return }
+            out += "["
+            for (i, item) in items.enumerated() {
+                if i > 0 { out += "," }
+                if pretty { out += "\n" + String(repeating: " ", count: indent + 2) }
+                item.write(into: &out, pretty: pretty, indent: indent + 2)
+            }
+            if pretty { out += "\n" + String(repeating: " ", count: indent) }
+            out += "]"
+        case .object(let members):
+            if members.isEmpty { out += "{}"; return }
+            out += "{"
+            for (i, key) in members.keys.sorted().enumerated() {
+                if i > 0 { out += "," }
+                if pretty { out += "\n" + String(repeating: " ", count: indent + 2) }
+                JSON.writeString(key, into: &out)
+                out += pretty ? ": " : ":"
+                members[key]!.write(into: &out, pretty: pretty, indent: indent + 2)
+            }
+            if pretty { out += "\n" + String(repeating: " ", count: indent) }
+            out += "}"
+        }
+    }
+
+    static func writeString(_ s: String, into out: inout String) {
+        out += "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        out += "\""
+    }
+}

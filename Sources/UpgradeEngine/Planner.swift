@@ -1,0 +1,228 @@
+/// What the planner knows of one instance when a rolling upgrade starts.
+public struct PlanInput: Equatable, Sendable {
+    public var id: Int
+    public var zone: String?
+    public var faultDomain: Int
+    public var updateDomain: Int
+    /// Unhealthy or Unknown when the upgrade starts.
+    public var unhealthy: Bool
+    /// Runs the newest model already.
+    public var upToDate: Bool
+    /// Has `protectFromScaleSetActions`.
+    public var protected: Bool
+    /// `PhaseOrderingNumber` (nil: last phase).
+    public var phase: Int?
+    /// `SkipUpgrade`.
+    public var skip: Bool
+
+    public init(id: Int, zone: String? = nil, faultDomain: Int = 0, updateDomain: Int = 0, unhealthy: Bool = false,
+                upToDate: Bool = false, protected: Bool = false, phase: Int? = nil, skip: Bool = false) {
+        self.id = id
+        self.zone = zone
+        self.faultDomain = faultDomain
+        self.updateDomain = updateDomain
+        self.unhealthy = unhealthy
+        self.upToDate = upToDate
+        self.protected = protected
+        self.phase = phase
+        self.skip = skip
+    }
+}
+
+/// An instance in a plan, with where it lives.
+public struct PlannedInstance: Equatable, Sendable {
+    public var id: Int
+    public var zone: String?
+    public var faultDomain: Int
+    public var updateDomain: Int
+    public var unhealthy: Bool
+
+    var json: JSON {
+        .object(["id": .int(id), "zone": zone.map(JSON.string) ?? .null, "faultDomain": .int(faultDomain), "updateDomain": .int(updateDomain)])
+    }
+}
+
+/// One batch: instances upgraded together, all in one phase.
+public struct PlannedBatch: Equatable, Sendable {
+    /// The phase (nil: the last phase of instances without a number).
+    public var phase: Int?
+    public var instances: [PlannedInstance]
+}
+
+/// The ordered batches of a rolling upgrade and the instances it leaves out.
+public struct UpgradePlan: Equatable, Sendable {
+    public var batches: [PlannedBatch]
+    /// Candidates by model that `SkipUpgrade` leaves out.
+    public var skipped: [Int]
+    /// Instances with `protectFromScaleSetActions`.
+    public var protected: [Int]
+
+    /// `{"batches":[{"phase":0,"instances":[…]}],"skipped":[…],"protected":[…]}`.
+    public var json: JSON {
+        .object([
+            "batches": .array(batches.map { .object(["phase": $0.phase.map(JSON.int) ?? .null, "instances": .array($0.instances.map(\.json))]) }),
+            "skipped": .array(skipped.map(JSON.int)),
+            "protected": .array(protected.map(JSON.int)),
+        ])
+    }
+}
+
+/// The instances of a rolling upgrade grouped so that no batch crosses a phase or a boundary
+/// (zone, update domain or fault domain), in upgrade order; batches are cut from the front.
+struct BatchQueue: Sendable {
+    struct Group: Sendable {
+        var phase: Int?
+        var members: [PlannedInstance]
+    }
+
+    var groups: [Group]
+    var group = 0
+    var offset = 0
+
+    /// Instances not yet taken.
+    var pending: Int {
+        guard group < groups.count else { return 0 }
+        return groups[group...].reduce(0) { $0 + $1.members.count } - offset
+    }
+
+    var isEmpty: Bool { group >= groups.count }
+
+    /// Ids not yet taken, in order.
+    var pendingIDs: [Int] {
+        guard group < groups.count else { return [] }
+        var ids = Array(groups[group].members[offset...].map(\.id))
+        for g in groups[(group + 1)...] { ids += g.members.map(\.id) }
+        return ids
+    }
+
+    /// Cuts the next batch: at most `size` instances of the current group, and no more healthy
+    /// ones than `room` (the unhealthy budget left), but never fewer than one instance.
+    mutating func next(size: Int, room: Int, isUnhealthy: (Int) -> Bool) -> PlannedBatch? {
+        guard group < groups.count else { return nil }
+        let members = groups[group].members
+        var taken: [PlannedInstance] = []
+        var healthyTaken = 0
+        while offset < members.count, taken.count < size {
+            let candidate = members[offset]
+            let addsDown = isUnhealthy(candidate.id) ? 0 : 1
+            if !taken.isEmpty && healthyTaken + addsDown > room { break }
+            taken.append(candidate)
+            healthyTaken += addsDown
+            offset += 1
+        }
+        let batch = PlannedBatch(phase: groups[group].phase, instances: taken)
+        if offset >= members.count {
+            group += 1
+            offset = 0
+        }
+        return batch
+    }
+}
+
+/// Orders and batches a rolling upgrade (SPEC §4 steps 1–4).
+public enum Planner {
+    /// Instances a batch may hold: max(1, floor(capacity × percent / 100)).
+    public static func batchSize(capacity: Int, percent: Int) -> Int { max(1, capacity * percent / 100) }
+
+    /// Unhealthy instances the policy tolerates: floor(capacity × percent / 100).
+    public static func unhealthyAllowance(capacity: Int, percent: Int) -> Int { capacity * percent / 100 }
+
+    /// Compares zone names numerically when both are numbers ("2" before "10").
+    static func zoneOrder(_ a: String?, _ b: String?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): return false
+        case (nil, _): return true
+        case (_, nil): return false
+        case let (x?, y?):
+            if let i = Int(x), let j = Int(y) { return i < j }
+            return x < y
+        }
+    }
+
+    /// Splits inputs into the queue of groups plus the skipped and protected ids.
+    static func queue(_ inputs: [PlanInput], zonal: Bool, orchestration: Orchestration, faultDomains: Int,
+                      policy: RollingUpgradePolicy) -> (queue: BatchQueue, skipped: [Int], protected: [Int]) {
+        let protected = inputs.filter(\.protected).map(\.id).sorted()
+        let outdated = inputs.filter { !$0.upToDate && !$0.protected }
+        let skipped = outdated.filter(\.skip).map(\.id).sorted()
+        let candidates = outdated.filter { !$0.skip }
+
+        enum Boundary { case zone, updateDomain, faultDomain, none }
+        let boundary: Boundary
+        if zonal && !policy.enableCrossZoneUpgrade {
+            boundary = .zone
+        } else if orchestration == .uniform {
+            boundary = .updateDomain
+        } else {
+            boundary = faultDomains > 1 ? .faultDomain : .none
+        }
+        let prioritize = policy.prioritizeUnhealthyInstances
+
+        // Sort by phase (unphased last), unhealthy first when asked, then the boundary order.
+        let sorted = candidates.sorted { a, b in
+            if a.phase != b.phase {
+                switch (a.phase, b.phase) {
+                case (nil, _): return false
+                case (_, nil): return true
+                case let (x?, y?): return x < y
+                }
+            }
+            if prioritize && a.unhealthy != b.unhealthy { return a.unhealthy }
+            switch boundary {
+            case .zone:
+                if a.zone != b.zone { return zoneOrder(a.zone, b.zone) }
+                if a.faultDomain != b.faultDomain { return a.faultDomain < b.faultDomain }
+            case .updateDomain:
+                if a.updateDomain != b.updateDomain { return a.updateDomain < b.updateDomain }
+                if a.zone != b.zone { return zoneOrder(a.zone, b.zone) }
+            case .faultDomain:
+                if a.faultDomain != b.faultDomain { return a.faultDomain < b.faultDomain }
+                if a.zone != b.zone { return zoneOrder(a.zone, b.zone) }
+            case .none:
+                if a.zone != b.zone { return zoneOrder(a.zone, b.zone) }
+            }
+            return a.id < b.id
+        }
+        func key(_ p: PlanInput) -> String {
+            let domain: String
+            switch boundary {
+            case .zone: domain = "z\(p.zone ?? "")"
+            case .updateDomain: domain = "u\(p.updateDomain)"
+            case .faultDomain: domain = "f\(p.faultDomain)"
+            case .none: domain = ""
+            }
+            return "\(p.phase.map(String.init) ?? "-")|\(prioritize && p.unhealthy ? "!" : "")|\(domain)"
+        }
+        var groups: [BatchQueue.Group] = []
+        var lastKey: String?
+        for input in sorted {
+            let planned = PlannedInstance(id: input.id, zone: input.zone, faultDomain: input.faultDomain,
+                                          updateDomain: input.updateDomain, unhealthy: input.unhealthy)
+            let k = key(input)
+            if k == lastKey {
+                groups[groups.count - 1].members.append(planned)
+            } else {
+                groups.append(BatchQueue.Group(phase: input.phase, members: [planned]))
+                lastKey = k
+            }
+        }
+        return (BatchQueue(groups: groups), skipped, protected)
+    }
+
+    /// The whole plan without running time: batches are cut with the health each instance has
+    /// at the start (the unhealthy budget is assumed to stay as it is then).
+    public static func plan(_ inputs: [PlanInput], capacity: Int, zonal: Bool, orchestration: Orchestration,
+                            faultDomains: Int, policy: RollingUpgradePolicy) -> UpgradePlan {
+        var (queue, skipped, protected) = self.queue(inputs, zonal: zonal, orchestration: orchestration,
+                                                      faultDomains: faultDomains, policy: policy)
+        let size = batchSize(capacity: capacity, percent: policy.maxBatchInstancePercent)
+        let unhealthyNow = inputs.count(where: \.unhealthy)
+        let room = unhealthyAllowance(capacity: capacity, percent: policy.maxUnhealthyInstancePercent) - unhealthyNow
+        let unhealthy = Set(inputs.filter(\.unhealthy).map(\.id))
+        var batches: [PlannedBatch] = []
+        while let batch = queue.next(size: size, room: room, isUnhealthy: { unhealthy.contains($0) }) {
+            batches.append(batch)
+        }
+        return UpgradePlan(batches: batches, skipped: skipped, protected: protected)
+    }
+}

@@ -1,0 +1,193 @@
+/// How model changes reach existing instances (`upgradePolicy.mode`).
+public enum UpgradeMode: String, Sendable, CaseIterable {
+    case automatic = "Automatic", manual = "Manual", rolling = "Rolling"
+
+    /// Parses a mode case-insensitively.
+    public init?(parsing text: String) {
+        guard let mode = Self.allCases.first(where: { $0.rawValue.lowercased() == text.lowercased() }) else { return nil }
+        self = mode
+    }
+}
+
+/// `upgradePolicy.rollingUpgradePolicy`: how a rolling upgrade batches and when it stops.
+/// Percentages are whole percent of the capacity at the upgrade's start.
+public struct RollingUpgradePolicy: Equatable, Sendable {
+    /// Share of instances upgraded at once, 5–100 (default 20).
+    public var maxBatchInstancePercent = 20
+    /// Unhealthy instances tolerated anywhere in the scale set, 5–100 (default 20).
+    public var maxUnhealthyInstancePercent = 20
+    /// Upgraded instances allowed to be unhealthy or failed, 0–100 (default 20).
+    public var maxUnhealthyUpgradedInstancePercent = 20
+    /// Wait after each batch but the last, in milliseconds (default 0).
+    public var pauseTimeBetweenBatches: Millis = 0
+    /// Upgrade unhealthy instances first within each phase.
+    public var prioritizeUnhealthyInstances = false
+    /// Ignore zone boundaries in a zonal scale set.
+    public var enableCrossZoneUpgrade = false
+    /// Create new instances for each batch before deleting the old ones.
+    public var maxSurge = false
+    /// Return failed instances to the previous model when the policy is breached.
+    public var rollbackFailedInstancesOnPolicyBreach = false
+
+    public init() {}
+
+    /// The policy as `get-latest` prints it: every field, durations in ISO 8601.
+    public var json: JSON {
+        .object([
+            "maxBatchInstancePercent": .int(maxBatchInstancePercent),
+            "maxUnhealthyInstancePercent": .int(maxUnhealthyInstancePercent),
+            "maxUnhealthyUpgradedInstancePercent": .int(maxUnhealthyUpgradedInstancePercent),
+            "pauseTimeBetweenBatches": .string(ISODuration.format(pauseTimeBetweenBatches)),
+            "prioritizeUnhealthyInstances": .bool(prioritizeUnhealthyInstances),
+            "enableCrossZoneUpgrade": .bool(enableCrossZoneUpgrade),
+            "maxSurge": .bool(maxSurge),
+            "rollbackFailedInstancesOnPolicyBreach": .bool(rollbackFailedInstancesOnPolicyBreach),
+        ])
+    }
+
+    /// Range problems of values set from Swift (parsing checks the same ranges).
+    public func problems(prefix: String = "upgradePolicy.rollingUpgradePolicy") -> [Problem] {
+        var found: [Problem] = []
+        func check(_ name: String, _ value: Int, _ range: ClosedRange<Int>) {
+            if !range.contains(value) {
+                found.append(Problem(field: "\(prefix).\(name)", "\(value) is out of range; allowed \(range.lowerBound)–\(range.upperBound) (percent)"))
+            }
+        }
+        check("maxBatchInstancePercent", maxBatchInstancePercent, 5...100)
+        check("maxUnhealthyInstancePercent", maxUnhealthyInstancePercent, 5...100)
+        check("maxUnhealthyUpgradedInstancePercent", maxUnhealthyUpgradedInstancePercent, 0...100)
+        if pauseTimeBetweenBatches < 0 {
+            found.append(Problem(field: "\(prefix).pauseTimeBetweenBatches", "must not be negative"))
+        }
+        return found
+    }
+}
+
+/// `upgradePolicy`: the mode and the rolling policy every mode keeps (OS-image and extension
+/// upgrades use it whatever the mode).
+public struct UpgradePolicy: Equatable, Sendable {
+    public var mode: UpgradeMode
+    public var rolling: RollingUpgradePolicy
+
+    public init(mode: UpgradeMode = .manual, rolling: RollingUpgradePolicy = RollingUpgradePolicy()) {
+        self.mode = mode
+        self.rolling = rolling
+    }
+}
+
+extension UpgradePolicy {
+    /// Parses ARM's `upgradePolicy` object (also accepted wrapped in `{"upgradePolicy": …}` or
+    /// `{"properties": {"upgradePolicy": …}}`). Keys match case-insensitively; every problem is
+    /// reported at once.
+    public static func parse(json text: String) throws(ValidationFailure) -> UpgradePolicy {
+        let value: JSON
+        do {
+            value = try JSON.parse(text)
+        } catch {
+            throw ValidationFailure([Problem(field: "upgradePolicy", "the text \(error.problem)")])
+        }
+        return try parse(value)
+    }
+
+    /// Parses an already decoded `upgradePolicy` value.
+    public static func parse(_ value: JSON) throws(ValidationFailure) -> UpgradePolicy {
+        var policyValue = value
+        if let inner = value.member("properties")?.member("upgradePolicy") ?? value.member("upgradePolicy") {
+            policyValue = inner
+        }
+        var reader = FieldReader(prefix: "upgradePolicy")
+        var policy = UpgradePolicy()
+        guard let members = policyValue.object else {
+            throw ValidationFailure([Problem(field: "upgradePolicy", "is \(policyValue.kindName); expected an object with mode and rollingUpgradePolicy")])
+        }
+        reader.refuseUnknown(members, known: ["mode", "rollingUpgradePolicy"])
+        if let mode = policyValue.member("mode") {
+            if case .string(let text) = mode, let parsed = UpgradeMode(parsing: text) {
+                policy.mode = parsed
+            } else {
+                reader.problem("mode", "\(mode.serialized(pretty: false)) is not a mode; allowed Automatic, Manual, Rolling")
+            }
+        }
+        if let rolling = policyValue.member("rollingUpgradePolicy") {
+            policy.rolling = reader.rollingPolicy(rolling)
+        }
+        guard reader.problems.isEmpty else { throw ValidationFailure(reader.problems) }
+        return policy
+    }
+}
+
+/// Reads typed fields out of JSON objects, collecting problems instead of stopping at the first.
+struct FieldReader {
+    let prefix: String
+    var problems: [Problem] = []
+
+    mutating func problem(_ field: String, _ message: String) {
+        problems.append(Problem(field: "\(prefix).\(field)", message))
+    }
+
+    mutating func refuseUnknown(_ members: [String: JSON], known: [String], under path: String? = nil) {
+        let lowered = Set(known.map { $0.lowercased() })
+        for key in members.keys.sorted() where !lowered.contains(key.lowercased()) {
+            problem(path.map { "\($0).\(key)" } ?? key, "unknown field; allowed \(known.joined(separator: ", "))")
+        }
+    }
+
+    mutating func integer(_ object: JSON, _ path: String, _ key: String, _ range: ClosedRange<Int>, unit: String) -> Int? {
+        guard let value = object.member(key) else { return nil }
+        let field = path.isEmpty ? key : "\(path).\(key)"
+        if case .double(let d) = value, d == d.rounded(), abs(d) < 1e15 { return integer(.object([key: .int(Int(d))]), path, key, range, unit: unit) }
+        switch value {
+        case .int(let i) where range.contains(i): return i
+        case .int(let i): problem(field, "\(i) is out of range; allowed \(range.lowerBound)–\(range.upperBound) (\(unit))")
+        default: problem(field, "\(value.serialized(pretty: false)) is \(value.kindName); allowed a whole number \(range.lowerBound)–\(range.upperBound) (\(unit))")
+        }
+        return nil
+    }
+
+    mutating func bool(_ object: JSON, _ path: String, _ key: String, acceptStrings: Bool) -> Bool? {
+        guard let value = object.member(key) else { return nil }
+        switch value {
+        case .bool(let b): return b
+        case .string(let s) where acceptStrings && ["true", "false"].contains(s.lowercased()): return s.lowercased() == "true"
+        default:
+            problem("\(path).\(key)", "\(value.serialized(pretty: false)) is not a boolean; allowed true or false\(acceptStrings ? " (or the strings \"true\", \"false\")" : "")")
+            return nil
+        }
+    }
+
+    mutating func duration(_ object: JSON, _ path: String, _ key: String) -> Millis? {
+        guard let value = object.member(key) else { return nil }
+        guard case .string(let text) = value else {
+            problem("\(path).\(key)", "\(value.serialized(pretty: false)) is \(value.kindName); allowed an ISO 8601 duration such as PT2S")
+            return nil
+        }
+        switch ISODuration.parse(text) {
+        case .success(let ms): return ms
+        case .failure(let error):
+            problem("\(path).\(key)", "\(error); allowed PnDTnHnMnS, e.g. PT2S or PT1M30S")
+            return nil
+        }
+    }
+
+    mutating func rollingPolicy(_ value: JSON) -> RollingUpgradePolicy {
+        var p = RollingUpgradePolicy()
+        let path = "rollingUpgradePolicy"
+        guard let members = value.object else {
+            problem(path, "is \(value.kindName); expected an object")
+            return p
+        }
+        refuseUnknown(members, known: ["maxBatchInstancePercent", "maxUnhealthyInstancePercent",
+                                       "maxUnhealthyUpgradedInstancePercent", "pauseTimeBetweenBatches",
+                                       "prioritizeUnhealthyInstances", "enableCrossZoneUpgrade", "maxSurge",
+                                       "rollbackFailedInstancesOnPolicyBreach"], under: path)
+        if let v = integer(value, path, "maxBatchInstancePercent", 5...100, unit: "percent") { p.maxBatchInstancePercent = v }
+        if let v = integer(value, path, "maxUnhealthyInstancePercent", 5...100, unit: "percent") { p.maxUnhealthyInstancePercent = v }
+        if let v = integer(value, path, "maxUnhealthyUpgradedInstancePercent", 0...100, unit: "percent") { p.maxUnhealthyUpgradedInstancePercent = v }
+        if let v = duration(value, path, "pauseTimeBetweenBatches") { p.pauseTimeBetweenBatches = v }
+        if let v = bool(value, path, "prioritizeUnhealthyInstances", acceptStrings: false) { p.prioritizeUnhealthyInstances = v }
+        if let v = bool(value, path, "enableCrossZoneUpgrade", acceptStrings: false) { p.enableCrossZoneUpgrade = v }
+        if let v = bool(value, path, "maxSurge", acceptStrings: true) { p.maxSurge = v }
+        if let v = bool(value, path, "rollbackFailedInstancesOnPolicyBreach", acceptStrings: false) { p.rollbackFailedInstancesOnPolicyBreach = v }
+        return p
+    }
+}

@@ -1,0 +1,282 @@
+/// What an instance answered to one probe of the health extension.
+public enum ProbeReply: Equatable, Sendable {
+    /// No answer: a timeout (30 s), a refused connection, or the instance is down.
+    case noAnswer
+    /// An HTTP(S) response: its status and body, as the extension reads them off the wire.
+    case http(status: Int, body: String)
+    /// A TCP probe: whether the connection opened.
+    case tcp(connected: Bool)
+    /// An answer already in structured form (a scenario script's table): the state string and the
+    /// custom metrics, which may be a JSON string (the wire form) or an object.
+    case structured(state: String?, metrics: MetricsPayload?)
+}
+
+/// Custom metrics as they arrive: the wire's JSON string, or an object.
+public enum MetricsPayload: Equatable, Sendable {
+    case string(String)
+    case object(JSON)
+}
+
+/// The rolling-upgrade custom metrics of one instance.
+public struct CustomMetrics: Equatable, Sendable {
+    /// `PhaseOrderingNumber`: the phase, non-negative; nil puts the instance in the last phase.
+    public var phase: Int?
+    /// `SkipUpgrade`: leave this instance out of rolling upgrades.
+    public var skipUpgrade: Bool
+
+    public init(phase: Int? = nil, skipUpgrade: Bool = false) {
+        self.phase = phase
+        self.skipUpgrade = skipUpgrade
+    }
+}
+
+/// Something odd about a probe's answer: reported as a warning naming the instance.
+public struct WireDiagnostic: Equatable, Hashable, Sendable, CustomStringConvertible {
+    /// Stable names for the oddities, so tests and tools can tell them apart.
+    public enum Kind: String, Sendable {
+        case bodyNotJSON, bodyNotObject, bodyTooLarge, stateMissing, stateUnknown
+        case metricsAsObject, metricsNotJSON, metricsNotObject, metricsEmpty, metricsNoRollingUpgrade
+        case metricsBadPhase, metricsBadSkip, metricsUnknownKey, metricsRefused
+    }
+
+    public var kind: Kind
+    public var message: String
+
+    public var description: String { message }
+}
+
+/// One probe's verdict: the result the committed-state machine consumes, the metrics it
+/// carried, and any oddities.
+public struct ProbeResult: Equatable, Sendable {
+    /// Healthy, Unhealthy or Unknown (never Initializing).
+    public var state: HealthState
+    public var metrics: CustomMetrics?
+    public var diagnostics: [WireDiagnostic]
+
+    public init(state: HealthState, metrics: CustomMetrics? = nil, diagnostics: [WireDiagnostic] = []) {
+        self.state = state
+        self.metrics = metrics
+        self.diagnostics = diagnostics
+    }
+}
+
+/// Bodies larger than this are not read (Unknown), so a hostile endpoint cannot exhaust memory.
+public let maxProbeBodyBytes = 64 * 1024
+
+extension HealthExtensionSettings {
+    /// Judges one reply as the extension does (SPEC §3). With `strictWire`, custom metrics sent as
+    /// a JSON object make the result Unknown, as Azure's current extension does; otherwise they
+    /// are accepted with a diagnostic.
+    public func evaluate(_ reply: ProbeReply, strictWire: Bool = false) -> ProbeResult {
+        switch `protocol` {
+        case .tcp:
+            switch reply {
+            case .noAnswer, .tcp(connected: false): return ProbeResult(state: .unhealthy)
+            default: return ProbeResult(state: .healthy, diagnostics: refusedMetrics(reply))
+            }
+        case .http, .https:
+            guard richStates else {
+                switch reply {
+                case .http(let status, _) where (200...299).contains(status): return ProbeResult(state: .healthy, diagnostics: refusedMetrics(reply))
+                case .structured: return ProbeResult(state: .healthy, diagnostics: refusedMetrics(reply))
+                case .tcp(connected: true): return ProbeResult(state: .healthy)
+                default: return ProbeResult(state: .unhealthy)
+                }
+            }
+            return evaluateRich(reply, strictWire: strictWire)
+        }
+    }
+
+    private func refusedMetrics(_ reply: ProbeReply) -> [WireDiagnostic] {
+        let carriesMetrics: Bool
+        switch reply {
+        case .structured(_, let metrics): carriesMetrics = metrics != nil
+        case .http(_, let body): carriesMetrics = (try? JSON.parse(body, maxBytes: maxProbeBodyBytes))?.member("customMetrics") != nil
+        default: carriesMetrics = false
+        }
+        guard carriesMetrics else { return [] }
+        let why = `protocol` == .tcp ? "a tcp probe cannot carry them" : "typeHandlerVersion \(typeHandlerVersion) reports binary states"
+        return [WireDiagnostic(kind: .metricsRefused, message: "customMetrics refused: they need rich health states (typeHandlerVersion 2.0) over http or https, and \(why)")]
+    }
+
+    private func evaluateRich(_ reply: ProbeReply, strictWire: Bool) -> ProbeResult {
+        let stateText: String?
+        let metricsPayload: MetricsPayload?
+        var diagnostics: [WireDiagnostic] = []
+        var metricsFromWire = false
+        switch reply {
+        case .noAnswer, .tcp: return ProbeResult(state: .unknown)
+        case .structured(let state, let metrics):
+            stateText = state
+            metricsPayload = metrics
+        case .http(let status, let body):
+            guard (200...299).contains(status) else { return ProbeResult(state: .unknown) }
+            let json: JSON
+            do {
+                json = try JSON.parse(body, maxBytes: maxProbeBodyBytes, maxDepth: 32)
+            } catch {
+                let kind: WireDiagnostic.Kind = body.utf8.count > maxProbeBodyBytes ? .bodyTooLarge : .bodyNotJSON
+                return ProbeResult(state: .unknown, diagnostics: [WireDiagnostic(kind: kind, message: "response body \(error.problem): health is Unknown")])
+            }
+            guard json.object != nil else {
+                return ProbeResult(state: .unknown, diagnostics: [WireDiagnostic(kind: .bodyNotObject, message: "response body is \(json.kindName), not a JSON object: health is Unknown")])
+            }
+            switch json.member("applicationHealthState") {
+            case .string(let s)?: stateText = s
+            case nil: stateText = nil
+            case let other?:
+                stateText = nil
+                diagnostics.append(WireDiagnostic(kind: .stateUnknown, message: "applicationHealthState is \(other.kindName), not \"Healthy\" or \"Unhealthy\": health is Unknown"))
+            }
+            switch json.member("customMetrics") {
+            case .string(let s)?: metricsPayload = .string(s)
+            case .object(let o)?:
+                metricsPayload = .object(.object(o))
+                metricsFromWire = true
+            case nil, .null?: metricsPayload = nil
+            case let other?:
+                metricsPayload = nil
+                diagnostics.append(WireDiagnostic(kind: .metricsNotJSON, message: "customMetrics is \(other.kindName); expected a string holding JSON: no phase, no skip"))
+            }
+        }
+        var state: HealthState
+        switch stateText {
+        case "Healthy"?: state = .healthy
+        case "Unhealthy"?: state = .unhealthy
+        case let text?:
+            state = .unknown
+            diagnostics.append(WireDiagnostic(kind: .stateUnknown, message: "applicationHealthState \"\(text)\" is not \"Healthy\" or \"Unhealthy\" (the value is case-sensitive): health is Unknown"))
+        case nil:
+            state = .unknown
+            if !diagnostics.contains(where: { $0.kind == .stateUnknown }) {
+                diagnostics.append(WireDiagnostic(kind: .stateMissing, message: "no applicationHealthState in the answer: health is Unknown"))
+            }
+        }
+        var metrics: CustomMetrics?
+        if let metricsPayload {
+            if metricsFromWire {
+                if strictWire {
+                    diagnostics.append(WireDiagnostic(kind: .metricsAsObject, message: "customMetrics sent as a JSON object; Azure's extension wants a string holding JSON, and with --strict-wire the result is Unknown"))
+                    return ProbeResult(state: .unknown, diagnostics: diagnostics)
+                }
+                diagnostics.append(WireDiagnostic(kind: .metricsAsObject, message: "customMetrics sent as a JSON object; Azure's extension wants a string holding JSON (accepted here; --strict-wire refuses it)"))
+            }
+            metrics = CustomMetrics.parse(metricsPayload, diagnostics: &diagnostics)
+        }
+        return ProbeResult(state: state, metrics: metrics, diagnostics: diagnostics)
+    }
+}
+
+extension CustomMetrics {
+    /// Reads `rollingUpgrade.PhaseOrderingNumber` and `SkipUpgrade` (keys case-insensitive).
+    /// Anything malformed adds a diagnostic; the instance then has no phase and no skip.
+    static func parse(_ payload: MetricsPayload, diagnostics: inout [WireDiagnostic]) -> CustomMetrics? {
+        let root: JSON
+        switch payload {
+        case .object(let o): root = o
+        case .string(let text):
+            guard let parsed = try? JSON.parse(text, maxBytes: maxProbeBodyBytes, maxDepth: 16) else {
+                diagnostics.append(WireDiagnostic(kind: .metricsNotJSON, message: "customMetrics is not valid JSON: no phase, no skip"))
+                return nil
+            }
+            root = parsed
+        }
+        guard let members = root.object else {
+            diagnostics.append(WireDiagnostic(kind: .metricsNotObject, message: "customMetrics holds \(root.kindName), not an object: no phase, no skip"))
+            return nil
+        }
+        guard !members.isEmpty else {
+            diagnostics.append(WireDiagnostic(kind: .metricsEmpty, message: "customMetrics is {}: no phase, no skip"))
+            return nil
+        }
+        guard let rolling = root.member("rollingUpgrade"), let fields = rolling.object else {
+            diagnostics.append(WireDiagnostic(kind: .metricsNoRollingUpgrade, message: "customMetrics has no rollingUpgrade object: no phase, no skip"))
+            return nil
+        }
+        var metrics = CustomMetrics()
+        for key in fields.keys.sorted() where !["phaseorderingnumber", "skipupgrade"].contains(key.lowercased()) {
+            diagnostics.append(WireDiagnostic(kind: .metricsUnknownKey, message: "customMetrics.rollingUpgrade.\(key) is not a known metric (PhaseOrderingNumber, SkipUpgrade): ignored"))
+        }
+        switch rolling.member("PhaseOrderingNumber") {
+        case nil: break
+        case .int(let n)? where n >= 0: metrics.phase = n
+        case .double(let d)? where d >= 0 && d == d.rounded() && d < 1e9: metrics.phase = Int(d)
+        case let other?:
+            diagnostics.append(WireDiagnostic(kind: .metricsBadPhase, message: "PhaseOrderingNumber \(other.serialized(pretty: false)) is not a non-negative integer: no phase, no skip"))
+            return nil
+        }
+        switch rolling.member("SkipUpgrade") {
+        case nil: break
+        case .bool(let b)?: metrics.skipUpgrade = b
+        case .string(let s)? where ["true", "false"].contains(s.lowercased()): metrics.skipUpgrade = s.lowercased() == "true"
+        case let other?:
+            diagnostics.append(WireDiagnostic(kind: .metricsBadSkip, message: "SkipUpgrade \(other.serialized(pretty: false)) is not true/false or \"true\"/\"false\": no phase, no skip"))
+            return nil
+        }
+        return metrics
+    }
+}
+
+/// The committed health state of one instance (SPEC §3): Initializing from each (re)start;
+/// during the grace period it leaves Initializing after `numberOfProbes` identical results that
+/// are not the grace-expiry state; when grace ends first it becomes that state; afterwards it
+/// changes only after `numberOfProbes` identical results that differ from it.
+public struct HealthTracker: Equatable, Sendable {
+    public private(set) var state: HealthState = .initializing
+    /// When the instance last (re)started, in milliseconds.
+    public private(set) var startedAt: Millis
+    let probesNeeded: Int
+    let graceMillis: Millis
+    let expiryState: HealthState
+    var candidate: HealthState?
+    var streak = 0
+
+    public init(settings: HealthExtensionSettings, startedAt: Millis) {
+        probesNeeded = settings.numberOfProbes
+        graceMillis = settings.gracePeriod * 1000
+        expiryState = settings.graceExpiryState
+        self.startedAt = startedAt
+    }
+
+    /// When grace ends for the current start.
+    public var graceEndsAt: Millis { startedAt + graceMillis }
+
+    /// The instance (re)started: back to Initializing.
+    public mutating func restart(at time: Millis) {
+        state = .initializing
+        startedAt = time
+        candidate = nil
+        streak = 0
+    }
+
+    /// Ends the grace period if it is over. Returns whether the state changed.
+    @discardableResult
+    public mutating func expireGrace(at time: Millis) -> Bool {
+        guard state == .initializing, time >= graceEndsAt else { return false }
+        state = expiryState
+        candidate = nil
+        streak = 0
+        return true
+    }
+
+    /// Takes one probe result. Returns whether the committed state changed.
+    @discardableResult
+    public mutating func record(_ result: HealthState, at time: Millis) -> Bool {
+        let expired = expireGrace(at: time)
+        let counts = state == .initializing ? result != expiryState : result != state
+        guard counts else {
+            candidate = nil
+            streak = 0
+            return expired
+        }
+        if candidate == result { streak += 1 } else {
+            candidate = result
+            streak = 1
+        }
+        guard streak >= probesNeeded else { return expired }
+        state = result
+        candidate = nil
+        streak = 0
+        return true
+    }
+}

@@ -1,0 +1,190 @@
+/// Uniform or Flexible orchestration (SPEC §1).
+public enum Orchestration: String, Sendable, CaseIterable {
+    case uniform = "Uniform", flexible = "Flexible"
+
+    /// Parses case-insensitively.
+    public init?(parsing text: String) {
+        guard let o = Self.allCases.first(where: { $0.rawValue.lowercased() == text.lowercased() }) else { return nil }
+        self = o
+    }
+}
+
+/// How long operations take on the virtual clock, in milliseconds. A fault script may set one
+/// operation's duration instead.
+public struct Timings: Equatable, Sendable {
+    /// An upgrade that restarts, reimages or redeploys the instance.
+    public var disruptiveUpgrade: Millis = 120_000
+    /// An upgrade applied in place (extensions, data disks).
+    public var inPlaceUpgrade: Millis = 30_000
+    /// Creating an instance (MaxSurge, scale out).
+    public var create: Millis = 150_000
+    /// Deleting an instance.
+    public var delete: Millis = 30_000
+    /// Returning an instance to its previous model after a policy breach.
+    public var rollback: Millis = 120_000
+
+    public init() {}
+}
+
+/// Which model attributes change in place; every other attribute (image, sku, customData,
+/// password, sshKeys, zones, faultDomain, proximityPlacementGroup, and anything unknown) needs
+/// a restart, reimage or redeploy (seed 003), so unknown attributes are treated as disruptive.
+public enum ChangeRules {
+    /// Attribute names, lowercased, that apply without taking the instance down.
+    public static let inPlace: Set<String> = ["extensions", "extension", "datadisks", "datadisk", "tags"]
+
+    /// Whether moving between two attribute sets takes the instance down.
+    public static func isDisruptive(from old: [String: String], to new: [String: String]) -> Bool {
+        let changed = Set(old.keys).union(new.keys).filter { old[$0] != new[$0] }
+        return changed.contains { !inPlace.contains($0.lowercased()) }
+    }
+}
+
+/// Everything that describes a scale set before anything runs.
+public struct ScaleSetDefinition: Equatable, Sendable {
+    public var name: String
+    /// Instances at the start.
+    public var capacity: Int
+    /// Availability zones; empty for a regional scale set.
+    public var zones: [String] = []
+    public var orchestration: Orchestration = .uniform
+    /// Attributes of the starting model (version 1).
+    public var model: [String: String] = [:]
+    public var policy = UpgradePolicy()
+    /// The Application Health extension, when installed.
+    public var healthExtension: HealthExtensionSettings?
+    /// A load-balancer health probe (Uniform only needs one of the two for Rolling mode).
+    public var loadBalancerProbe = false
+    /// Ids with `protectFromScaleSetActions`.
+    public var protected: Set<Int> = []
+    /// Ids with `protectFromScaleIn` only (does not block upgrades).
+    public var protectedFromScaleIn: Set<Int> = []
+    /// Most instances that may exist at once (MaxSurge falls back in place above it).
+    public var quota: Int?
+    /// Fault domains per zone (or region): Uniform defaults to 5, Flexible to 1 (max spreading).
+    public var faultDomainCount: Int?
+    /// Update domains: Uniform defaults to 5; Flexible has none.
+    public var updateDomainCount = 5
+    public var timings = Timings()
+    /// Shown as `location` in the status.
+    public var location = "eastus"
+
+    public init(name: String, capacity: Int) {
+        self.name = name
+        self.capacity = capacity
+    }
+
+    /// Fault domains in effect.
+    public var effectiveFaultDomains: Int { faultDomainCount ?? (orchestration == .uniform ? 5 : 1) }
+    /// Update domains in effect (1 for Flexible).
+    public var effectiveUpdateDomains: Int { orchestration == .uniform ? updateDomainCount : 1 }
+
+    /// The message Azure gives for Rolling mode without a health source.
+    public static let noHealthSourceMessage = "Rolling Upgrade mode is not supported for this Virtual Machine Scale Set because a health probe or health extension was not provided."
+
+    /// Whether instances report health at all.
+    public var hasHealthSource: Bool { healthExtension != nil || (orchestration == .uniform && loadBalancerProbe) }
+
+    /// Every problem with the definition, all at once.
+    public func validate() -> [Problem] {
+        var problems: [Problem] = []
+        if name.isEmpty || name.count > 64 || !name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) {
+            problems.append(Problem(field: "name", "\"\(name)\" is not a scale set name; allowed 1–64 letters, digits, '-' and '_'"))
+        }
+        if !(0...100_000).contains(capacity) { problems.append(Problem(field: "capacity", "\(capacity) is out of range; allowed 0–100000")) }
+        if Set(zones).count != zones.count { problems.append(Problem(field: "zones", "lists a zone twice: \(zones)")) }
+        problems += policy.rolling.problems()
+        if let healthExtension { problems += healthExtension.validate().problems }
+        if policy.mode == .rolling && !hasHealthSource {
+            problems.append(Problem(field: "upgradePolicy.mode", Self.noHealthSourceMessage + (orchestration == .flexible && loadBalancerProbe ? " (Flexible orchestration needs the health extension; a load-balancer probe is not enough)" : "")))
+        }
+        for id in protected.union(protectedFromScaleIn).sorted() where !(0..<capacity).contains(id) {
+            problems.append(Problem(field: "protected", "instance \(id) does not exist; ids run 0–\(capacity - 1)"))
+        }
+        if let quota, quota < capacity { problems.append(Problem(field: "quota", "\(quota) is below the capacity \(capacity)")) }
+        if !(1...20).contains(effectiveFaultDomains) { problems.append(Problem(field: "faultDomains", "\(effectiveFaultDomains) is out of range; allowed 1–20")) }
+        if !(1...20).contains(updateDomainCount) { problems.append(Problem(field: "updateDomains", "\(updateDomainCount) is out of range; allowed 1–20")) }
+        let t = timings
+        for (field, value) in [("disruptiveUpgrade", t.disruptiveUpgrade), ("inPlaceUpgrade", t.inPlaceUpgrade), ("create", t.create), ("delete", t.delete), ("rollback", t.rollback)] where value < 0 {
+            problems.append(Problem(field: "timings.\(field)", "must not be negative"))
+        }
+        return problems
+    }
+}
+
+/// Where an instance is in its life.
+public enum Lifecycle: String, Sendable {
+    case creating, running, upgrading, rollingBack, deleting, deleted
+}
+
+/// One instance of the scale set.
+public struct Instance: Sendable {
+    public let id: Int
+    /// `<scaleSetName>_<id>`, as Uniform names instances.
+    public let name: String
+    public let zone: String?
+    public let faultDomain: Int
+    public let updateDomain: Int
+    /// The model version this instance runs.
+    public internal(set) var modelVersion: Int
+    public internal(set) var protectFromScaleSetActions: Bool
+    public internal(set) var protectFromScaleIn: Bool
+    public internal(set) var lifecycle: Lifecycle
+    public internal(set) var health: HealthTracker
+    /// The last probe's verdict, whose metrics a rolling upgrade reads when it starts.
+    public internal(set) var lastProbe: ProbeResult?
+
+    /// Exists and can serve or be upgraded (not being created or deleted).
+    public var isPresent: Bool { lifecycle != .deleted && lifecycle != .creating && lifecycle != .deleting }
+}
+
+/// Picks zones and domains for new instances: the emptiest zone first, then the emptiest fault
+/// and update domain inside it, ties to the lowest (round-robin for a fresh scale set). Keeps
+/// counts, so placing an instance costs O(zones + domains).
+struct Spreader: Sendable {
+    let zones: [String]
+    private var zoneCounts: [Int]
+    private var faultCounts: [[Int]]
+    private var updateCounts: [[Int]]
+
+    init(zones: [String], faultDomains: Int, updateDomains: Int) {
+        self.zones = zones
+        let slots = max(1, zones.count)
+        zoneCounts = Array(repeating: 0, count: slots)
+        faultCounts = Array(repeating: Array(repeating: 0, count: max(1, faultDomains)), count: slots)
+        updateCounts = Array(repeating: Array(repeating: 0, count: max(1, updateDomains)), count: slots)
+    }
+
+    private func slot(_ zone: String?) -> Int { zone.flatMap { zones.firstIndex(of: $0) } ?? 0 }
+
+    private static func emptiest(_ counts: [Int]) -> Int {
+        var best = 0
+        for i in counts.indices where counts[i] < counts[best] { best = i }
+        return best
+    }
+
+    /// Chooses a place for a new instance and counts it there.
+    mutating func place() -> (zone: String?, faultDomain: Int, updateDomain: Int) {
+        let z = Self.emptiest(zoneCounts)
+        let fd = Self.emptiest(faultCounts[z])
+        let ud = Self.emptiest(updateCounts[z])
+        add(zone: zones.isEmpty ? nil : zones[z], faultDomain: fd, updateDomain: ud)
+        return (zones.isEmpty ? nil : zones[z], fd, ud)
+    }
+
+    /// Counts an instance placed elsewhere (a MaxSurge replacement takes its old one's place).
+    mutating func add(zone: String?, faultDomain: Int, updateDomain: Int) {
+        let z = slot(zone)
+        zoneCounts[z] += 1
+        faultCounts[z][faultDomain] += 1
+        updateCounts[z][updateDomain] += 1
+    }
+
+    /// Forgets a deleted instance.
+    mutating func remove(zone: String?, faultDomain: Int, updateDomain: Int) {
+        let z = slot(zone)
+        zoneCounts[z] -= 1
+        faultCounts[z][faultDomain] -= 1
+        updateCounts[z][updateDomain] -= 1
+    }
+}

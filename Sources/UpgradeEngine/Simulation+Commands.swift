@@ -1,0 +1,115 @@
+/// What users do to a scale set during a scenario.
+extension Simulation {
+    /// Updates the model with `changes` (attribute → value). No changes, or changes that leave
+    /// the model as it is, make a generic update: the version stays and, in Rolling mode, a
+    /// rolling upgrade checks every instance against it (the way to restart one).
+    public func updateModel(_ changes: [String: String]) throws {
+        var attributes = models[models.count - 1]
+        for (key, value) in changes { attributes[key] = value }
+        let generic = attributes == models[models.count - 1]
+        if !generic {
+            models.append(attributes)
+            let changed = changes.keys.sorted().map { "\($0)=\(changes[$0]!)" }.joined(separator: ", ")
+            emit(.modelUpdated, detail: "model v\(modelVersion): \(changed)")
+        } else {
+            emit(.modelUpdated, detail: "generic model update (model v\(modelVersion) unchanged)")
+        }
+        switch definition.policy.mode {
+        case .rolling:
+            try requestRollingUpgrade(reason: generic ? "generic model update" : "model update")
+        case .automatic:
+            try upgradeAllAtOnce()
+        case .manual:
+            let outdated = presentInstances.count { $0.modelVersion != modelVersion }
+            emit(.manualUpgrade, detail: "Manual mode: no instance changes; \(outdated) instance(s) not on the latest model")
+        }
+    }
+
+    /// Automatic mode: every unprotected, out-of-date instance upgrades at once, with no order
+    /// and no thresholds.
+    private func upgradeAllAtOnce() throws {
+        let targets = presentInstances.filter { !$0.protectFromScaleSetActions && $0.modelVersion != modelVersion && operations[$0.id] == nil }
+        emit(.automaticUpgrade, detail: "Automatic mode: upgrading \(targets.count) instance(s) at once")
+        for vm in targets { try beginOperation(.upgrade, on: vm.id, targetVersion: modelVersion, upgrade: nil) }
+    }
+
+    /// Manual upgrade of `ids` (nil: every instance, like `*`): those out of date upgrade at
+    /// once. Refused whole when an id does not exist or is protected.
+    public func manualUpgrade(ids: [Int]?) throws {
+        let chosen = ids ?? presentInstances.map(\.id)
+        var problems: [String] = []
+        for id in chosen {
+            if id < 0 || id >= instances.count || !instances[id].isPresent {
+                problems.append("instance \(id) does not exist")
+            } else if instances[id].protectFromScaleSetActions {
+                problems.append("instance \(definition.name)/virtualMachines/\(id) is protected from scale set actions (protectFromScaleSetActions) and cannot be upgraded")
+            }
+        }
+        if ids != nil && problems.isEmpty == false {
+            throw EngineError("manual upgrade refused: " + problems.joined(separator: "; "))
+        }
+        let targets = chosen.filter { $0 >= 0 && $0 < instances.count && instances[$0].isPresent && !instances[$0].protectFromScaleSetActions }
+            .filter { instances[$0].modelVersion != modelVersion && operations[$0] == nil }
+        emit(.manualUpgrade, detail: "manual upgrade of \(ids == nil ? "*" : chosen.map(String.init).joined(separator: ", ")): \(targets.count) instance(s) to model v\(modelVersion)")
+        for id in targets { try beginOperation(.upgrade, on: id, targetVersion: modelVersion, upgrade: nil) }
+    }
+
+    /// An OS image upgrade: the model's `image` becomes `image` (default: a new version of the
+    /// current one) and a rolling upgrade runs whatever the mode. Needs a health source.
+    public func startOSUpgrade(image: String? = nil) throws {
+        try platformUpgrade(attribute: "image", value: image, what: "OS image upgrade")
+    }
+
+    /// An extension upgrade: the model's `extensions` becomes `version` (default: a new version)
+    /// and a rolling upgrade applies it in place, whatever the mode. Needs a health source.
+    public func startExtensionUpgrade(version: String? = nil) throws {
+        try platformUpgrade(attribute: "extensions", value: version, what: "extension upgrade")
+    }
+
+    private func platformUpgrade(attribute: String, value: String?, what: String) throws {
+        guard definition.hasHealthSource else {
+            throw EngineError("\(what) refused: it runs as a rolling upgrade and needs a health probe or the Application Health extension")
+        }
+        var attributes = models[models.count - 1]
+        attributes[attribute] = value ?? "\(attributes[attribute] ?? attribute)+\(modelVersion + 1)"
+        models.append(attributes)
+        emit(.modelUpdated, detail: "model v\(modelVersion): \(attribute)=\(attributes[attribute]!) (\(what))")
+        try requestRollingUpgrade(reason: what)
+    }
+
+    /// Scales to `count` instances: new ones get the latest model; scale-in removes the
+    /// highest ids first, sparing `protectFromScaleIn` and busy instances.
+    public func scale(to count: Int) throws {
+        guard (0...100_000).contains(count) else { throw EngineError("scale(\(count)): allowed 0–100000 instances") }
+        let present = instances.filter { $0.lifecycle != .deleted && $0.lifecycle != .deleting }
+        capacity = count
+        if count > present.count {
+            if let quota = definition.quota, count > quota {
+                throw EngineError("scale(\(count)) refused: over the quota of \(quota)")
+            }
+            emit(.scaled, detail: "scale out from \(present.count) to \(count)")
+            for _ in present.count..<count {
+                let id = addInstance(lifecycle: .creating, version: modelVersion, place: nil)
+                try beginOperation(.create, on: id, targetVersion: modelVersion, upgrade: nil)
+            }
+        } else if count < present.count {
+            let removable = present.filter { !$0.protectFromScaleIn && !$0.protectFromScaleSetActions && operations[$0.id] == nil }
+                .map(\.id).sorted(by: >)
+            let victims = Array(removable.prefix(present.count - count))
+            emit(.scaled, detail: "scale in from \(present.count) to \(count): deleting \(victims.sorted())"
+                + (victims.count < present.count - count ? " (the rest are protected or busy)" : ""))
+            for id in victims { try beginOperation(.delete, on: id, targetVersion: instances[id].modelVersion, upgrade: nil) }
+        }
+    }
+
+    /// Processes everything scheduled up to `time` whether or not work is left (used to let
+    /// instances settle before planning).
+    public func advance(to time: Millis) throws {
+        while let next = queue.nextTime, next <= time {
+            let (at, what) = queue.pop()!
+            advanceClock(to: at)
+            try dispatchForAdvance(what)
+        }
+        advanceClock(to: max(now, time))
+    }
+}

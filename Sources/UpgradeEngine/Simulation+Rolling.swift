@@ -1,0 +1,338 @@
+/// One rolling upgrade in progress or finished (SPEC §4, §5).
+final class RollingUpgradeRun {
+    enum Stage { case idle, upgrading, surgeCreating, surgeDeleting, pausing, done }
+
+    let number: Int
+    let policy: RollingUpgradePolicy
+    /// Instances when the upgrade started: the denominator of every threshold.
+    let capacity: Int
+    let targetVersion: Int
+    let startTime: Millis
+    var code: RunningCode = .rollingForward
+    var lastAction = "Start"
+    var lastActionTime: Millis
+    var error: UpgradeError?
+    var queue: BatchQueue
+    let skipped: [Int]
+    let protected: [Int]
+
+    var stage = Stage.idle
+    var batchNumber = 0
+    var phase: Int?
+    /// The candidates of the current batch (the old instances, under MaxSurge).
+    var batch: [Int] = []
+    /// Old id → new id for the current MaxSurge batch.
+    var surge: [Int: Int] = [:]
+    var surgeFailed: Set<Int> = []
+    var inFlight: Set<Int> = []
+    /// Instances whose health change may end the current batch's wait.
+    var watching: Set<Int> = []
+    var opFailed: Set<Int> = []
+    /// The model each upgraded instance ran before, for rollback.
+    var previousVersion: [Int: Int] = [:]
+    var successful: Set<Int> = []
+    var failed: [Int] = []
+    /// For a MaxSurge candidate, the new instance whose health now counts for it.
+    var replacement: [Int: Int] = [:]
+
+    init(number: Int, policy: RollingUpgradePolicy, capacity: Int, targetVersion: Int, startTime: Millis,
+         queue: BatchQueue, skipped: [Int], protected: [Int]) {
+        self.number = number
+        self.policy = policy
+        self.capacity = capacity
+        self.targetVersion = targetVersion
+        self.startTime = startTime
+        self.lastActionTime = startTime
+        self.queue = queue
+        self.skipped = skipped
+        self.protected = protected
+    }
+
+    var inProgressCount: Int {
+        switch stage {
+        case .upgrading, .surgeCreating, .surgeDeleting: return batch.count
+        default: return 0
+        }
+    }
+}
+
+extension Simulation {
+    /// What the planner sees of the scale set now: health, model and metrics (or the phase
+    /// source's answer) of every present instance.
+    func planInputs() throws -> [PlanInput] {
+        try presentInstances.map { vm in
+            let metrics = vm.lastProbe?.metrics
+            let phase = try phases?.phase(of: vm) ?? metrics?.phase
+            return PlanInput(id: vm.id, zone: vm.zone, faultDomain: vm.faultDomain, updateDomain: vm.updateDomain,
+                             unhealthy: vm.health.state.countsAsUnhealthy, upToDate: vm.modelVersion == modelVersion,
+                             protected: vm.protectFromScaleSetActions, phase: phase, skip: metrics?.skipUpgrade ?? false)
+        }
+    }
+
+    /// The batches a rolling upgrade started now would run, without running time.
+    public func planNow() throws -> UpgradePlan {
+        let inputs = try planInputs()
+        return Planner.plan(inputs, capacity: inputs.count, zonal: !definition.zones.isEmpty,
+                            orchestration: definition.orchestration, faultDomains: definition.effectiveFaultDomains,
+                            policy: definition.policy.rolling)
+    }
+
+    /// Asks for a rolling upgrade. A running one is superseded: it is cancelled, its operations
+    /// in flight finish, and then the new one starts for the newest model (README: decisions).
+    func requestRollingUpgrade(reason: String) throws {
+        if let run = rolling, run.code == .rollingForward {
+            run.code = .cancelled
+            run.lastAction = "Cancel"
+            run.lastActionTime = now
+            if run.stage == .pausing { run.stage = .idle }
+            emit(.upgradeCancelled, detail: "rolling upgrade \(run.number) superseded by \(reason); operations in flight finish first")
+        }
+        pendingReason = reason
+        startPending = true
+        try startPendingUpgradeIfReady()
+    }
+
+    func startPendingUpgradeIfReady() throws {
+        guard startPending else { return }
+        if let run = rolling, !run.inFlight.isEmpty { return }
+        startPending = false
+        try startRollingUpgrade(reason: pendingReason)
+    }
+
+    private func startRollingUpgrade(reason: String) throws {
+        noteActivity()
+        upgradeCount += 1
+        let inputs = try planInputs()
+        let (queue, skipped, protected) = Planner.queue(inputs, zonal: !definition.zones.isEmpty,
+                                                        orchestration: definition.orchestration,
+                                                        faultDomains: definition.effectiveFaultDomains,
+                                                        policy: definition.policy.rolling)
+        let run = RollingUpgradeRun(number: upgradeCount, policy: definition.policy.rolling, capacity: inputs.count,
+                                    targetVersion: modelVersion, startTime: now, queue: queue, skipped: skipped,
+                                    protected: protected)
+        rolling = run
+        let size = Planner.batchSize(capacity: run.capacity, percent: run.policy.maxBatchInstancePercent)
+        emit(.upgradeStarted, detail: "rolling upgrade \(run.number) to model v\(modelVersion) (\(reason)): \(queue.pending) of \(run.capacity) instances, batches of \(size)"
+            + (skipped.isEmpty ? "" : ", skipped \(skipped)") + (protected.isEmpty ? "" : ", protected \(protected)"))
+        let phased = queue.groups.reduce(into: [String: Int]()) { $0[$1.phase.map { "phase \($0)" } ?? "unphased", default: 0] += $1.members.count }
+        emit(.metricsRead, detail: phased.keys.sorted().map { "\($0): \(phased[$0]!)" }.joined(separator: ", ").ifEmpty("no candidates"))
+        onRollingUpgradeStart?(Planner.plan(inputs, capacity: inputs.count, zonal: !definition.zones.isEmpty,
+                                            orchestration: definition.orchestration,
+                                            faultDomains: definition.effectiveFaultDomains, policy: run.policy))
+        try startNextBatch(run)
+    }
+
+    private func unhealthyPresent() -> [Int] {
+        presentInstances.filter { $0.health.state.countsAsUnhealthy }.map(\.id)
+    }
+
+    private func target(_ id: Int) -> String { "\(definition.name)/virtualMachines/\(id)" }
+
+    private func percent(_ count: Int, of total: Int) -> String {
+        total == 0 ? "0%" : "\(count * 100 / total)%"
+    }
+
+    func startNextBatch(_ run: RollingUpgradeRun) throws {
+        guard run.code == .rollingForward else { return }
+        run.stage = .idle
+        while true {
+            guard !run.queue.isEmpty else { return complete(run) }
+            let unhealthy = unhealthyPresent()
+            if unhealthy.count * 100 > run.policy.maxUnhealthyInstancePercent * run.capacity {
+                let before = run.batchNumber == 0
+                let message = "\(before ? "Rolling Upgrade was not started" : "Rolling Upgrade stopped before batch \(run.batchNumber + 1)") because \(unhealthy.count) of \(run.capacity) instances (\(percent(unhealthy.count, of: run.capacity))) are unhealthy or unreachable, more than maxUnhealthyInstancePercent (\(run.policy.maxUnhealthyInstancePercent)%) allows."
+                let details = unhealthy.map { ErrorDetail(code: "RollingUpgradeInstanceUnhealthyError", target: target($0), message: "Instance found to be unhealthy or unreachable.") }
+                emit(.preBatchCheck, batch: run.batchNumber + 1, detail: "failed: \(unhealthy.count) unhealthy of \(run.capacity)")
+                return fault(run, code: before ? "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade" : "MaxUnhealthyInstancePercentExceededInRollingUpgrade",
+                             message: message, details: details)
+            }
+            emit(.preBatchCheck, batch: run.batchNumber + 1,
+                 detail: "passed: \(unhealthy.count) of \(run.capacity) unhealthy (\(percent(unhealthy.count, of: run.capacity))), allowed \(run.policy.maxUnhealthyInstancePercent)%")
+            let size = Planner.batchSize(capacity: run.capacity, percent: run.policy.maxBatchInstancePercent)
+            let room = Planner.unhealthyAllowance(capacity: run.capacity, percent: run.policy.maxUnhealthyInstancePercent) - unhealthy.count
+            guard let planned = run.queue.next(size: size, room: room, isUnhealthy: { self.instances[$0].health.state.countsAsUnhealthy }) else {
+                return complete(run)
+            }
+            // Instances deleted, upgraded by hand or busy since the upgrade started drop out.
+            let ids = planned.instances.map(\.id).filter {
+                instances[$0].isPresent && instances[$0].modelVersion != run.targetVersion && operations[$0] == nil
+            }
+            guard !ids.isEmpty else { continue }
+            run.batchNumber += 1
+            run.phase = planned.phase
+            run.batch = ids
+            run.surge = [:]
+            run.surgeFailed = []
+            run.opFailed = []
+            let shrunk = ids.count < size && planned.instances.count < size && !run.queue.isEmpty ? " (shrunk to stay within the unhealthy budget)" : ""
+            emit(.batchStarted, batch: run.batchNumber, phase: run.phase,
+                 detail: "batch \(run.batchNumber)\(run.phase.map { ", phase \($0)" } ?? ", unphased"): instances \(ids.map(String.init).joined(separator: ", "))\(shrunk)")
+            if run.policy.maxSurge {
+                let existing = instances.count { $0.lifecycle != .deleted }
+                if let quota = definition.quota, existing + ids.count > quota {
+                    emit(.surgeFallback, batch: run.batchNumber, phase: run.phase,
+                         detail: "MaxSurge would need \(existing + ids.count) instances, over the quota of \(quota): this batch upgrades in place")
+                } else {
+                    return try startSurgeBatch(run, ids)
+                }
+            }
+            run.stage = .upgrading
+            for id in ids {
+                run.previousVersion[id] = instances[id].modelVersion
+                run.inFlight.insert(id)
+                run.watching.insert(id)
+                try beginOperation(.upgrade, on: id, targetVersion: run.targetVersion, upgrade: run.number)
+            }
+            return
+        }
+    }
+
+    private func startSurgeBatch(_ run: RollingUpgradeRun, _ ids: [Int]) throws {
+        run.stage = .surgeCreating
+        for old in ids {
+            let vm = instances[old]
+            let new = addInstance(lifecycle: .creating, version: run.targetVersion,
+                                  place: (vm.zone, vm.faultDomain, vm.updateDomain))
+            run.surge[old] = new
+            run.inFlight.insert(new)
+            run.watching.insert(new)
+            emit(.surgeCreated, instance: new, batch: run.batchNumber, phase: run.phase,
+                 detail: "\(instances[new].name) created on model v\(run.targetVersion) to replace \(vm.name)")
+            try beginOperation(.create, on: new, targetVersion: run.targetVersion, upgrade: run.number)
+        }
+    }
+
+    func operationFinished(_ run: RollingUpgradeRun, id: Int, succeeded: Bool, kind: OperationKind) throws {
+        run.inFlight.remove(id)
+        if !succeeded { run.opFailed.insert(id) }
+        if kind == .rollback { return }
+        try advance(run)
+    }
+
+    /// Moves the current batch on once its operations have ended and its instances have left
+    /// Initializing (after a cancel, without waiting for health).
+    func advance(_ run: RollingUpgradeRun) throws {
+        guard run.inFlight.isEmpty else { return }
+        let waitForHealth = run.code == .rollingForward
+        switch run.stage {
+        case .upgrading:
+            if waitForHealth && run.batch.contains(where: { !run.opFailed.contains($0) && instances[$0].health.state == .initializing }) { return }
+            try finishBatch(run)
+        case .surgeCreating:
+            let created = run.surge.values.filter { !run.opFailed.contains($0) && instances[$0].lifecycle == .running }
+            if waitForHealth && created.contains(where: { instances[$0].health.state == .initializing }) { return }
+            run.stage = .surgeDeleting
+            for old in run.batch {
+                guard let new = run.surge[old] else { continue }
+                let ok = !run.opFailed.contains(new) && instances[new].lifecycle == .running && instances[new].health.state == .healthy
+                let doomed = ok ? old : new
+                if !ok { run.surgeFailed.insert(old) }
+                if ok { run.replacement[old] = new }
+                guard instances[doomed].lifecycle != .deleted else { continue }
+                run.inFlight.insert(doomed)
+                try beginOperation(.delete, on: doomed, targetVersion: instances[doomed].modelVersion, upgrade: run.number)
+            }
+            if run.inFlight.isEmpty { try finishBatch(run) }
+        case .surgeDeleting:
+            try finishBatch(run)
+        case .idle, .pausing, .done:
+            return
+        }
+    }
+
+    /// Health that counts for candidate `id`: its own, or its MaxSurge replacement's.
+    private func countsAsBad(_ run: RollingUpgradeRun, _ id: Int) -> Bool {
+        instances[run.replacement[id] ?? id].health.state.countsAsUnhealthy
+    }
+
+    private func finishBatch(_ run: RollingUpgradeRun) throws {
+        run.watching = []
+        let surge = !run.surge.isEmpty
+        var good = 0
+        for id in run.batch {
+            let bad = surge ? run.surgeFailed.contains(id) : (run.opFailed.contains(id) || (run.code == .rollingForward && countsAsBad(run, id)))
+            if bad { run.failed.append(id) } else {
+                run.successful.insert(id)
+                good += 1
+            }
+        }
+        let count = run.batch.count
+        run.batch = []
+        run.stage = .idle
+        emit(.batchFinished, batch: run.batchNumber, phase: run.phase, detail: "batch \(run.batchNumber): \(good) of \(count) upgraded and healthy")
+        guard run.code == .rollingForward else {
+            run.stage = .done
+            return try startPendingUpgradeIfReady()
+        }
+        let badNow = run.failed + run.successful.sorted().filter { countsAsBad(run, $0) }
+        if badNow.count * 100 > run.policy.maxUnhealthyUpgradedInstancePercent * run.capacity {
+            emit(.postBatchCheck, batch: run.batchNumber, detail: "failed: \(badNow.count) of \(run.capacity) upgraded instances unhealthy or failed")
+            let first = badNow[0]
+            let details = badNow.map { id in
+                ErrorDetail(code: "RollingUpgradeInstanceUnhealthyError", target: target(id),
+                            message: run.opFailed.contains(id) ? "Instance failed to upgrade." : "Instance found to be unhealthy or unreachable.")
+            }
+            fault(run, code: "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade",
+                  message: "Rolling Upgrade stopped after batch \(run.batchNumber) because \(badNow.count) of \(run.capacity) upgraded instances (\(percent(badNow.count, of: run.capacity))) are unhealthy or failed, more than maxUnhealthyUpgradedInstancePercent (\(run.policy.maxUnhealthyUpgradedInstancePercent)%) allows. The first failed instance is \(target(first)).",
+                  details: details)
+            if run.policy.rollbackFailedInstancesOnPolicyBreach { try rollBack(run, badNow) }
+            return
+        }
+        emit(.postBatchCheck, batch: run.batchNumber,
+             detail: "passed: \(badNow.count) of \(run.capacity) upgraded instances unhealthy or failed, allowed \(run.policy.maxUnhealthyUpgradedInstancePercent)%")
+        if run.queue.isEmpty { return complete(run) }
+        if run.policy.pauseTimeBetweenBatches > 0 {
+            run.stage = .pausing
+            emit(.pause, batch: run.batchNumber, detail: "pausing \(ISODuration.format(run.policy.pauseTimeBetweenBatches)) before the next batch")
+            queue.schedule(.resume(upgrade: run.number), at: now + run.policy.pauseTimeBetweenBatches)
+        } else {
+            try startNextBatch(run)
+        }
+    }
+
+    private func rollBack(_ run: RollingUpgradeRun, _ ids: [Int]) throws {
+        for id in ids {
+            guard let previous = run.previousVersion[id], instances[id].isPresent, operations[id] == nil else { continue }
+            emit(.rollbackStarted, instance: id, detail: "rolling \(instances[id].name) back to model v\(previous)")
+            try beginOperation(.rollback, on: id, targetVersion: previous, upgrade: run.number)
+        }
+    }
+
+    private func complete(_ run: RollingUpgradeRun) {
+        run.code = .completed
+        run.stage = .done
+        emit(.upgradeCompleted, detail: "rolling upgrade \(run.number) completed: \(run.successful.count) upgraded, \(run.failed.count) failed")
+    }
+
+    private func fault(_ run: RollingUpgradeRun, code: String, message: String, details: [ErrorDetail]) {
+        run.code = .faulted
+        run.stage = .done
+        run.error = UpgradeError(code: code, message: message, details: details)
+        emit(.upgradeFaulted, batch: run.batchNumber, detail: "\(code): \(message)")
+    }
+
+    /// Cancels the running rolling upgrade: operations already started finish, no new batch
+    /// starts. Throws when none is running.
+    public func cancelRollingUpgrade() throws(EngineError) {
+        guard let run = rolling, run.code == .rollingForward else {
+            throw EngineError("There is no ongoing Rolling Upgrade to cancel.")
+        }
+        run.code = .cancelled
+        run.lastAction = "Cancel"
+        run.lastActionTime = now
+        if run.stage == .pausing { run.stage = .done }
+        emit(.upgradeCancelled, detail: "rolling upgrade \(run.number) cancelled; operations in flight finish, no new batch starts")
+    }
+
+    func statusOf(_ run: RollingUpgradeRun) -> RollingUpgradeStatus {
+        RollingUpgradeStatus(location: definition.location, policy: run.policy,
+                             progress: Progress(successfulInstanceCount: run.successful.count, failedInstanceCount: run.failed.count,
+                                                inProgressInstanceCount: run.inProgressCount, pendingInstanceCount: run.queue.pending),
+                             code: run.code, lastAction: run.lastAction, lastActionTime: run.lastActionTime,
+                             startTime: run.startTime, error: run.error)
+    }
+}
+
+extension String {
+    func ifEmpty(_ other: String) -> String { isEmpty ? other : self }
+}

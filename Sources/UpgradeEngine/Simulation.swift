@@ -1,0 +1,402 @@
+/// An error an action meets (the scenario's action fails; the run goes on unless it says so).
+public struct EngineError: Error, Equatable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// How a run went for the scale set's availability, measured from the first upgrade activity
+/// to the end of the run.
+public struct Availability: Equatable, Sendable {
+    /// The fewest instances that were serving (running and committed Healthy).
+    public var lowestHealthy: Int
+    /// Σ over time of (capacity − serving instances), in instance-seconds.
+    public var unavailableInstanceSeconds: Double
+    /// From the first upgrade activity to its end, in seconds.
+    public var timeToFinishSeconds: Double
+}
+
+/// What a finished run leaves behind.
+public struct RunSummary: Sendable {
+    /// When the run ended, in milliseconds.
+    public var endTime: Millis
+    /// The latest rolling upgrade's status (nil when none ran).
+    public var status: RollingUpgradeStatus?
+    /// Instances the latest rolling upgrade skipped (`SkipUpgrade`) and protected ones.
+    public var skipped: [Int]
+    public var protected: [Int]
+    public var availability: Availability?
+    /// Whether the run stopped at its time limit with work left.
+    public var hitTimeLimit: Bool
+}
+
+/// A discrete-event simulation of one scale set on a virtual clock. The same definition,
+/// behaviours and actions give the same events, byte for byte.
+///
+/// Not thread-safe; run it on one thread.
+public final class Simulation {
+    public let definition: ScaleSetDefinition
+    /// Health extension settings in effect (a load-balancer probe acts as binary http).
+    public let probeSettings: HealthExtensionSettings?
+    public internal(set) var instances: [Instance] = []
+    /// Model attributes by version (version n is `models[n - 1]`).
+    public internal(set) var models: [[String: String]]
+    /// The newest model version.
+    public var modelVersion: Int { models.count }
+    /// The virtual clock, in milliseconds.
+    public internal(set) var now: Millis = 0
+    /// Instances the scale set should have (capacity, changed by `scale`).
+    public internal(set) var capacity: Int
+
+    /// Judge custom metrics sent as an object as Azure's extension does (Unknown).
+    public var strictWire = false
+    /// Receives every event as it happens.
+    public var onEvent: ((Event) -> Void)?
+
+    let health: (any HealthSource)?
+    let phases: (any PhaseSource)?
+    let faults: (any FaultInjector)?
+
+    var queue = EventQueue()
+    var spreader: Spreader
+    var actions: [(name: String, body: (Simulation) throws -> Void)] = []
+    var actionsLeft = 0
+    var probeGeneration: [Int] = []
+    var operations: [Int: PendingOperation] = [:]
+    var nextToken = 0
+    var warned: Set<String> = []
+
+    var rolling: RollingUpgradeRun?
+    var upgradeCount = 0
+    var startPending = false
+    var pendingReason = ""
+    /// Told the plan of each rolling upgrade as it starts.
+    public var onRollingUpgradeStart: ((UpgradePlan) -> Void)?
+
+    // availability
+    var serving = 0
+    var activityStart: Millis?
+    var lastSample: Millis = 0
+    var lowestServing = Int.max
+    var unavailableMillis = 0.0
+
+    /// An operation in flight on one instance.
+    struct PendingOperation {
+        var kind: OperationKind
+        var token: Int
+        var fail: Bool
+        var targetVersion: Int
+        var disruptive: Bool
+        /// The rolling upgrade that started it, if any.
+        var upgrade: Int?
+    }
+
+    /// Builds the scale set (validated whole first) with its instances at time 0, each just
+    /// started (Initializing) and probed from time 0.
+    public init(_ definition: ScaleSetDefinition, health: (any HealthSource)? = nil, phases: (any PhaseSource)? = nil,
+                faults: (any FaultInjector)? = nil) throws(ValidationFailure) {
+        let problems = definition.validate()
+        guard problems.isEmpty else { throw ValidationFailure(problems) }
+        self.definition = definition
+        self.health = health
+        self.phases = phases
+        self.faults = faults
+        self.capacity = definition.capacity
+        models = [definition.model]
+        if let settings = definition.healthExtension {
+            probeSettings = settings
+        } else if definition.loadBalancerProbe {
+            probeSettings = HealthExtensionSettings(protocol: .http, requestPath: "/", typeHandlerVersion: "1.0")
+        } else {
+            probeSettings = nil
+        }
+        spreader = Spreader(zones: definition.zones, faultDomains: definition.effectiveFaultDomains,
+                            updateDomains: definition.effectiveUpdateDomains)
+        instances.reserveCapacity(definition.capacity)
+        for _ in 0..<definition.capacity { addInstance(lifecycle: .running, version: 1, place: nil) }
+    }
+
+    // MARK: Running
+
+    /// Schedules `body` at `time` (milliseconds). An `EngineError` it throws becomes an
+    /// `actionFailed` event; any other error ends the run.
+    public func schedule(at time: Millis, name: String, _ body: @escaping (Simulation) throws -> Void) {
+        actions.append((name, body))
+        actionsLeft += 1
+        queue.schedule(.action(index: actions.count - 1), at: max(0, time))
+    }
+
+    /// Whether anything is left that can change the outcome.
+    var hasWork: Bool {
+        actionsLeft > 0 || !operations.isEmpty || startPending || rolling?.code == .rollingForward
+    }
+
+    /// Runs until no upgrade runs, no operation is in flight and no action is left, or until
+    /// `limit` milliseconds. Errors thrown by behaviours or actions (other than `EngineError`)
+    /// end the run and propagate.
+    @discardableResult
+    public func run(until limit: Millis = 7 * 86_400_000) throws -> RunSummary {
+        var hitLimit = false
+        while hasWork, let next = queue.nextTime {
+            if next > limit {
+                hitLimit = true
+                break
+            }
+            let (time, what) = queue.pop()!
+            advanceClock(to: time)
+            try dispatch(what)
+        }
+        if activityStart != nil { advanceClock(to: now) }
+        emit(.runEnded, detail: hitLimit ? "time limit reached with work left" : "nothing left to do")
+        return summary(hitLimit: hitLimit)
+    }
+
+    func summary(hitLimit: Bool) -> RunSummary {
+        var availability: Availability?
+        if let start = activityStart {
+            availability = Availability(lowestHealthy: lowestServing == Int.max ? serving : lowestServing,
+                                        unavailableInstanceSeconds: unavailableMillis / 1000,
+                                        timeToFinishSeconds: Double(now - start) / 1000)
+        }
+        return RunSummary(endTime: now, status: status, skipped: rolling?.skipped ?? [], protected: rolling?.protected ?? [],
+                          availability: availability, hitTimeLimit: hitLimit)
+    }
+
+    /// The latest rolling upgrade as `get-latest` reports it.
+    public var status: RollingUpgradeStatus? { rolling.map(statusOf) }
+
+    func dispatchForAdvance(_ what: Scheduled) throws { try dispatch(what) }
+
+    private func dispatch(_ what: Scheduled) throws {
+        switch what {
+        case .probe(let id, let generation):
+            guard probeGeneration[id] == generation else { return }
+            try probe(id)
+        case .operationDone(let id, let token):
+            guard let op = operations[id], op.token == token else { return }
+            operations[id] = nil
+            try finishOperation(id, op)
+        case .graceExpiry(let id, let startedAt):
+            let instance = instances[id]
+            guard instance.lifecycle == .running || instance.lifecycle == .upgrading, instance.health.startedAt == startedAt,
+                  operations[id]?.disruptive != true
+            else { return }
+            if updateInstance(id, { $0.health.expireGrace(at: now) }) {
+                emit(.healthChanged, instance: id, detail: "grace period ended: \(instances[id].health.state.rawValue)")
+                try healthChanged(id)
+            }
+        case .action(let index):
+            actionsLeft -= 1
+            let action = actions[index]
+            do {
+                try action.body(self)
+            } catch let error as EngineError {
+                emit(.actionFailed, detail: "\(action.name): \(error.message)")
+            }
+        case .resume(let number):
+            guard let run = rolling, run.number == number, run.code == .rollingForward else { return }
+            try startNextBatch(run)
+        }
+    }
+
+    // MARK: Events and availability
+
+    func emit(_ kind: Event.Kind, instance: Int? = nil, batch: Int? = nil, phase: Int? = nil, detail: String) {
+        onEvent?(Event(time: now, kind: kind, instance: instance, batch: batch, phase: phase, detail: detail))
+    }
+
+    func isServing(_ instance: Instance) -> Bool {
+        (instance.lifecycle == .running || instance.lifecycle == .upgrading) && instance.health.state == .healthy
+    }
+
+    /// Applies `change` to instance `id`, keeping the serving count right. Returns what `change` returns.
+    @discardableResult
+    func updateInstance<R>(_ id: Int, _ change: (inout Instance) -> R) -> R {
+        let before = isServing(instances[id])
+        let result = change(&instances[id])
+        let after = isServing(instances[id])
+        if before != after {
+            serving += after ? 1 : -1
+            if activityStart != nil { lowestServing = min(lowestServing, serving) }
+        }
+        return result
+    }
+
+    func advanceClock(to time: Millis) {
+        if activityStart != nil {
+            unavailableMillis += Double(max(0, capacity - serving)) * Double(time - lastSample)
+        }
+        lastSample = time
+        now = time
+    }
+
+    /// Marks the start of upgrade activity, from which availability is measured.
+    func noteActivity() {
+        guard activityStart == nil else { return }
+        activityStart = now
+        lastSample = now
+        lowestServing = serving
+    }
+
+    // MARK: Instances and probes
+
+    @discardableResult
+    func addInstance(lifecycle: Lifecycle, version: Int, place: (zone: String?, faultDomain: Int, updateDomain: Int)?) -> Int {
+        let id = instances.count
+        let spot: (zone: String?, faultDomain: Int, updateDomain: Int)
+        if let place {
+            spot = place
+            spreader.add(zone: place.zone, faultDomain: place.faultDomain, updateDomain: place.updateDomain)
+        } else {
+            spot = spreader.place()
+        }
+        let settings = probeSettings ?? HealthExtensionSettings()
+        var instance = Instance(id: id, name: "\(definition.name)_\(id)", zone: spot.zone, faultDomain: spot.faultDomain,
+                                updateDomain: spot.updateDomain, modelVersion: version,
+                                protectFromScaleSetActions: definition.protected.contains(id),
+                                protectFromScaleIn: definition.protectedFromScaleIn.contains(id), lifecycle: lifecycle,
+                                health: HealthTracker(settings: settings, startedAt: now), lastProbe: nil)
+        if probeSettings == nil { instance.health.markHealthyWithoutProbes() }
+        instances.append(instance)
+        probeGeneration.append(0)
+        if isServing(instance) { serving += 1 }
+        if lifecycle == .running { startProbing(id) }
+        return id
+    }
+
+    /// (Re)starts probing and the grace clock of instance `id` from now.
+    func startProbing(_ id: Int) {
+        probeGeneration[id] += 1
+        guard let settings = probeSettings else {
+            updateInstance(id) { $0.health.markHealthyWithoutProbes() }
+            return
+        }
+        queue.schedule(.probe(id: id, generation: probeGeneration[id]), at: now)
+        queue.schedule(.graceExpiry(id: id, startedAt: instances[id].health.startedAt), at: now + settings.gracePeriod * 1000)
+    }
+
+    func stopProbing(_ id: Int) { probeGeneration[id] += 1 }
+
+    private func probe(_ id: Int) throws {
+        guard let settings = probeSettings else { return }
+        let instance = instances[id]
+        guard instance.lifecycle == .running || instance.lifecycle == .upgrading else { return }
+        let reply = try health?.probe(instance, at: now) ?? .structured(state: "Healthy", metrics: nil)
+        let result = settings.evaluate(reply, strictWire: strictWire)
+        for diagnostic in result.diagnostics where warned.insert("\(id)/\(diagnostic.kind.rawValue)").inserted {
+            emit(.wireWarning, instance: id, detail: "\(instance.name): \(diagnostic.message)")
+        }
+        let changed = updateInstance(id) { vm -> Bool in
+            vm.lastProbe = result
+            return vm.health.record(result.state, at: now)
+        }
+        queue.schedule(.probe(id: id, generation: probeGeneration[id]), at: now + settings.intervalInSeconds * 1000)
+        if changed {
+            emit(.healthChanged, instance: id, detail: instances[id].health.state.rawValue)
+            try healthChanged(id)
+        }
+    }
+
+    private func healthChanged(_ id: Int) throws {
+        if let run = rolling, run.code == .rollingForward, run.watching.contains(id) { try advance(run) }
+    }
+
+    // MARK: Operations
+
+    /// Starts `kind` on instance `id`. The fault injector decides failure and duration.
+    func beginOperation(_ kind: OperationKind, on id: Int, targetVersion: Int, upgrade: Int?) throws {
+        let outcome = try faults?.outcome(of: kind, on: instances[id], at: now) ?? OperationOutcome()
+        let timings = definition.timings
+        let disruptive: Bool
+        let duration: Millis
+        switch kind {
+        case .upgrade:
+            disruptive = ChangeRules.isDisruptive(from: models[instances[id].modelVersion - 1], to: models[targetVersion - 1])
+            duration = disruptive ? timings.disruptiveUpgrade : timings.inPlaceUpgrade
+        case .rollback:
+            disruptive = true
+            duration = timings.rollback
+        case .create:
+            disruptive = false
+            duration = timings.create
+        case .delete:
+            disruptive = false
+            duration = timings.delete
+        }
+        nextToken += 1
+        let op = PendingOperation(kind: kind, token: nextToken, fail: outcome.fail, targetVersion: targetVersion,
+                                  disruptive: disruptive, upgrade: upgrade)
+        operations[id] = op
+        noteActivity()
+        switch kind {
+        case .upgrade, .rollback:
+            updateInstance(id) { vm in
+                vm.lifecycle = kind == .upgrade ? .upgrading : .rollingBack
+                if disruptive { vm.health.restart(at: now) }
+            }
+            if disruptive { stopProbing(id) }
+        case .delete:
+            updateInstance(id) { $0.lifecycle = .deleting }
+            stopProbing(id)
+        case .create: break
+        }
+        let took = max(0, outcome.duration ?? duration)
+        var detail = "\(kind.rawValue) \(instances[id].name)"
+        if kind == .upgrade || kind == .rollback {
+            detail += " to model v\(targetVersion) (\(disruptive ? "restart/reimage" : "in place"))"
+        }
+        detail += ", \(ISODuration.format(took))\(outcome.fail ? ", will fail" : "")"
+        emit(.operationStarted, instance: id, batch: upgrade.flatMap { rolling?.number == $0 ? rolling?.batchNumber : nil },
+             detail: detail)
+        queue.schedule(.operationDone(id: id, token: op.token), at: now + took)
+    }
+
+    private func finishOperation(_ id: Int, _ op: PendingOperation) throws {
+        let succeeded = !op.fail
+        switch op.kind {
+        case .upgrade, .rollback:
+            updateInstance(id) { vm in
+                vm.lifecycle = .running
+                if succeeded { vm.modelVersion = op.targetVersion }
+                if op.disruptive { vm.health.restart(at: now) }
+            }
+            if op.disruptive { startProbing(id) }
+        case .create:
+            if succeeded {
+                updateInstance(id) { vm in
+                    vm.lifecycle = .running
+                    vm.health.restart(at: now)
+                }
+                startProbing(id)
+            } else {
+                removeInstance(id)
+            }
+        case .delete:
+            removeInstance(id)
+        }
+        emit(.operationFinished, instance: id, detail: "\(op.kind.rawValue) \(instances[id].name) \(succeeded ? "succeeded" : "failed")")
+        if let number = op.upgrade, let run = rolling, run.number == number {
+            try operationFinished(run, id: id, succeeded: succeeded, kind: op.kind)
+        }
+        try startPendingUpgradeIfReady()
+    }
+
+    func removeInstance(_ id: Int) {
+        let vm = instances[id]
+        guard vm.lifecycle != .deleted else { return }
+        updateInstance(id) { $0.lifecycle = .deleted }
+        spreader.remove(zone: vm.zone, faultDomain: vm.faultDomain, updateDomain: vm.updateDomain)
+        stopProbing(id)
+        emit(.instanceDeleted, instance: id, detail: "\(vm.name) deleted")
+    }
+
+    /// Instances that exist and run (not being created, deleted or already gone).
+    var presentInstances: [Instance] { instances.filter(\.isPresent) }
+}
+
+extension HealthTracker {
+    /// Without any health source an instance counts as Healthy once it runs.
+    mutating func markHealthyWithoutProbes() {
+        _ = record(.healthy, at: startedAt)
+    }
+}

@@ -1,0 +1,112 @@
+/// `runningStatus.code` of a rolling upgrade.
+public enum RunningCode: String, Sendable {
+    case rollingForward = "RollingForward", cancelled = "Cancelled", completed = "Completed", faulted = "Faulted"
+}
+
+/// One entry of `error.details`.
+public struct ErrorDetail: Equatable, Sendable {
+    public var code: String
+    public var target: String
+    public var message: String
+
+    public init(code: String, target: String, message: String) {
+        self.code = code
+        self.target = target
+        self.message = message
+    }
+}
+
+/// The `error` of a stopped rolling upgrade.
+public struct UpgradeError: Equatable, Sendable {
+    public var code: String
+    public var message: String
+    public var details: [ErrorDetail]
+}
+
+/// Instance counts of a rolling upgrade (skipped and protected instances are in none).
+public struct Progress: Equatable, Sendable {
+    public var successfulInstanceCount = 0
+    public var failedInstanceCount = 0
+    public var inProgressInstanceCount = 0
+    public var pendingInstanceCount = 0
+
+    public init(successfulInstanceCount: Int = 0, failedInstanceCount: Int = 0, inProgressInstanceCount: Int = 0, pendingInstanceCount: Int = 0) {
+        self.successfulInstanceCount = successfulInstanceCount
+        self.failedInstanceCount = failedInstanceCount
+        self.inProgressInstanceCount = inProgressInstanceCount
+        self.pendingInstanceCount = pendingInstanceCount
+    }
+}
+
+/// What `az vmss rolling-upgrade get-latest` prints for one rolling upgrade.
+public struct RollingUpgradeStatus: Equatable, Sendable {
+    public var location: String
+    public var policy: RollingUpgradePolicy
+    public var progress: Progress
+    public var code: RunningCode
+    /// "Start" or "Cancel".
+    public var lastAction: String
+    public var lastActionTime: Millis
+    public var startTime: Millis
+    public var error: UpgradeError?
+
+    /// The status in `get-latest`'s shape, keys sorted, `error` only when there is one, times as
+    /// ISO 8601 from the scenario epoch.
+    public func json(epoch: Int = Timestamp.defaultEpoch) -> JSON {
+        var root: [String: JSON] = [
+            "location": .string(location),
+            "policy": policy.json,
+            "progress": .object([
+                "failedInstanceCount": .int(progress.failedInstanceCount),
+                "inProgressInstanceCount": .int(progress.inProgressInstanceCount),
+                "pendingInstanceCount": .int(progress.pendingInstanceCount),
+                "successfulInstanceCount": .int(progress.successfulInstanceCount),
+            ]),
+            "runningStatus": .object([
+                "code": .string(code.rawValue),
+                "lastAction": .string(lastAction),
+                "lastActionTime": .string(Timestamp.format(lastActionTime, epoch: epoch)),
+                "startTime": .string(Timestamp.format(startTime, epoch: epoch)),
+            ]),
+            "type": .string("Microsoft.Compute/virtualMachineScaleSets/rollingUpgrades"),
+        ]
+        if let error {
+            root["error"] = .object([
+                "code": .string(error.code),
+                "message": .string(error.message),
+                "details": .array(error.details.map { .object(["code": .string($0.code), "target": .string($0.target), "message": .string($0.message)]) }),
+            ])
+        }
+        return .object(root)
+    }
+}
+
+/// Virtual times as the ISO 8601 timestamps Azure prints (`2024-01-01T00:02:00.0000000+00:00`).
+public enum Timestamp {
+    /// 2024-01-01T00:00:00Z, the default scenario epoch, in Unix seconds.
+    public static let defaultEpoch = 1_704_067_200
+
+    /// Formats `millis` after `epoch` (Unix seconds) in UTC with seven fractional digits.
+    public static func format(_ millis: Millis, epoch: Int = defaultEpoch) -> String {
+        let totalMillis = epoch * 1000 + millis
+        let seconds = Int((Double(totalMillis) / 1000).rounded(.down))
+        let fraction = totalMillis - seconds * 1000
+        var days = seconds / 86_400
+        var rest = seconds - days * 86_400
+        if rest < 0 { rest += 86_400; days -= 1 }
+        // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        var frac = String(fraction * 10_000)
+        while frac.count < 7 { frac = "0" + frac }
+        return "\(year)-\(two(month))-\(two(day))T\(two(rest / 3600)):\(two(rest / 60 % 60)):\(two(rest % 60)).\(frac)+00:00"
+    }
+}

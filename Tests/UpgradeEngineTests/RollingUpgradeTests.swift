@@ -1,0 +1,239 @@
+import UpgradeEngine
+import XCTest
+
+final class RollingUpgradeTests: XCTestCase {
+    // Seed 001: "A batch size of 20% when you have 10 instances ... results in upgrade batches with two instances each."
+    func testTenInstancesAtTwentyPercentMakeFiveBatchesOfTwo() throws {
+        let outcome = try simulate(scaleSet(10))
+        XCTAssertEqual(outcome.batches().map(\.count), [2, 2, 2, 2, 2])
+        XCTAssertEqual(Set(outcome.batches().flatMap { $0 }), Set(0..<10))
+        XCTAssertEqual(outcome.status.code, .completed)
+        XCTAssertEqual(outcome.status.progress, Progress(successfulInstanceCount: 10, failedInstanceCount: 0, inProgressInstanceCount: 0, pendingInstanceCount: 0))
+        XCTAssertTrue(outcome.simulation.instances.allSatisfy { $0.modelVersion == 2 })
+    }
+
+    func testBatchSizeRoundsDownButNeverBelowOne() {
+        XCTAssertEqual(Planner.batchSize(capacity: 10, percent: 20), 2)
+        XCTAssertEqual(Planner.batchSize(capacity: 7, percent: 20), 1)
+        XCTAssertEqual(Planner.batchSize(capacity: 3, percent: 5), 1)
+        XCTAssertEqual(Planner.batchSize(capacity: 1000, percent: 33), 330)
+    }
+
+    // Seed 001: "more than two instances in the entire scale set report back as unhealthy, the rolling upgrade stops."
+    func testThreeOfTenUnhealthyFaultBeforeTheFirstBatchWithThreeDetails() throws {
+        let outcome = try simulate(scaleSet(10), health: { vm, _ in .http(status: 200, body: wireBody([2, 5, 8].contains(vm.id) ? "Unhealthy" : "Healthy")) })
+        let status = outcome.status
+        XCTAssertEqual(status.code, .faulted)
+        XCTAssertEqual(status.error?.code, "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade")
+        XCTAssertEqual(status.error?.details, [2, 5, 8].map {
+            ErrorDetail(code: "RollingUpgradeInstanceUnhealthyError", target: "web/virtualMachines/\($0)", message: "Instance found to be unhealthy or unreachable.")
+        })
+        XCTAssertEqual(status.progress.pendingInstanceCount, 10)
+        XCTAssertEqual(outcome.count(.batchStarted), 0)
+    }
+
+    func testTwoOfTenUnhealthyIsWithinTheBudgetAndBatchesShrink() throws {
+        // 2 unhealthy of 10 at 20%: the budget (2) is used up, so each batch may take down at most
+        // one... no healthy instance beyond it; batches shrink to 1 but never below.
+        let outcome = try simulate(scaleSet(10), health: { vm, _ in .http(status: 200, body: wireBody([2, 5].contains(vm.id) && vm.modelVersion == 1 ? "Unhealthy" : "Healthy")) })
+        XCTAssertEqual(outcome.status.code, .completed)
+        XCTAssertEqual(outcome.batches().first?.count, 1)
+    }
+
+    func testUnknownCountsAsUnhealthy() throws {
+        let outcome = try simulate(scaleSet(10), health: { vm, _ in vm.id < 3 ? .noAnswer : .http(status: 200, body: wireBody()) })
+        XCTAssertEqual(outcome.status.error?.code, "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade")
+        XCTAssertEqual(outcome.status.error?.details.count, 3)
+    }
+
+    // Seeds 000 and 002: phases in numerical order, unphased instances in a last phase.
+    func testPhasesZeroAndOneThenUnphasedInThatOrder() throws {
+        let phaseOf = { (id: Int) -> Int? in id < 4 ? 1 : (id < 8 ? 0 : nil) }
+        let outcome = try simulate(scaleSet(10, { $0.updateDomainCount = 1 }), health: { vm, _ in .http(status: 200, body: wireBody(phase: phaseOf(vm.id))) })
+        XCTAssertEqual(outcome.batchPhases(), [0, 0, 1, 1, nil])
+        XCTAssertEqual(outcome.batches(), [[4, 5], [6, 7], [0, 1], [2, 3], [8, 9]])
+    }
+
+    func testBatchNeverCrossesPhase() throws {
+        // 3 instances in phase 0 with batches of 2: the phase ends with a batch of 1.
+        let outcome = try simulate(scaleSet(10, { $0.updateDomainCount = 1 }), health: { vm, _ in .http(status: 200, body: wireBody(phase: vm.id < 3 ? 0 : 1)) })
+        XCTAssertEqual(outcome.batches().map(\.count), [2, 1, 2, 2, 2, 1])
+        XCTAssertEqual(outcome.batchPhases(), [0, 0, 1, 1, 1, 1])
+    }
+
+    func testSkipUpgradeAsBoolAndAsString() throws {
+        let outcome = try simulate(scaleSet(10), health: { vm, _ in
+            .http(status: 200, body: wireBody(skip: vm.id == 1 ? "true" : (vm.id == 2 ? "\\\"true\\\"" : "false")))
+        })
+        XCTAssertEqual(outcome.summary.skipped, [1, 2])
+        XCTAssertEqual(outcome.status.progress.successfulInstanceCount, 8)
+        XCTAssertEqual(outcome.simulation.instances[1].modelVersion, 1)
+        XCTAssertEqual(outcome.simulation.instances[2].modelVersion, 1)
+    }
+
+    func testMetricsAreReadOnceWhenTheUpgradeStarts() throws {
+        // Instances change their phase after the upgrade starts: the order does not change.
+        let outcome = try simulate(scaleSet(4, {
+            $0.policy.rolling.maxBatchInstancePercent = 50
+            $0.policy.rolling.maxUnhealthyInstancePercent = 50
+            $0.updateDomainCount = 1
+        }), health: { vm, now in
+            .http(status: 200, body: wireBody(phase: now < 60_000 ? (vm.id < 2 ? 1 : 0) : (vm.id < 2 ? 0 : 1)))
+        })
+        XCTAssertEqual(outcome.batches(), [[2, 3], [0, 1]])
+    }
+
+    // SPEC §4.4: zonal without cross-zone goes zone by zone, ascending; cross-zone ignores zones.
+    func testZonalScaleSetGoesZoneByZone() throws {
+        // 9 instances at 50% make batches of 4, but a zone holds 3: one batch per zone, in order.
+        let outcome = try simulate(scaleSet(9, zones: ["1", "2", "3"], {
+            $0.policy.rolling.maxBatchInstancePercent = 50
+            $0.policy.rolling.maxUnhealthyInstancePercent = 50
+        }))
+        let zoneOf = { (id: Int) in outcome.simulation.instances[id].zone! }
+        for batch in outcome.batches() { XCTAssertEqual(Set(batch.map(zoneOf)).count, 1, "batch \(batch) crosses zones") }
+        XCTAssertEqual(outcome.batches().map { zoneOf($0[0]) }, ["1", "2", "3"])
+        XCTAssertEqual(outcome.batches(), [[0, 3, 6], [1, 4, 7], [2, 5, 8]])
+    }
+
+    func testCrossZoneUpgradeIgnoresZones() throws {
+        let outcome = try simulate(scaleSet(9, zones: ["1", "2", "3"], {
+            $0.policy.rolling.maxBatchInstancePercent = 50
+            $0.policy.rolling.maxUnhealthyInstancePercent = 50
+            $0.policy.rolling.enableCrossZoneUpgrade = true
+            $0.updateDomainCount = 1
+        }))
+        let zoneOf = { (id: Int) in outcome.simulation.instances[id].zone! }
+        XCTAssertEqual(outcome.batches().map(\.count), [4, 4, 1])
+        // Ordered by domain, then zone, then id: the first batch takes zone 1's three and one of zone 2.
+        XCTAssertEqual(outcome.batches()[0], [0, 3, 6, 1])
+        XCTAssertEqual(Set(outcome.batches()[0].map(zoneOf)), ["1", "2"])
+    }
+
+    func testRegionalBatchNeverCrossesUpdateDomain() throws {
+        // 10 instances over 5 update domains (2 each), batches of 4 at 40%: one domain per batch.
+        let outcome = try simulate(scaleSet(10, { $0.policy.rolling.maxBatchInstancePercent = 40 }))
+        let udOf = { (id: Int) in outcome.simulation.instances[id].updateDomain }
+        XCTAssertEqual(outcome.batches().map { Set($0.map(udOf)).count }, [1, 1, 1, 1, 1])
+        XCTAssertEqual(outcome.batches().map { udOf($0[0]) }, [0, 1, 2, 3, 4])
+    }
+
+    func testPrioritizeUnhealthyGoesFirstWithinEachPhase() throws {
+        let outcome = try simulate(scaleSet(10, {
+            $0.policy.rolling.prioritizeUnhealthyInstances = true
+            $0.updateDomainCount = 1
+        }), health: { vm, _ in
+            .http(status: 200, body: wireBody(vm.id == 9 && vm.modelVersion == 1 ? "Unhealthy" : "Healthy", phase: vm.id < 5 ? 0 : 1))
+        })
+        // Phases win: 9 is unhealthy but in phase 1, so it leads phase 1, not the upgrade. While it
+        // is unhealthy it uses one of the two unhealthy places, so phase 0's batches shrink to 1.
+        XCTAssertEqual(outcome.batches(), [[0], [1], [2], [3], [4], [9], [5, 6], [7, 8]])
+    }
+
+    func testPostBatchBreachFaultsAndNamesTheFirstFailedInstance() throws {
+        // Upgraded instances 0–3 come back Unhealthy. Batch 1 ([0, 1]) leaves 2 of 10 bad, which
+        // 20% allows; those 2 use the unhealthy budget, so batch 2 shrinks to [2]: 3 of 10 > 20%.
+        let outcome = try simulate(scaleSet(10, { $0.updateDomainCount = 1 }), health: { vm, _ in
+            .http(status: 200, body: wireBody(vm.modelVersion == 2 && vm.id < 4 ? "Unhealthy" : "Healthy"))
+        })
+        XCTAssertEqual(outcome.status.code, .faulted)
+        XCTAssertEqual(outcome.status.error?.code, "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade")
+        XCTAssertTrue(outcome.status.error!.message.contains("The first failed instance is web/virtualMachines/0."), outcome.status.error!.message)
+        XCTAssertEqual(outcome.batches().count, 2)
+        XCTAssertEqual(outcome.batches(), [[0, 1], [2]])
+        XCTAssertEqual(outcome.status.error?.details.map(\.target), ["web/virtualMachines/0", "web/virtualMachines/1", "web/virtualMachines/2"])
+        XCTAssertEqual(outcome.status.progress, Progress(successfulInstanceCount: 0, failedInstanceCount: 3, inProgressInstanceCount: 0, pendingInstanceCount: 7))
+    }
+
+    func testRollbackOnBreachReturnsFailedInstancesToThePreviousModel() throws {
+        let outcome = try simulate(scaleSet(10, {
+            $0.updateDomainCount = 1
+            $0.policy.rolling.rollbackFailedInstancesOnPolicyBreach = true
+        }), health: { vm, _ in
+            .http(status: 200, body: wireBody(vm.modelVersion == 2 && vm.id < 4 ? "Unhealthy" : "Healthy"))
+        })
+        XCTAssertEqual(outcome.status.code, .faulted)
+        XCTAssertEqual(outcome.count(.rollbackStarted), 3)
+        XCTAssertEqual(outcome.simulation.instances.map(\.modelVersion), Array(repeating: 1, count: 10))
+    }
+
+    func testFailedOperationCountsAsFailed() throws {
+        let outcome = try simulate(scaleSet(10, { $0.policy.rolling.maxUnhealthyUpgradedInstancePercent = 50 }),
+                                   faults: { op, vm, _ in op == .upgrade && vm.id == 3 ? OperationOutcome(fail: true) : nil })
+        XCTAssertEqual(outcome.status.code, .completed)
+        XCTAssertEqual(outcome.status.progress.failedInstanceCount, 1)
+        XCTAssertEqual(outcome.simulation.instances[3].modelVersion, 1)
+    }
+
+    func testPauseBetweenBatchesButNotAfterTheLast() throws {
+        // Defaults: in-place? no: image is disruptive, 120 s per batch; 5 batches, 4 pauses of 10 s.
+        let outcome = try simulate(scaleSet(10, { $0.policy.rolling.pauseTimeBetweenBatches = 10_000 }))
+        XCTAssertEqual(outcome.count(.pause), 4)
+        let started = outcome.events.first { $0.kind == .upgradeStarted }!.time
+        let completed = outcome.events.first { $0.kind == .upgradeCompleted }!.time
+        XCTAssertEqual(completed - started, 5 * 120_000 + 4 * 10_000)
+    }
+
+    func testCancelMidwayThenRestartByGenericModelUpdate() throws {
+        let outcome = try simulate(scaleSet(10), actions: [
+            (60_000, { try $0.updateModel(["image": "v2"]) }),
+            (250_000, { try $0.cancelRollingUpgrade() }),
+            (400_000, { try $0.updateModel([:]) }),
+        ])
+        let cancelled = outcome.events.first { $0.kind == .upgradeCancelled }!
+        XCTAssertEqual(cancelled.time, 250_000)
+        // Batch 1 ran 60–180 s, batch 2 was in flight at 250 s and finished at 300 s; the restart
+        // at 400 s upgraded the other 6.
+        XCTAssertEqual(outcome.count(.upgradeStarted), 2)
+        XCTAssertEqual(outcome.status.code, .completed)
+        XCTAssertEqual(outcome.status.startTime, 400_000)
+        XCTAssertEqual(outcome.status.progress.successfulInstanceCount, 6)
+        XCTAssertTrue(outcome.simulation.instances.allSatisfy { $0.modelVersion == 2 })
+    }
+
+    func testCancelStatusAndCancelWithNothingRunning() throws {
+        var statusAfterCancel: RollingUpgradeStatus?
+        let outcome = try simulate(scaleSet(10), actions: [
+            (0, { sim in XCTAssertThrowsError(try sim.cancelRollingUpgrade()) { XCTAssertEqual("\($0)", "There is no ongoing Rolling Upgrade to cancel.") } }),
+            (60_000, { try $0.updateModel(["image": "v2"]) }),
+            (100_000, { try $0.cancelRollingUpgrade() }),
+            (100_001, { statusAfterCancel = $0.status }),
+        ])
+        XCTAssertEqual(statusAfterCancel?.code, .cancelled)
+        XCTAssertEqual(statusAfterCancel?.lastAction, "Cancel")
+        XCTAssertEqual(statusAfterCancel?.lastActionTime, 100_000)
+        XCTAssertEqual(statusAfterCancel?.progress.inProgressInstanceCount, 2)
+        XCTAssertEqual(outcome.status.progress, Progress(successfulInstanceCount: 2, failedInstanceCount: 0, inProgressInstanceCount: 0, pendingInstanceCount: 8))
+        XCTAssertEqual(outcome.count(.batchStarted), 1)
+    }
+
+    func testModelUpdateDuringAnUpgradeSupersedesIt() throws {
+        let outcome = try simulate(scaleSet(10), actions: [
+            (60_000, { try $0.updateModel(["image": "v2"]) }),
+            (200_000, { try $0.updateModel(["image": "v3"]) }),
+        ])
+        XCTAssertEqual(outcome.count(.upgradeStarted), 2)
+        // The second upgrade starts when batch 2's operations (started at 180 s) end at 300 s.
+        XCTAssertEqual(outcome.events.filter { $0.kind == .upgradeStarted }.map(\.time), [60_000, 300_000])
+        XCTAssertEqual(outcome.status.code, .completed)
+        XCTAssertTrue(outcome.simulation.instances.allSatisfy { $0.modelVersion == 3 })
+        XCTAssertEqual(outcome.status.progress.successfulInstanceCount, 10)
+    }
+
+    func testProtectedInstancesAreNeverTouched() throws {
+        let outcome = try simulate(scaleSet(10, { $0.protected = [7]; $0.protectedFromScaleIn = [3] }))
+        XCTAssertEqual(outcome.summary.protected, [7])
+        XCTAssertEqual(outcome.simulation.instances[7].modelVersion, 1)
+        XCTAssertEqual(outcome.simulation.instances[3].modelVersion, 2)
+        XCTAssertEqual(outcome.status.progress.successfulInstanceCount, 9)
+    }
+
+    func testSameInputsGiveTheSameEventsByteForByte() throws {
+        let run = { try simulate(scaleSet(12, zones: ["1", "2"]), health: { vm, now in
+            .http(status: 200, body: wireBody((vm.id + now / 5000) % 7 == 0 ? "Unhealthy" : "Healthy", phase: vm.id % 3))
+        }).events.map(\.jsonLine).joined(separator: "\n") }
+        let first = try run(), second = try run()
+        XCTAssertEqual(first, second)
+        XCTAssertGreaterThan(first.count, 1000)
+    }
+}
