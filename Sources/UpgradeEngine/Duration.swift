@@ -8,7 +8,7 @@ public enum ISODuration {
     /// Returns milliseconds, or a sentence saying what is wrong.
     public static func parse(_ text: String) -> Result<Millis, DurationError> {
         var rest = Substring(text)
-        guard rest.first == "P" || rest.first == "p" else { return .failure(.init(text, "must start with 'P'")) }
+        guard rest.first == "P" || rest.first == "p" else { return .failure(.init(text, "it must start with 'P'")) }
         rest = rest.dropFirst()
         var total = 0.0
         var inTime = false
@@ -16,14 +16,14 @@ public enum ISODuration {
         var sawFraction = false
         while !rest.isEmpty {
             if rest.first == "T" || rest.first == "t" {
-                guard !inTime else { return .failure(.init(text, "has a second 'T'")) }
+                guard !inTime else { return .failure(.init(text, "it has a second 'T'")) }
                 inTime = true
                 rest = rest.dropFirst()
-                guard !rest.isEmpty else { return .failure(.init(text, "has 'T' with no hours, minutes or seconds after it")) }
+                guard !rest.isEmpty else { return .failure(.init(text, "it has 'T' with no hours, minutes or seconds after it")) }
                 continue
             }
             let number = rest.prefix(while: { $0.isASCII && ($0.isNumber || $0 == "." || $0 == ",") })
-            guard !number.isEmpty else { return .failure(.init(text, "expected a number at '\(rest)'")) }
+            guard !number.isEmpty else { return .failure(.init(text, "a number was expected at '\(rest)'")) }
             rest = rest.dropFirst(number.count)
             guard let unit = rest.first else { return .failure(.init(text, "number \(number) has no unit")) }
             rest = rest.dropFirst()
@@ -46,8 +46,8 @@ public enum ISODuration {
             total += value * seconds
             sawPart = true
         }
-        guard sawPart else { return .failure(.init(text, "has no parts")) }
-        guard total < 1e12 else { return .failure(.init(text, "is too long")) }
+        guard sawPart else { return .failure(.init(text, "it has no parts")) }
+        guard total < 1e12 else { return .failure(.init(text, "it is too long")) }
         return .success(Millis((total * 1000).rounded()))
     }
 
@@ -90,5 +90,5 @@ public struct DurationError: Error, Equatable, CustomStringConvertible {
         self.text = text
         self.problem = problem
     }
-    public var description: String { "'\(text)' is not an ISO 8601 duration: it \(problem)" }
+    public var description: String { "'\(text)' is not an ISO 8601 duration: \(problem)" }
 }

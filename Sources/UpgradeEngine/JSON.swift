@@ -10,17 +10,22 @@ public enum JSON: Equatable, Sendable {
     case string(String)
     case array([JSON])
     case object([String: JSON])
+    /// An object whose keys print in the given order (for outputs with a documented order).
+    case ordered([JSONField])
 
     /// The members of an object.
     public var object: [String: JSON]? {
-        if case .object(let o) = self { return o }
-        return nil
+        switch self {
+        case .object(let o): return o
+        case .ordered(let fields): return Dictionary(fields.map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
+        default: return nil
+        }
     }
 
     /// The member whose key equals `key` ignoring case (ARM and the health extension match keys
     /// that way); the exact spelling wins when several match.
     public func member(_ key: String) -> JSON? {
-        guard case .object(let o) = self else { return nil }
+        guard let o = object else { return nil }
         if let exact = o[key] { return exact }
         let lowered = key.lowercased()
         return o.keys.sorted().first { $0.lowercased() == lowered }.flatMap { o[$0] }
@@ -34,8 +39,18 @@ public enum JSON: Equatable, Sendable {
         case .int, .double: return "a number"
         case .string: return "a string"
         case .array: return "an array"
-        case .object: return "an object"
+        case .object, .ordered: return "an object"
         }
+    }
+}
+
+/// One member of an ordered JSON object.
+public struct JSONField: Equatable, Sendable {
+    public var key: String
+    public var value: JSON
+    public init(_ key: String, _ value: JSON) {
+        self.key = key
+        self.value = value
     }
 }
 
@@ -132,18 +147,24 @@ extension JSON {
             if pretty { out += "\n" + String(repeating: " ", count: indent) }
             out += "]"
         case .object(let members):
-            if members.isEmpty { out += "{}"; return }
-            out += "{"
-            for (i, key) in members.keys.sorted().enumerated() {
-                if i > 0 { out += "," }
-                if pretty { out += "\n" + String(repeating: " ", count: indent + 2) }
-                JSON.writeString(key, into: &out)
-                out += pretty ? ": " : ":"
-                members[key]!.write(into: &out, pretty: pretty, indent: indent + 2)
-            }
-            if pretty { out += "\n" + String(repeating: " ", count: indent) }
-            out += "}"
+            JSON.writeFields(members.keys.sorted().map { JSONField($0, members[$0]!) }, into: &out, pretty: pretty, indent: indent)
+        case .ordered(let fields):
+            JSON.writeFields(fields, into: &out, pretty: pretty, indent: indent)
         }
+    }
+
+    private static func writeFields(_ fields: [JSONField], into out: inout String, pretty: Bool, indent: Int) {
+        if fields.isEmpty { out += "{}"; return }
+        out += "{"
+        for (i, field) in fields.enumerated() {
+            if i > 0 { out += "," }
+            if pretty { out += "\n" + String(repeating: " ", count: indent + 2) }
+            JSON.writeString(field.key, into: &out)
+            out += pretty ? ": " : ":"
+            field.value.write(into: &out, pretty: pretty, indent: indent + 2)
+        }
+        if pretty { out += "\n" + String(repeating: " ", count: indent) }
+        out += "}"
     }
 
     static func writeString(_ s: String, into out: inout String) {

@@ -38,7 +38,8 @@ public struct PlannedInstance: Equatable, Sendable {
     public var unhealthy: Bool
 
     var json: JSON {
-        .object(["id": .int(id), "zone": zone.map(JSON.string) ?? .null, "faultDomain": .int(faultDomain), "updateDomain": .int(updateDomain)])
+        .ordered([JSONField("id", .int(id)), JSONField("zone", zone.map(JSON.string) ?? .null),
+                  JSONField("faultDomain", .int(faultDomain)), JSONField("updateDomain", .int(updateDomain))])
     }
 }
 
@@ -57,12 +58,15 @@ public struct UpgradePlan: Equatable, Sendable {
     /// Instances with `protectFromScaleSetActions`.
     public var protected: [Int]
 
-    /// `{"batches":[{"phase":0,"instances":[…]}],"skipped":[…],"protected":[…]}`.
+    /// `{"batches":[{"phase":0,"instances":[{"id":3,"zone":"1","faultDomain":0,"updateDomain":0}]}],"skipped":[4],"protected":[7]}`,
+    /// keys in that documented order.
     public var json: JSON {
-        .object([
-            "batches": .array(batches.map { .object(["phase": $0.phase.map(JSON.int) ?? .null, "instances": .array($0.instances.map(\.json))]) }),
-            "skipped": .array(skipped.map(JSON.int)),
-            "protected": .array(protected.map(JSON.int)),
+        .ordered([
+            JSONField("batches", .array(batches.map {
+                .ordered([JSONField("phase", $0.phase.map(JSON.int) ?? .null), JSONField("instances", .array($0.instances.map(\.json)))])
+            })),
+            JSONField("skipped", .array(skipped.map(JSON.int))),
+            JSONField("protected", .array(protected.map(JSON.int))),
         ])
     }
 }

@@ -69,9 +69,11 @@ extension Simulation {
         }
     }
 
-    /// The batches a rolling upgrade started now would run, without running time.
-    public func planNow() throws -> UpgradePlan {
-        let inputs = try planInputs()
+    /// The batches a rolling upgrade started now would run, without running time. With
+    /// `assumingModelChange`, every instance counts as out of date (as if the model changed now).
+    public func planNow(assumingModelChange: Bool = false) throws -> UpgradePlan {
+        var inputs = try planInputs()
+        if assumingModelChange { for i in inputs.indices { inputs[i].upToDate = false } }
         return Planner.plan(inputs, capacity: inputs.count, zonal: !definition.zones.isEmpty,
                             orchestration: definition.orchestration, faultDomains: definition.effectiveFaultDomains,
                             policy: definition.policy.rolling)

@@ -1,0 +1,143 @@
+import UpgradeEngine
+import XCTest
+
+final class HealthTests: XCTestCase {
+    let rich = HealthExtensionSettings(protocol: .http, port: 8000, requestPath: "/health")
+
+    func testRichStatesFromStatusAndBody() {
+        XCTAssertEqual(rich.evaluate(.http(status: 200, body: #"{"applicationHealthState": "Healthy"}"#)).state, .healthy)
+        XCTAssertEqual(rich.evaluate(.http(status: 204, body: #"{"ApplicationHealthState": "Unhealthy"}"#)).state, .unhealthy)
+        XCTAssertEqual(rich.evaluate(.http(status: 503, body: #"{"applicationHealthState": "Healthy"}"#)).state, .unknown)
+        XCTAssertEqual(rich.evaluate(.noAnswer).state, .unknown)
+    }
+
+    func testMalformedBodiesOfEveryKindGiveUnknownNeverACrash() {
+        let bodies: [(String, WireDiagnostic.Kind)] = [
+            ("", .bodyNotJSON), ("not json", .bodyNotJSON), ("[1, 2]", .bodyNotObject), ("\"Healthy\"", .bodyNotObject),
+            ("{}", .stateMissing), (#"{"applicationHealthState": "healthy"}"#, .stateUnknown),
+            (#"{"applicationHealthState": 1}"#, .stateUnknown), (#"{"applicationHealthState": null}"#, .stateUnknown),
+            (String(repeating: "[", count: 10_000), .bodyNotJSON), (String(repeating: "[", count: 100_000), .bodyTooLarge), (String(repeating: " ", count: 70_000) + "{}", .bodyTooLarge),
+            ("{\"applicationHealthState\": \"Healthy\"", .bodyNotJSON), ("\u{FEFF}\u{0}{", .bodyNotJSON),
+        ]
+        for (body, kind) in bodies {
+            let result = rich.evaluate(.http(status: 200, body: body))
+            XCTAssertEqual(result.state, .unknown, body.prefix(40).description)
+            XCTAssertEqual(result.diagnostics.first?.kind, kind, body.prefix(40).description)
+        }
+    }
+
+    func testCustomMetricsStringFormWithCaseInsensitiveKeys() {
+        let body = #"{"applicationHealthState": "Healthy", "customMetrics": "{\"RollingUpgrade\": {\"phaseOrderingNumber\": 2, \"skipupgrade\": \"false\"}}"}"#
+        let result = rich.evaluate(.http(status: 200, body: body))
+        XCTAssertEqual(result.state, .healthy)
+        XCTAssertEqual(result.metrics, CustomMetrics(phase: 2, skipUpgrade: false))
+        XCTAssertEqual(result.diagnostics, [])
+    }
+
+    func testCustomMetricsAsObjectWarnsAndStrictWireJudgesLikeAzure() {
+        // Seed 002's sample servers send CustomMetrics as an object.
+        let body = #"{"ApplicationHealthState": "Healthy", "CustomMetrics": {"RollingUpgrade": {"PhaseOrderingNumber": 0}}}"#
+        let lenient = rich.evaluate(.http(status: 200, body: body))
+        XCTAssertEqual(lenient.state, .healthy)
+        XCTAssertEqual(lenient.metrics?.phase, 0)
+        XCTAssertEqual(lenient.diagnostics.map(\.kind), [.metricsAsObject])
+        let strict = rich.evaluate(.http(status: 200, body: body), strictWire: true)
+        XCTAssertEqual(strict.state, .unknown)
+        XCTAssertNil(strict.metrics)
+        // A script's table is not wire form: no warning.
+        let table = rich.evaluate(.structured(state: "Healthy", metrics: .object(.object(["rollingUpgrade": .object(["PhaseOrderingNumber": .int(1)])]))))
+        XCTAssertEqual(table.metrics?.phase, 1)
+        XCTAssertEqual(table.diagnostics, [])
+    }
+
+    func testBadMetricsLeaveHealthAloneAndGiveNoPhaseNoSkip() {
+        let cases: [(String, WireDiagnostic.Kind)] = [
+            ("not json", .metricsNotJSON), ("[1]", .metricsNotObject), ("{}", .metricsEmpty), (#"{"other": 1}"#, .metricsNoRollingUpgrade),
+            (#"{"rollingUpgrade": {"PhaseOrderingNumber": -1}}"#, .metricsBadPhase), (#"{"rollingUpgrade": {"PhaseOrderingNumber": 1.5}}"#, .metricsBadPhase),
+            (#"{"rollingUpgrade": {"SkipUpgrade": "yes"}}"#, .metricsBadSkip),
+        ]
+        for (metrics, kind) in cases {
+            let result = rich.evaluate(.structured(state: "Healthy", metrics: .string(metrics)))
+            XCTAssertEqual(result.state, .healthy, metrics)
+            XCTAssertNil(result.metrics, metrics)
+            XCTAssertEqual(result.diagnostics.map(\.kind), [kind], metrics)
+        }
+    }
+
+    func testCustomMetricsRefusedWithBinaryStatesOrTcp() {
+        let binary = HealthExtensionSettings(protocol: .http, port: 80, requestPath: "/", typeHandlerVersion: "1.0")
+        let result = binary.evaluate(.http(status: 200, body: #"{"customMetrics": "{\"rollingUpgrade\": {\"PhaseOrderingNumber\": 1}}"}"#))
+        XCTAssertEqual(result.state, .healthy)
+        XCTAssertNil(result.metrics)
+        XCTAssertEqual(result.diagnostics.map(\.kind), [.metricsRefused])
+        XCTAssertEqual(binary.evaluate(.http(status: 500, body: "")).state, .unhealthy)
+        let tcp = HealthExtensionSettings(protocol: .tcp, port: 22)
+        XCTAssertEqual(tcp.evaluate(.tcp(connected: true)).state, .healthy)
+        XCTAssertEqual(tcp.evaluate(.tcp(connected: false)).state, .unhealthy)
+        XCTAssertEqual(tcp.evaluate(.structured(state: nil, metrics: .string("{}"))).diagnostics.map(\.kind), [.metricsRefused])
+    }
+
+    func testGraceExpiryTurnsInitializingIntoUnknown() {
+        // http, 5 s interval, 1 probe, grace 30 s: only Unknown answers, so grace ends it as Unknown.
+        var tracker = HealthTracker(settings: HealthExtensionSettings(protocol: .http, requestPath: "/", gracePeriod: 30), startedAt: 0)
+        for t in stride(from: 0, to: 30_000, by: 5_000) { XCTAssertFalse(tracker.record(.unknown, at: t)) }
+        XCTAssertEqual(tracker.state, .initializing)
+        XCTAssertTrue(tracker.record(.unknown, at: 30_000))
+        XCTAssertEqual(tracker.state, .unknown)
+        // tcp's grace ends as Unhealthy.
+        var tcp = HealthTracker(settings: HealthExtensionSettings(protocol: .tcp, port: 22, gracePeriod: 10), startedAt: 0)
+        XCTAssertTrue(tcp.expireGrace(at: 10_000))
+        XCTAssertEqual(tcp.state, .unhealthy)
+    }
+
+    func testThreeProbesNeededAndFlappingNeverCommits() {
+        let settings = HealthExtensionSettings(protocol: .http, requestPath: "/", numberOfProbes: 3, gracePeriod: 600)
+        var tracker = HealthTracker(settings: settings, startedAt: 0)
+        let flapping: [HealthState] = [.healthy, .unhealthy, .healthy, .unhealthy, .healthy, .healthy]
+        for (i, result) in flapping.enumerated() { tracker.record(result, at: i * 5_000) }
+        XCTAssertEqual(tracker.state, .initializing)
+        XCTAssertTrue(tracker.record(.healthy, at: 30_000))
+        XCTAssertEqual(tracker.state, .healthy)
+        // Two Unhealthy then a Healthy: still Healthy; three in a row: Unhealthy.
+        tracker.record(.unhealthy, at: 35_000)
+        tracker.record(.unhealthy, at: 40_000)
+        tracker.record(.healthy, at: 45_000)
+        XCTAssertEqual(tracker.state, .healthy)
+        for t in [50_000, 55_000] { XCTAssertFalse(tracker.record(.unhealthy, at: t)) }
+        XCTAssertTrue(tracker.record(.unhealthy, at: 60_000))
+        XCTAssertEqual(tracker.state, .unhealthy)
+    }
+
+    func testDuringGraceTheExpiryStateDoesNotCount() {
+        var tracker = HealthTracker(settings: HealthExtensionSettings(protocol: .http, requestPath: "/", numberOfProbes: 2, gracePeriod: 60), startedAt: 0)
+        tracker.record(.healthy, at: 0)
+        tracker.record(.unknown, at: 5_000)   // resets the streak
+        tracker.record(.healthy, at: 10_000)
+        XCTAssertEqual(tracker.state, .initializing)
+        tracker.record(.healthy, at: 15_000)
+        XCTAssertEqual(tracker.state, .healthy)
+    }
+
+    func testSettingsValidationReportsEveryProblem() {
+        let settings = HealthExtensionSettings(protocol: .http, port: 70_000, requestPath: "", intervalInSeconds: 60, numberOfProbes: 5, gracePeriod: 3)
+        let problems = settings.validate().problems.map(\.description)
+        XCTAssertEqual(problems, [
+            "healthExtension.port: 70000 is out of range; allowed 1–65535",
+            "healthExtension.requestPath: is required for protocol http",
+            "healthExtension.numberOfProbes: intervalInSeconds × numberOfProbes is 300; allowed at most 240 seconds",
+            "healthExtension.gracePeriod: 3 is out of range; allowed 5–14400 (seconds)",
+        ])
+        XCTAssertEqual(HealthExtensionSettings(protocol: .http, requestPath: "/", gracePeriod: 9000).validate().warnings.count, 1)
+        XCTAssertThrowsError(try HealthExtensionSettings.parse(.object(["protocol": .string("tcp"), "requestPath": .string("/x")]))) { error in
+            XCTAssertEqual("\(error)", """
+                2 problems:
+                  - healthExtension.requestPath: is not allowed with protocol tcp
+                  - healthExtension.port: is required for protocol tcp
+                """)
+        }
+    }
+
+    func testDefaultGracePeriodIsIntervalTimesProbes() {
+        XCTAssertEqual(HealthExtensionSettings(protocol: .http, requestPath: "/", intervalInSeconds: 10, numberOfProbes: 3).gracePeriod, 30)
+    }
+}

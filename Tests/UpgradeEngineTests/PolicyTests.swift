@@ -1,0 +1,68 @@
+import UpgradeEngine
+import XCTest
+
+final class PolicyTests: XCTestCase {
+    func testParsesSeedExampleWithMaxSurgeAsString() throws {
+        // Seed 001's ARM example, with "MaxSurge": "false" as a string and capitalised.
+        let policy = try UpgradePolicy.parse(json: """
+            {"properties": {"upgradePolicy": {"mode": "rolling", "rollingUpgradePolicy": {
+              "maxBatchInstancePercent": 20, "maxUnhealthyInstancePercent": 20,
+              "maxUnhealthyUpgradedInstancePercent": 20, "pauseTimeBetweenBatches": "PT2S", "MaxSurge": "false"}}}}
+            """)
+        XCTAssertEqual(policy.mode, .rolling)
+        XCTAssertEqual(policy.rolling.pauseTimeBetweenBatches, 2_000)
+        XCTAssertFalse(policy.rolling.maxSurge)
+        XCTAssertTrue(try UpgradePolicy.parse(json: #"{"rollingUpgradePolicy": {"MaxSurge": "true"}}"#).rolling.maxSurge)
+    }
+
+    func testDefaultsMatchTheSpec() throws {
+        let rolling = try UpgradePolicy.parse(json: #"{"mode": "Manual"}"#).rolling
+        XCTAssertEqual(rolling, RollingUpgradePolicy())
+        XCTAssertEqual([rolling.maxBatchInstancePercent, rolling.maxUnhealthyInstancePercent, rolling.maxUnhealthyUpgradedInstancePercent], [20, 20, 20])
+        XCTAssertEqual(rolling.pauseTimeBetweenBatches, 0)
+    }
+
+    func testEveryProblemIsReportedAtOnce() {
+        XCTAssertThrowsError(try UpgradePolicy.parse(json: """
+            {"mode": "Sometimes", "rollingUpgradePolicy": {"maxBatchInstancePercent": 3, "maxUnhealthyInstancePercent": "20",
+             "maxUnhealthyUpgradedInstancePercent": 101, "pauseTimeBetweenBatches": "P1Y", "maxSurge": 1, "colour": "blue"}}
+            """)) { error in
+            XCTAssertEqual((error as! ValidationFailure).problems.map(\.description), [
+                "upgradePolicy.mode: \"Sometimes\" is not a mode; allowed Automatic, Manual, Rolling",
+                "upgradePolicy.rollingUpgradePolicy.colour: unknown field; allowed maxBatchInstancePercent, maxUnhealthyInstancePercent, maxUnhealthyUpgradedInstancePercent, pauseTimeBetweenBatches, prioritizeUnhealthyInstances, enableCrossZoneUpgrade, maxSurge, rollbackFailedInstancesOnPolicyBreach",
+                "upgradePolicy.rollingUpgradePolicy.maxBatchInstancePercent: 3 is out of range; allowed 5–100 (percent)",
+                "upgradePolicy.rollingUpgradePolicy.maxUnhealthyInstancePercent: \"20\" is a string; allowed a whole number 5–100 (percent)",
+                "upgradePolicy.rollingUpgradePolicy.maxUnhealthyUpgradedInstancePercent: 101 is out of range; allowed 0–100 (percent)",
+                "upgradePolicy.rollingUpgradePolicy.pauseTimeBetweenBatches: 'P1Y' is not an ISO 8601 duration: years, months and weeks are not allowed (their length varies); use days, hours, minutes, seconds; allowed PnDTnHnMnS, e.g. PT2S or PT1M30S",
+                "upgradePolicy.rollingUpgradePolicy.maxSurge: 1 is not a boolean; allowed true or false (or the strings \"true\", \"false\")",
+            ])
+        }
+    }
+
+    func testMalformedJSONIsAProblemNotACrash() {
+        for text in ["", "{", "[]", "null", String(repeating: "{\"a\":", count: 5000)] {
+            XCTAssertThrowsError(try UpgradePolicy.parse(json: text), text.prefix(20).description)
+        }
+    }
+
+    func testDurations() {
+        XCTAssertEqual(try ISODuration.parse("PT2S").get(), 2_000)
+        XCTAssertEqual(try ISODuration.parse("PT1M30S").get(), 90_000)
+        XCTAssertEqual(try ISODuration.parse("P1DT2H").get(), 93_600_000)
+        XCTAssertEqual(try ISODuration.parse("PT0.5S").get(), 500)
+        XCTAssertEqual(try ISODuration.parse("PT1.5M").get(), 90_000)
+        for bad in ["PT", "P1Y", "2S", "P", "PT1.5M2S", "PT-1S", "PTS", "P1H"] {
+            XCTAssertThrowsError(try ISODuration.parse(bad).get(), bad)
+        }
+        XCTAssertEqual(ISODuration.format(0), "PT0S")
+        XCTAssertEqual(ISODuration.format(90_000), "PT1M30S")
+        XCTAssertEqual(ISODuration.format(500), "PT0.5S")
+        XCTAssertEqual(ISODuration.format(93_600_000), "P1DT2H")
+    }
+
+    func testTimestampsFromTheScenarioEpoch() {
+        XCTAssertEqual(Timestamp.format(0), "2024-01-01T00:00:00.0000000+00:00")
+        XCTAssertEqual(Timestamp.format(61_250), "2024-01-01T00:01:01.2500000+00:00")
+        XCTAssertEqual(Timestamp.format(60 * 86_400_000), "2024-03-01T00:00:00.0000000+00:00")
+    }
+}

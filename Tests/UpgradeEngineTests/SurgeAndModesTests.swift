@@ -1,0 +1,189 @@
+import UpgradeEngine
+import XCTest
+
+final class SurgeAndModesTests: XCTestCase {
+    // Seed 001 / SPEC §5: new instances first, old ones deleted once the new are healthy.
+    func testMaxSurgeNeverDropsBelowCapacity() throws {
+        var fewest = Int.max
+        let sim = try Simulation(scaleSet(10, { $0.policy.rolling.maxSurge = true }), health: AlwaysHealthy())
+        var present: Set<Int> = Set(0..<10)
+        var created = 0, deleted = 0
+        sim.onEvent = { event in
+            switch event.kind {
+            case .operationFinished where event.detail.hasPrefix("create") && event.detail.hasSuffix("succeeded"):
+                present.insert(event.instance!)
+                created += 1
+            case .instanceDeleted:
+                present.remove(event.instance!)
+                deleted += 1
+                fewest = min(fewest, present.count)
+            default: break
+            }
+        }
+        sim.schedule(at: 60_000, name: "update") { try $0.updateModel(["image": "v2"]) }
+        let summary = try sim.run()
+        XCTAssertEqual(summary.status?.code, .completed)
+        XCTAssertEqual(created, 10)
+        XCTAssertEqual(deleted, 10)
+        XCTAssertEqual(fewest, 10)
+        let live = sim.instances.filter { $0.lifecycle != .deleted }
+        XCTAssertEqual(live.map(\.id), Array(10..<20))
+        XCTAssertTrue(live.allSatisfy { $0.modelVersion == 2 })
+        XCTAssertEqual(summary.availability?.lowestHealthy, 10)
+    }
+
+    func testMaxSurgeReplacementsTakeTheZoneAndDomainsOfTheOldInstances() throws {
+        let outcome = try simulate(scaleSet(6, zones: ["1", "2", "3"], { $0.policy.rolling.maxSurge = true }))
+        let all = outcome.simulation.instances
+        for new in all where new.id >= 6 {
+            let event = outcome.events.first { $0.kind == .surgeCreated && $0.instance == new.id }!
+            let oldID = Int(event.detail.components(separatedBy: "web_").last!)!
+            XCTAssertEqual(new.zone, all[oldID].zone)
+            XCTAssertEqual(new.faultDomain, all[oldID].faultDomain)
+            XCTAssertEqual(new.updateDomain, all[oldID].updateDomain)
+        }
+    }
+
+    func testMaxSurgeFallsBackInPlaceAtTheQuota() throws {
+        // Quota 11: a batch of 2 new instances would make 12, so every batch upgrades in place.
+        let outcome = try simulate(scaleSet(10, { $0.policy.rolling.maxSurge = true; $0.quota = 11 }))
+        XCTAssertEqual(outcome.count(.surgeFallback), 5)
+        XCTAssertEqual(outcome.count(.surgeCreated), 0)
+        XCTAssertEqual(outcome.status.code, .completed)
+        XCTAssertTrue(outcome.simulation.instances.allSatisfy { $0.modelVersion == 2 })
+    }
+
+    func testUnhealthySurgeInstanceCountsAsFailedAndItsOldCounterpartStays() throws {
+        let outcome = try simulate(scaleSet(10, { $0.policy.rolling.maxSurge = true }), health: { vm, _ in
+            .http(status: 200, body: wireBody(vm.id == 10 ? "Unhealthy" : "Healthy"))
+        })
+        // Instance 10 replaces 0 in batch 1 and reports Unhealthy: 0 stays, 10 is deleted.
+        XCTAssertEqual(outcome.status.progress.failedInstanceCount, 1)
+        XCTAssertEqual(outcome.simulation.instances[0].lifecycle, .running)
+        XCTAssertEqual(outcome.simulation.instances[0].modelVersion, 1)
+        XCTAssertEqual(outcome.simulation.instances[10].lifecycle, .deleted)
+        XCTAssertEqual(outcome.status.code, .completed)
+    }
+
+    func testAutomaticModeUpgradesEveryInstanceAtOnce() throws {
+        let outcome = try simulate(scaleSet(10, mode: .automatic, { $0.protected = [4] }))
+        let starts = outcome.events.filter { $0.kind == .operationStarted }
+        XCTAssertEqual(starts.count, 9)
+        XCTAssertEqual(Set(starts.map(\.time)), [60_000])
+        XCTAssertNil(outcome.summary.status)
+        XCTAssertEqual(outcome.simulation.instances.filter { $0.modelVersion == 2 }.count, 9)
+        // No thresholds: every instance was down at once.
+        XCTAssertEqual(outcome.summary.availability?.lowestHealthy, 1)
+    }
+
+    func testManualModeChangesNothingUntilAManualUpgrade() throws {
+        let outcome = try simulate(scaleSet(10, mode: .manual, { $0.protected = [7] }), actions: [
+            (60_000, { try $0.updateModel(["image": "v2"]) }),
+            (100_000, { try $0.manualUpgrade(ids: [1, 2]) }),
+            (200_000, { try $0.manualUpgrade(ids: [3, 7]) }),
+            (300_000, { try $0.scale(to: 12) }),
+        ])
+        let versions = outcome.simulation.instances.map(\.modelVersion)
+        XCTAssertEqual(versions, [1, 2, 2, 1, 1, 1, 1, 1, 1, 1, 2, 2])
+        let refused = outcome.events.first { $0.kind == .actionFailed }!
+        XCTAssertTrue(refused.detail.contains("web/virtualMachines/7 is protected"), refused.detail)
+    }
+
+    func testOSUpgradeUsesTheRollingPolicyInManualMode() throws {
+        let outcome = try simulate(scaleSet(10, mode: .manual), actions: [(60_000, { try $0.startOSUpgrade(image: "ubuntu-24.04") })])
+        XCTAssertEqual(outcome.batches().map(\.count), [2, 2, 2, 2, 2])
+        XCTAssertEqual(outcome.status.code, .completed)
+        XCTAssertEqual(outcome.simulation.models.last?["image"], "ubuntu-24.04")
+    }
+
+    func testExtensionUpgradeAppliesInPlace() throws {
+        let outcome = try simulate(scaleSet(10, mode: .automatic), actions: [(60_000, { try $0.startExtensionUpgrade(version: "2.1") })])
+        XCTAssertTrue(outcome.events.filter { $0.kind == .operationStarted }.allSatisfy { $0.detail.contains("in place") })
+        // In place: instances keep serving, so none is ever down.
+        XCTAssertEqual(outcome.summary.availability?.lowestHealthy, 10)
+    }
+
+    func testRollingModeNeedsAHealthSource() {
+        var d = scaleSet(10)
+        d.healthExtension = nil
+        XCTAssertThrowsError(try Simulation(d)) { error in
+            XCTAssertEqual("\(error)", "upgradePolicy.mode: Rolling Upgrade mode is not supported for this Virtual Machine Scale Set because a health probe or health extension was not provided.")
+        }
+        d.loadBalancerProbe = true
+        XCTAssertNoThrow(try Simulation(d))
+        d.orchestration = .flexible
+        XCTAssertThrowsError(try Simulation(d))
+    }
+
+    func testScaleInSparesProtectedFromScaleIn() throws {
+        let outcome = try simulate(scaleSet(10, mode: .manual, { $0.protectedFromScaleIn = [9] }), actions: [(10_000, { try $0.scale(to: 7) })])
+        let gone = outcome.simulation.instances.filter { $0.lifecycle == .deleted }.map(\.id)
+        XCTAssertEqual(gone, [6, 7, 8])
+    }
+
+    func testNewInstancesSpreadRoundRobinOverZonesThenDomains() throws {
+        let sim = try Simulation(scaleSet(7, zones: ["1", "2", "3"]))
+        XCTAssertEqual(sim.instances.map { $0.zone! }, ["1", "2", "3", "1", "2", "3", "1"])
+        XCTAssertEqual(sim.instances.map(\.faultDomain), [0, 0, 0, 1, 1, 1, 2])
+        let regional = try Simulation(scaleSet(7))
+        XCTAssertEqual(regional.instances.map(\.updateDomain), [0, 1, 2, 3, 4, 0, 1])
+    }
+
+    func testStatusJSONHasGetLatestShape() throws {
+        let outcome = try simulate(scaleSet(10, { $0.policy.rolling.prioritizeUnhealthyInstances = true }))
+        let json = outcome.status.json().serialized()
+        XCTAssertEqual(json, """
+            {
+              "location": "eastus",
+              "policy": {
+                "enableCrossZoneUpgrade": false,
+                "maxBatchInstancePercent": 20,
+                "maxSurge": false,
+                "maxUnhealthyInstancePercent": 20,
+                "maxUnhealthyUpgradedInstancePercent": 20,
+                "pauseTimeBetweenBatches": "PT0S",
+                "prioritizeUnhealthyInstances": true,
+                "rollbackFailedInstancesOnPolicyBreach": false
+              },
+              "progress": {
+                "failedInstanceCount": 0,
+                "inProgressInstanceCount": 0,
+                "pendingInstanceCount": 0,
+                "successfulInstanceCount": 10
+              },
+              "runningStatus": {
+                "code": "Completed",
+                "lastAction": "Start",
+                "lastActionTime": "2024-01-01T00:01:00.0000000+00:00",
+                "startTime": "2024-01-01T00:01:00.0000000+00:00"
+              },
+              "type": "Microsoft.Compute/virtualMachineScaleSets/rollingUpgrades"
+            }
+            """)
+    }
+
+    func testFaultedStatusJSONCarriesTheError() throws {
+        let outcome = try simulate(scaleSet(10), health: { vm, _ in .http(status: 200, body: wireBody(vm.id < 3 ? "Unhealthy" : "Healthy")) })
+        let json = outcome.status.json()
+        guard case .object(let error)? = json.member("error") else { return XCTFail("no error") }
+        XCTAssertEqual(Set(error.keys), ["code", "message", "details"])
+        XCTAssertEqual(json.member("runningStatus")?.member("code"), .string("Faulted"))
+        XCTAssertNil(try simulate(scaleSet(10)).status.json().member("error"))
+    }
+
+    func testPlanWithoutRunningTime() throws {
+        let sim = try Simulation(scaleSet(10, { $0.protected = [7]; $0.updateDomainCount = 1 }), health: ClosureHealthSource { vm, _ in
+            .http(status: 200, body: wireBody(phase: vm.id % 2, skip: vm.id == 4 ? "true" : nil))
+        })
+        try sim.advance(to: 5_000)
+        XCTAssertEqual(try sim.planNow().batches, [])
+        let plan = try sim.planNow(assumingModelChange: true)
+        XCTAssertEqual(plan.batches.map { $0.instances.map(\.id) }, [[0, 2], [6, 8], [1, 3], [5, 9]])
+        XCTAssertEqual(plan.batches.map(\.phase), [0, 0, 1, 1])
+        XCTAssertEqual(plan.skipped, [4])
+        XCTAssertEqual(plan.protected, [7])
+        let json = plan.json.serialized(pretty: false)
+        XCTAssertTrue(json.hasPrefix(#"{"batches":[{"phase":0,"instances":[{"id":0,"zone":null,"faultDomain":0,"updateDomain":0},{"id":2,"#), json)
+        XCTAssertTrue(json.hasSuffix(#"]}],"skipped":[4],"protected":[7]}"#), json)
+    }
+}
