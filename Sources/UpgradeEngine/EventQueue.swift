@@ -12,50 +12,80 @@ enum Scheduled: Sendable {
     case resume(upgrade: Int)
 }
 
-/// A min-heap of scheduled things by (time, order of scheduling): ties run in the order they
-/// were scheduled, which keeps runs reproducible.
+/// Scheduled things by (time, order of scheduling): ties run in the order they were scheduled,
+/// which keeps runs reproducible. Probes of many instances share instants, so entries are kept
+/// in one FIFO bucket per instant and only the distinct instants are in a min-heap.
 struct EventQueue {
-    private struct Entry {
-        let time: Millis
-        let seq: Int
-        let what: Scheduled
-        func precedes(_ other: Entry) -> Bool { time != other.time ? time < other.time : seq < other.seq }
+    private var times: [Millis] = []
+    private var buckets: [Millis: Bucket] = [:]
+    private var current: Bucket?
+    private var currentTime: Millis = .min
+
+    private struct Bucket {
+        var items: [Scheduled] = []
+        var next = 0
     }
 
-    private var heap: [Entry] = []
-    private var seq = 0
+    var isEmpty: Bool { times.isEmpty && (current.map { $0.next >= $0.items.count } ?? true) }
 
-    var isEmpty: Bool { heap.isEmpty }
-    var nextTime: Millis? { heap.first?.time }
+    var nextTime: Millis? {
+        if let current, current.next < current.items.count { return currentTime }
+        return times.first
+    }
 
     mutating func schedule(_ what: Scheduled, at time: Millis) {
-        seq += 1
-        heap.append(Entry(time: time, seq: seq, what: what))
-        var i = heap.count - 1
+        if time == currentTime, current != nil {
+            current!.items.append(what)
+            return
+        }
+        if buckets[time] == nil {
+            buckets[time] = Bucket()
+            push(time)
+        }
+        buckets[time]!.items.append(what)
+    }
+
+    mutating func pop() -> (time: Millis, what: Scheduled)? {
+        if current == nil || current!.next >= current!.items.count {
+            guard let time = popTime() else {
+                current = nil
+                return nil
+            }
+            current = buckets.removeValue(forKey: time)
+            currentTime = time
+        }
+        let what = current!.items[current!.next]
+        current!.next += 1
+        return (currentTime, what)
+    }
+
+    private mutating func push(_ time: Millis) {
+        times.append(time)
+        var i = times.count - 1
         while i > 0 {
             let parent = (i - 1) / 2
-            guard heap[i].precedes(heap[parent]) else { break }
-            heap.swapAt(i, parent)
+            guard times[i] < times[parent] else { break }
+            times.swapAt(i, parent)
             i = parent
         }
     }
 
-    mutating func pop() -> (time: Millis, what: Scheduled)? {
-        guard let first = heap.first else { return nil }
-        let last = heap.removeLast()
-        if !heap.isEmpty {
-            heap[0] = last
+    private mutating func popTime() -> Millis? {
+        guard let first = times.first else { return nil }
+        let last = times.removeLast()
+        if !times.isEmpty {
+            times[0] = last
             var i = 0
             while true {
                 let l = 2 * i + 1, r = l + 1
                 var best = i
-                if l < heap.count && heap[l].precedes(heap[best]) { best = l }
-                if r < heap.count && heap[r].precedes(heap[best]) { best = r }
+                if l < times.count && times[l] < times[best] { best = l }
+                if r < times.count && times[r] < times[best] { best = r }
                 if best == i { break }
-                heap.swapAt(i, best)
+                times.swapAt(i, best)
                 i = best
             }
         }
-        return (first.time, first.what)
+        return first
     }
 }

@@ -27,8 +27,25 @@ public enum JSON: Equatable, Sendable {
     public func member(_ key: String) -> JSON? {
         guard let o = object else { return nil }
         if let exact = o[key] { return exact }
-        let lowered = key.lowercased()
-        return o.keys.sorted().first { $0.lowercased() == lowered }.flatMap { o[$0] }
+        var match: String?
+        for candidate in o.keys where JSON.equalIgnoringASCIICase(candidate, key) {
+            if match == nil || candidate < match! { match = candidate }
+        }
+        return match.flatMap { o[$0] }
+    }
+
+    /// Compares two keys ignoring ASCII case, without building lowercased copies.
+    static func equalIgnoringASCIICase(_ a: String, _ b: String) -> Bool {
+        var x = a.utf8.makeIterator(), y = b.utf8.makeIterator()
+        while true {
+            switch (x.next(), y.next()) {
+            case (nil, nil): return true
+            case let (p?, q?):
+                let lp = (65...90).contains(p) ? p + 32 : p, lq = (65...90).contains(q) ? q + 32 : q
+                if lp != lq { return false }
+            default: return false
+            }
+        }
     }
 
     /// A short name of the value's type for messages ("a string", "an object", …).

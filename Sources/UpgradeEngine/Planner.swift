@@ -162,53 +162,47 @@ public enum Planner {
         }
         let prioritize = policy.prioritizeUnhealthyInstances
 
-        // Sort by phase (unphased last), unhealthy first when asked, then the boundary order.
-        let sorted = candidates.sorted { a, b in
-            if a.phase != b.phase {
-                switch (a.phase, b.phase) {
-                case (nil, _): return false
-                case (_, nil): return true
-                case let (x?, y?): return x < y
-                }
+        // Integer sort keys computed once: phase (unphased last), unhealthy first when asked,
+        // then the boundary's order. Equal group keys share a group; batches never cross one.
+        let zoneNames = Set(candidates.compactMap(\.zone)).sorted(by: zoneOrder)
+        let zoneRank = Dictionary(uniqueKeysWithValues: zoneNames.enumerated().map { ($1, $0 + 1) })
+        struct Key: Comparable {
+            var phase: Int, urgent: Int, boundary: Int, zone: Int, order: Int, id: Int
+            static func < (a: Key, b: Key) -> Bool {
+                (a.phase, a.urgent, a.boundary, a.zone, a.order, a.id) < (b.phase, b.urgent, b.boundary, b.zone, b.order, b.id)
             }
-            if prioritize && a.unhealthy != b.unhealthy { return a.unhealthy }
+            func sameGroup(_ o: Key) -> Bool { phase == o.phase && urgent == o.urgent && boundary == o.boundary }
+        }
+        func key(_ p: PlanInput) -> Key {
+            let zone = p.zone.flatMap { zoneRank[$0] } ?? 0
+            var k = Key(phase: p.phase ?? Int.max, urgent: prioritize && p.unhealthy ? 0 : 1, boundary: 0, zone: 0, order: 0, id: p.id)
             switch boundary {
             case .zone:
-                if a.zone != b.zone { return zoneOrder(a.zone, b.zone) }
-                if a.faultDomain != b.faultDomain { return a.faultDomain < b.faultDomain }
+                k.boundary = zone
+                k.order = p.faultDomain
             case .updateDomain:
-                if a.updateDomain != b.updateDomain { return a.updateDomain < b.updateDomain }
-                if a.zone != b.zone { return zoneOrder(a.zone, b.zone) }
+                k.boundary = p.updateDomain
+                k.zone = zone
             case .faultDomain:
-                if a.faultDomain != b.faultDomain { return a.faultDomain < b.faultDomain }
-                if a.zone != b.zone { return zoneOrder(a.zone, b.zone) }
+                k.boundary = p.faultDomain
+                k.zone = zone
             case .none:
-                if a.zone != b.zone { return zoneOrder(a.zone, b.zone) }
+                k.zone = zone
             }
-            return a.id < b.id
+            return k
         }
-        func key(_ p: PlanInput) -> String {
-            let domain: String
-            switch boundary {
-            case .zone: domain = "z\(p.zone ?? "")"
-            case .updateDomain: domain = "u\(p.updateDomain)"
-            case .faultDomain: domain = "f\(p.faultDomain)"
-            case .none: domain = ""
-            }
-            return "\(p.phase.map(String.init) ?? "-")|\(prioritize && p.unhealthy ? "!" : "")|\(domain)"
-        }
+        let keyed = candidates.map { (key: key($0), input: $0) }.sorted { $0.key < $1.key }
         var groups: [BatchQueue.Group] = []
-        var lastKey: String?
-        for input in sorted {
+        var lastKey: Key?
+        for (k, input) in keyed {
             let planned = PlannedInstance(id: input.id, zone: input.zone, faultDomain: input.faultDomain,
                                           updateDomain: input.updateDomain, unhealthy: input.unhealthy)
-            let k = key(input)
-            if k == lastKey {
+            if let lastKey, lastKey.sameGroup(k) {
                 groups[groups.count - 1].members.append(planned)
             } else {
                 groups.append(BatchQueue.Group(phase: input.phase, members: [planned]))
-                lastKey = k
             }
+            lastKey = k
         }
         return (BatchQueue(groups: groups), skipped, protected)
     }

@@ -194,8 +194,13 @@ extension CustomMetrics {
             return nil
         }
         var metrics = CustomMetrics()
-        for key in fields.keys.sorted() where !["phaseorderingnumber", "skipupgrade"].contains(key.lowercased()) {
-            diagnostics.append(WireDiagnostic(kind: .metricsUnknownKey, message: "customMetrics.rollingUpgrade.\(key) is not a known metric (PhaseOrderingNumber, SkipUpgrade): ignored"))
+        let isKnown = { (key: String) in
+            key == "PhaseOrderingNumber" || key == "SkipUpgrade" || ["phaseorderingnumber", "skipupgrade"].contains(key.lowercased())
+        }
+        if !fields.keys.allSatisfy(isKnown) {
+            for key in fields.keys.sorted() where !isKnown(key) {
+                diagnostics.append(WireDiagnostic(kind: .metricsUnknownKey, message: "customMetrics.rollingUpgrade.\(key) is not a known metric (PhaseOrderingNumber, SkipUpgrade): ignored"))
+            }
         }
         switch rolling.member("PhaseOrderingNumber") {
         case nil: break
