@@ -68,6 +68,20 @@ public struct LuaArguments {
         return try value(position)
     }
 
+    /// Where the Lua code that made this call is, as `chunk:line` (nil when not known).
+    public var callerLocation: String? {
+        luaL_where(stack.L, 1)
+        defer { clua_pop(stack.L, 1) }
+        let text = stack.string(at: -1) ?? ""
+        return text.hasSuffix(": ") ? String(text.dropLast(2)) : nil
+    }
+
+    /// Argument `position` when it is a table, as a field reader valid during the call.
+    public func tableView(_ position: Int) throws -> LuaTableView {
+        guard let view = stack.table(at: Int32(position)) else { throw expected("table", position) }
+        return view
+    }
+
     /// Argument `position`, which must be a function, kept in the registry for later calls.
     public func function(_ position: Int, name: String) throws -> LuaFunctionRef {
         guard type(position) == .function else { throw expected("function", position) }

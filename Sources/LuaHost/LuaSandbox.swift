@@ -5,6 +5,9 @@ public struct LuaSandboxOptions {
     /// Folders `require` may load Lua files from, searched in order. A module name maps to
     /// `folder/a/b.lua` or `folder/a/b/init.lua` for `require "a.b"`.
     public var moduleFolders: [String]
+    /// Asked first for every `require`: returns the module's source text and the path to show
+    /// in errors, or nil to search `moduleFolders`. Throw to refuse (the message reaches the script).
+    public var resolveModule: ((String) throws -> (source: String, path: String)?)?
     /// Seed of `math.random`; `math.randomseed()` without an argument returns to it.
     public var seed: UInt64
     /// Receives each line `print` writes.
@@ -50,8 +53,11 @@ extension LuaState {
             options.print(try args.string(1))
             return []
         }
+        let resolve = options.resolveModule
         let findModule = function(named: "require") { args in
-            let found = try ModuleFinder(folders: folders).find(try args.string(1))
+            let name = try args.string(1)
+            if let resolved = try resolve?(name) { return [.string(resolved.source), .string(resolved.path)] }
+            let found = try ModuleFinder(folders: folders).find(name)
             return [.string(found.source), .string(found.displayPath)]
         }
         let randomFunction = function(named: "random") { args in
@@ -144,15 +150,23 @@ extension LuaState {
 
 extension LuaStack {
     /// Pushes the function a registry reference holds.
+    @inlinable
     public func pushReference(_ ref: LuaFunctionRef) { pushRegistry(ref.ref) }
+
+    /// Pushes the value a table reference holds.
+    @inlinable
+    public func pushReference(_ ref: LuaTableRef) { pushRegistry(ref.ref) }
 }
 
 /// Resolves `require` names to Lua files inside the allowed folders, refusing anything that
-/// could leave them.
-struct ModuleFinder {
-    let folders: [String]
+/// could leave them (`..`, absolute paths, symbolic links pointing out, bytecode).
+public struct ModuleFinder: Sendable {
+    public let folders: [String]
 
-    func find(_ name: String) throws -> (source: String, displayPath: String) {
+    public init(folders: [String]) { self.folders = folders }
+
+    /// The source and display path of module `name`; throws `LuaArgumentError` saying why not.
+    public func find(_ name: String) throws -> (source: String, displayPath: String) {
         let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
         let segments = name.split(separator: ".", omittingEmptySubsequences: false)
         guard !name.isEmpty, name.count <= 200, name.allSatisfy({ allowed.contains($0) }),

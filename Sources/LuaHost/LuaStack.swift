@@ -232,6 +232,17 @@ public struct LuaTableView {
         return try LuaStack(L: L).value(at: -1)
     }
 
+    /// How many entries the table has (all keys, not only 1...n).
+    public var entryCount: Int {
+        var count = 0
+        lua_pushnil(L)
+        while lua_next(L, index) != 0 {
+            count += 1
+            clua_pop(L, 1)
+        }
+        return count
+    }
+
     /// Every string key of the table, sorted, so callers can report unknown fields.
     public var stringKeys: [String] {
         var keys: [String] = []

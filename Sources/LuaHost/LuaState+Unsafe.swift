@@ -75,5 +75,6 @@ extension LuaState {
 
 extension LuaStack {
     /// Pushes registry slot `ref`.
+    @usableFromInline
     func pushRegistry(_ ref: Int32) { _ = lua_rawgeti(L, CLUA_REGISTRYINDEX, lua_Integer(ref)) }
 }

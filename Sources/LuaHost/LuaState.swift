@@ -10,6 +10,11 @@ public struct LuaFunctionRef: Sendable, Equatable {
     public let name: String
 }
 
+/// Any Lua value kept in the registry by the host (typically a table it passes repeatedly).
+public struct LuaTableRef: Sendable, Equatable {
+    @usableFromInline let ref: Int32
+}
+
 /// One Lua 5.4 state with a counting allocator, an instruction budget per call and a single
 /// protected-call funnel. It owns its `lua_State` and closes it exactly once, on deinit.
 ///
@@ -98,6 +103,26 @@ public final class LuaState {
         defer { release(chunk) }
         return try call(chunk, [])
     }
+
+    /// Keeps `value` (built as a fresh Lua value) in the registry; push it with
+    /// `LuaStack.pushReference`. Used for tables the host hands to scripts again and again.
+    public func reference(_ value: LuaValue) -> LuaTableRef {
+        stack.push(value)
+        return LuaTableRef(ref: luaL_ref(L, CLUA_REGISTRYINDEX))
+    }
+
+    /// Sets `t[key] = value` raw on a table kept by `reference`.
+    public func setField(_ table: LuaTableRef, _ key: String, _ value: LuaValue) {
+        _ = lua_rawgeti(L, CLUA_REGISTRYINDEX, lua_Integer(table.ref))
+        if lua_type(L, -1) == LUA_TTABLE {
+            stack.push(value)
+            clua_rawsetfield(L, -2, key)
+        }
+        clua_pop(L, 1)
+    }
+
+    /// Drops a registry reference to a table.
+    public func release(_ table: LuaTableRef) { luaL_unref(L, CLUA_REGISTRYINDEX, table.ref) }
 
     /// Drops a registry reference; the function may then be collected.
     public func release(_ function: LuaFunctionRef) { luaL_unref(L, CLUA_REGISTRYINDEX, function.ref) }

@@ -11,10 +11,12 @@ public enum ProbeReply: Equatable, Sendable {
     case structured(state: String?, metrics: MetricsPayload?)
 }
 
-/// Custom metrics as they arrive: the wire's JSON string, or an object.
+/// Custom metrics as they arrive: the wire's JSON string, an object, or already read by the
+/// caller (a script's table read field by field).
 public enum MetricsPayload: Equatable, Sendable {
     case string(String)
     case object(JSON)
+    case parsed(CustomMetrics)
 }
 
 /// The rolling-upgrade custom metrics of one instance.
@@ -173,6 +175,7 @@ extension CustomMetrics {
     static func parse(_ payload: MetricsPayload, diagnostics: inout [WireDiagnostic]) -> CustomMetrics? {
         let root: JSON
         switch payload {
+        case .parsed(let metrics): return metrics
         case .object(let o): root = o
         case .string(let text):
             guard let parsed = try? JSON.parse(text, maxBytes: maxProbeBodyBytes, maxDepth: 16) else {

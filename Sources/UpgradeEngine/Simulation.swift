@@ -126,6 +126,11 @@ public final class Simulation {
         queue.schedule(.action(index: actions.count - 1), at: max(0, time))
     }
 
+    var stopped = false
+
+    /// Ends `run` after the current event (e.g. once a plan has been seen).
+    public func stop() { stopped = true }
+
     /// Whether anything is left that can change the outcome.
     var hasWork: Bool {
         actionsLeft > 0 || !operations.isEmpty || startPending || rolling?.code == .rollingForward
@@ -137,7 +142,8 @@ public final class Simulation {
     @discardableResult
     public func run(until limit: Millis = 7 * 86_400_000) throws -> RunSummary {
         var hitLimit = false
-        while hasWork, let next = queue.nextTime {
+        stopped = false
+        while hasWork, !stopped, let next = queue.nextTime {
             if next > limit {
                 hitLimit = true
                 break

@@ -1,0 +1,198 @@
+import LuaHost
+import UpgradeEngine
+
+/// Turns the table given to `scaleset { ... }` into a `ScaleSetDefinition`, collecting every
+/// problem (with its field path) instead of stopping at the first.
+struct DefinitionReader {
+    var problems: [Problem] = []
+    var warnings: [Problem] = []
+
+    static let knownKeys = ["name", "capacity", "zones", "orchestration", "model", "upgradePolicy", "healthExtension",
+                            "loadBalancerProbe", "protected", "protectedFromScaleIn", "quota", "faultDomains",
+                            "updateDomains", "timings", "location"]
+
+    mutating func problem(_ field: String, _ message: String) {
+        problems.append(Problem(field: "scaleset.\(field)", message))
+    }
+
+    mutating func read(_ value: LuaValue) -> ScaleSetDefinition {
+        guard let fields = value.fields else {
+            problem("", "expected a table, got \(value.typeName)")
+            return ScaleSetDefinition(name: "vmss", capacity: 0)
+        }
+        for key in fields.keys.sorted() where !Self.knownKeys.contains(key) {
+            problem(key, "unknown field; allowed \(Self.knownKeys.joined(separator: ", "))")
+        }
+        let name = string(fields, "name") ?? "vmss"
+        var capacity = 0
+        if let c = fields["capacity"] {
+            if let i = c.intValue { capacity = i } else { problem("capacity", "\(describe(c)) is not a whole number of instances") }
+        } else {
+            problem("capacity", "is required: how many instances the scale set starts with")
+        }
+        var d = ScaleSetDefinition(name: name, capacity: capacity)
+        if let zones = fields["zones"] {
+            if case .array(let items) = zones {
+                d.zones = items.enumerated().compactMap { i, item in
+                    if let s = item.stringValue { return s }
+                    if let n = item.intValue { return String(n) }
+                    problem("zones[\(i + 1)]", "\(describe(item)) is not a zone name such as \"1\"")
+                    return nil
+                }
+            } else {
+                problem("zones", "expected a list such as { \"1\", \"2\", \"3\" }, got \(zones.typeName)")
+            }
+        }
+        if let o = string(fields, "orchestration") {
+            if let parsed = Orchestration(parsing: o) { d.orchestration = parsed } else {
+                problem("orchestration", "\"\(o)\" is not an orchestration mode; allowed Uniform, Flexible")
+            }
+        }
+        if let model = fields["model"] {
+            if let attributes = model.fields {
+                for key in attributes.keys.sorted() {
+                    let v = attributes[key]!
+                    switch v {
+                    case .string(let s): d.model[key] = s
+                    case .integer(let i): d.model[key] = String(i)
+                    case .double(let x): d.model[key] = String(x)
+                    case .bool(let b): d.model[key] = String(b)
+                    default: problem("model.\(key)", "\(describe(v)) is not a string, number or boolean")
+                    }
+                }
+            } else {
+                problem("model", "expected a table of attributes such as { image = \"v1\" }, got \(model.typeName)")
+            }
+        }
+        if let policy = fields["upgradePolicy"] {
+            do {
+                d.policy = try UpgradePolicy.parse(json(policy))
+            } catch {
+                problems += error.problems.map { Problem(field: "scaleset.\($0.field)", $0.message) }
+            }
+        }
+        if let health = fields["healthExtension"] {
+            do {
+                let (settings, warnings) = try HealthExtensionSettings.parse(json(health))
+                d.healthExtension = settings
+                self.warnings += warnings.map { Problem(field: "scaleset.\($0.field)", $0.message) }
+            } catch {
+                problems += error.problems.map { Problem(field: "scaleset.\($0.field)", $0.message) }
+            }
+        }
+        if let lb = fields["loadBalancerProbe"] {
+            if let b = lb.boolValue { d.loadBalancerProbe = b } else { problem("loadBalancerProbe", "\(describe(lb)) is not true or false") }
+        }
+        d.protected = Set(ids(fields, "protected"))
+        d.protectedFromScaleIn = Set(ids(fields, "protectedFromScaleIn"))
+        d.quota = integer(fields, "quota")
+        d.faultDomainCount = integer(fields, "faultDomains")
+        if let uds = integer(fields, "updateDomains") { d.updateDomainCount = uds }
+        if let location = string(fields, "location") { d.location = location }
+        if let timings = fields["timings"] { d.timings = readTimings(timings) }
+        problems += d.validate().map { Problem(field: "scaleset.\($0.field)", $0.message) }
+        return d
+    }
+
+    private mutating func readTimings(_ value: LuaValue) -> Timings {
+        var t = Timings()
+        guard let fields = value.fields else {
+            problem("timings", "expected a table such as { upgrade = \"PT2M\" }, got \(value.typeName)")
+            return t
+        }
+        let keys: [(String, WritableKeyPath<Timings, Millis>)] = [("upgrade", \.disruptiveUpgrade), ("inPlace", \.inPlaceUpgrade),
+                                                                   ("create", \.create), ("delete", \.delete), ("rollback", \.rollback)]
+        for key in fields.keys.sorted() where !keys.contains(where: { $0.0 == key }) {
+            problem("timings.\(key)", "unknown field; allowed \(keys.map(\.0).joined(separator: ", "))")
+        }
+        for (key, path) in keys {
+            guard let v = fields[key] else { continue }
+            switch Self.duration(v) {
+            case .success(let ms): t[keyPath: path] = ms
+            case .failure(let message): problem("timings.\(key)", message)
+            }
+        }
+        return t
+    }
+
+    /// A duration given as an ISO 8601 string or a number of seconds.
+    static func duration(_ value: LuaValue) -> Result<Millis, DurationMessage> {
+        switch value {
+        case .string(let s):
+            switch ISODuration.parse(s) {
+            case .success(let ms): return .success(ms)
+            case .failure(let e): return .failure(DurationMessage("\(e); allowed an ISO 8601 duration such as \"PT2M\" or a number of seconds"))
+            }
+        case .integer, .double:
+            let seconds = value.doubleValue!
+            guard seconds >= 0, seconds < 1e9 else { return .failure(DurationMessage("\(seconds) seconds is out of range; allowed 0 to 1e9")) }
+            return .success(Millis((seconds * 1000).rounded()))
+        default:
+            return .failure(DurationMessage("\(value.typeName) is not a duration; allowed a string such as \"PT2M\" or a number of seconds"))
+        }
+    }
+
+    private mutating func string(_ fields: [String: LuaValue], _ key: String) -> String? {
+        guard let v = fields[key] else { return nil }
+        if let s = v.stringValue { return s }
+        problem(key, "\(describe(v)) is not a string")
+        return nil
+    }
+
+    private mutating func integer(_ fields: [String: LuaValue], _ key: String) -> Int? {
+        guard let v = fields[key] else { return nil }
+        if let i = v.intValue { return i }
+        problem(key, "\(describe(v)) is not a whole number")
+        return nil
+    }
+
+    private mutating func ids(_ fields: [String: LuaValue], _ key: String) -> [Int] {
+        guard let v = fields[key] else { return [] }
+        guard case .array(let items) = v else {
+            problem(key, "expected a list of instance ids such as { 7 }, got \(v.typeName)")
+            return []
+        }
+        return items.enumerated().compactMap { i, item in
+            if let id = item.intValue, id >= 0 { return id }
+            problem("\(key)[\(i + 1)]", "\(describe(item)) is not an instance id")
+            return nil
+        }
+    }
+
+    private func describe(_ v: LuaValue) -> String {
+        switch v {
+        case .string(let s): return "\"\(s)\""
+        case .integer(let i): return String(i)
+        case .double(let d): return String(d)
+        case .bool(let b): return String(b)
+        default: return "a \(v.typeName)"
+        }
+    }
+}
+
+/// A duration that could not be read, said as a sentence.
+struct DurationMessage: Error {
+    let text: String
+    init(_ text: String) { self.text = text }
+}
+
+extension DurationMessage: CustomStringConvertible {
+    var description: String { text }
+}
+
+/// A Lua value as JSON, for the parsers that read ARM-shaped objects.
+func json(_ value: LuaValue) -> JSON {
+    switch value {
+    case .nil: return .null
+    case .bool(let b): return .bool(b)
+    case .integer(let i): return .int(i)
+    case .double(let d): return .double(d)
+    case .string(let s): return .string(s)
+    case .array(let items): return items.isEmpty ? .object([:]) : .array(items.map(json))
+    case .table(let fields): return .object(fields.mapValues(json))
+    }
+}
+
+extension DefinitionReader {
+    mutating func problem(_ field: String, _ message: DurationMessage) { problem(field, message.text) }
+}

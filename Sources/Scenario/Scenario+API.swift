@@ -1,0 +1,117 @@
+import LuaHost
+import UpgradeEngine
+
+/// The functions scenario scripts call (the public API: keep the names).
+extension Scenario {
+    func registerAPI() {
+        state.register("scaleset") { [unowned self] args in
+            let location = args.callerLocation ?? path
+            if let first = scalesetLocation {
+                throw LuaError(kind: .runtime, message: "scaleset is already described at \(first); a scenario describes one scale set")
+            }
+            scalesetLocation = location
+            scalesetValue = try args.table(1)
+            return []
+        }
+        registerCallback("health", \.health)
+        registerCallback("phase", \.phase)
+        registerCallback("fault", \.fault)
+        state.register("at") { [unowned self] args in
+            let when = try args.value(1)
+            let time: Millis
+            switch DefinitionReader.duration(when) {
+            case .success(let ms): time = ms
+            case .failure(let message): throw LuaArgumentError(position: 1, problem: message.text)
+            }
+            let function = try args.function(2, name: "at(\(ISODuration.format(time)))")
+            timeline.append((time, Callback(function: function, location: args.callerLocation ?? path)))
+            return []
+        }
+        state.register("duration") { args in
+            switch DefinitionReader.duration(try args.value(1)) {
+            case .success(let ms): return [ms % 1000 == 0 ? .integer(ms / 1000) : .double(Double(ms) / 1000)]
+            case .failure(let message): throw LuaArgumentError(position: 1, problem: message.text)
+            }
+        }
+        state.register("expect") { [unowned self] args in
+            expectations.append((try args.table(1), args.callerLocation ?? path))
+            return []
+        }
+        registerAction("update_model") { sim, args in
+            var changes: [String: String] = [:]
+            if args.count >= 1 && args.type(1) != .nil {
+                guard let fields = try args.table(1).fields else {
+                    throw LuaArgumentError(position: 1, problem: "expected a table of model attributes such as { image = \"v2\" }")
+                }
+                for (key, value) in fields {
+                    switch value {
+                    case .string(let s): changes[key] = s
+                    case .integer(let i): changes[key] = String(i)
+                    case .double(let d): changes[key] = String(d)
+                    case .bool(let b): changes[key] = String(b)
+                    default: throw LuaArgumentError(position: 1, problem: "attribute \(key) is a \(value.typeName); allowed a string, number or boolean")
+                    }
+                }
+            }
+            try sim.updateModel(changes)
+        }
+        registerAction("cancel") { sim, _ in try sim.cancelRollingUpgrade() }
+        registerAction("manual_upgrade") { sim, args in
+            switch args.type(1) {
+            case .string where try args.string(1) == "*": try sim.manualUpgrade(ids: nil)
+            case .table:
+                guard case .array(let items) = try args.value(1), let ids = Optional(items.compactMap(\.intValue)), ids.count == items.count else {
+                    throw LuaArgumentError(position: 1, problem: "expected a list of instance ids such as { 1, 2 }, or \"*\"")
+                }
+                try sim.manualUpgrade(ids: ids)
+            default: throw LuaArgumentError(position: 1, problem: "expected a list of instance ids such as { 1, 2 }, or \"*\"")
+            }
+        }
+        registerAction("start_os_upgrade") { sim, args in
+            try sim.startOSUpgrade(image: try Self.optionalField(args, "image"))
+        }
+        registerAction("start_extension_upgrade") { sim, args in
+            try sim.startExtensionUpgrade(version: try Self.optionalField(args, "version"))
+        }
+        registerAction("scale") { sim, args in try sim.scale(to: try args.integer(1)) }
+    }
+
+    /// `{ image = "..." }` or nothing: the one optional string field of an action's table.
+    static func optionalField(_ args: LuaArguments, _ key: String) throws -> String? {
+        guard args.count >= 1, args.type(1) != .nil else { return nil }
+        guard let fields = try args.table(1).fields else { throw LuaArgumentError(position: 1, problem: "expected { \(key) = \"...\" }") }
+        for other in fields.keys where other != key {
+            throw LuaArgumentError(position: 1, problem: "unknown field \(other); allowed \(key)")
+        }
+        guard let value = fields[key] else { return nil }
+        guard let s = value.stringValue else { throw LuaArgumentError(position: 1, problem: "\(key) must be a string") }
+        return s
+    }
+
+    private func registerCallback(_ name: String, _ slot: ReferenceWritableKeyPath<Scenario, Callback?>) {
+        state.register(name) { [unowned self] args in
+            let location = args.callerLocation ?? path
+            if let existing = self[keyPath: slot] {
+                throw LuaError(kind: .runtime, message: "\(name) is already set at \(existing.location); a scenario has one \(name) function (compose them in Lua)")
+            }
+            self[keyPath: slot] = Callback(function: try args.function(1, name: name), location: location)
+            return []
+        }
+    }
+
+    /// An action acts on the running simulation, so only inside an `at` callback. Engine
+    /// refusals become Lua errors the script may catch with pcall.
+    private func registerAction(_ name: String, _ body: @escaping (Simulation, LuaArguments) throws -> Void) {
+        state.register(name) { [unowned self] args in
+            guard let sim = simulation else {
+                throw LuaError(kind: .runtime, message: "\(name) acts on the running scale set: call it inside an at(...) callback")
+            }
+            do {
+                try body(sim, args)
+            } catch let error as EngineError {
+                throw LuaError(kind: .runtime, message: "\(name): \(error.message)")
+            }
+            return []
+        }
+    }
+}

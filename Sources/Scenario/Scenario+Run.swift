@@ -1,0 +1,98 @@
+import LuaHost
+import UpgradeEngine
+
+/// What a scenario run produced.
+public struct ScenarioResult: Sendable {
+    public var summary: RunSummary
+    /// How many rolling upgrades started.
+    public var upgrades: Int
+    /// Every failed expectation, as "expect at file:line: ...".
+    public var failedExpectations: [String]
+    /// How many `expect` calls the script made.
+    public var expectationCount: Int
+}
+
+extension Scenario {
+    /// A fresh simulation of the scenario's scale set, wired to its Lua behaviours and timeline.
+    func makeSimulation(strictWire: Bool) throws(ScenarioError) -> Simulation {
+        let sim: Simulation
+        do {
+            sim = try Simulation(definition, health: health.map { LuaHealthSource(self, $0) },
+                                 phases: phase.map { LuaPhaseSource(self, $0) }, faults: fault.map { LuaFaultInjector(self, $0) })
+        } catch {
+            throw .definition(error.problems, location: scalesetLocation)
+        }
+        sim.strictWire = strictWire
+        for (time, callback) in timeline {
+            sim.schedule(at: time, name: "at(\"\(ISODuration.format(time))\") at \(callback.location)") { [unowned self] sim in
+                do {
+                    try state.call(callback.function, [])
+                } catch let error as LuaError {
+                    throw ScenarioError.script(error, context: "at \(ISODuration.format(sim.now))")
+                }
+            }
+        }
+        simulation = sim
+        return sim
+    }
+
+    /// Runs the scenario to its end (or the time limit), sending every event to `onEvent` as it
+    /// happens, then checks the expectations.
+    public func run(onEvent: @escaping (Event) -> Void = { _ in }) throws(ScenarioError) -> ScenarioResult {
+        let sim = try makeSimulation(strictWire: options.strictWire)
+        defer { simulation = nil }
+        var upgrades = 0
+        sim.onEvent = { event in
+            if event.kind == .upgradeStarted { upgrades += 1 }
+            onEvent(event)
+        }
+        let summary: RunSummary
+        do {
+            summary = try sim.run(until: options.timeLimit)
+        } catch let error as ScenarioError {
+            throw error
+        } catch let error as LuaError {
+            throw .script(error, context: nil)
+        } catch {
+            throw .file("\(error)")
+        }
+        var failures: [String] = []
+        for (table, location) in expectations {
+            failures += Expectation.failures(table, summary: summary, upgrades: upgrades).map { "expect at \(location): \($0)" }
+        }
+        return ScenarioResult(summary: summary, upgrades: upgrades, failedExpectations: failures, expectationCount: expectations.count)
+    }
+
+    /// The batches of the scenario's first rolling upgrade, from the health its instances report
+    /// when it starts, without running it. When the scenario starts none, the plan is made as if
+    /// the model changed once every instance had left Initializing (or its grace had ended).
+    public func plan() throws(ScenarioError) -> UpgradePlan {
+        let sim = try makeSimulation(strictWire: options.strictWire)
+        defer { simulation = nil }
+        var first: UpgradePlan?
+        sim.onRollingUpgradeStart = { plan in
+            if first == nil { first = plan }
+            sim.stop()
+        }
+        do {
+            try sim.run(until: options.timeLimit)
+            if let first { return first }
+            let fresh = try Scenario(path: path, options: options)
+            let settle = try fresh.makeSimulation(strictWire: options.strictWire)
+            defer { fresh.simulation = nil }
+            let grace = (definition.healthExtension?.gracePeriod ?? 0) * 1000
+            var time: Millis = 0
+            while time <= grace, settle.instances.contains(where: { $0.health.state == .initializing }) {
+                try settle.advance(to: time)
+                time += (definition.healthExtension?.intervalInSeconds ?? 5) * 1000
+            }
+            return try settle.planNow(assumingModelChange: true)
+        } catch let error as ScenarioError {
+            throw error
+        } catch let error as LuaError {
+            throw .script(error, context: "planning")
+        } catch {
+            throw .file("\(error)")
+        }
+    }
+}

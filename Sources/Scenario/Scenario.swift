@@ -1,0 +1,125 @@
+import Foundation
+import LuaHost
+import UpgradeEngine
+
+/// How a scenario runs.
+public struct ScenarioOptions {
+    /// Seeds `math.random` (and so every seeded failure injector).
+    public var seed: UInt64 = 0
+    /// `--plugin-path` folders, searched before `REHEARSE_PLUGIN_PATH` and `./plugins`.
+    public var pluginPath: [String] = []
+    /// Judge custom metrics sent as a JSON object as Azure's extension does.
+    public var strictWire = false
+    /// Limits of every call into the script.
+    public var limits = LuaLimits()
+    /// The virtual time after which a run stops with work left, in milliseconds.
+    public var timeLimit: Millis = 7 * 86_400_000
+    /// Where `print` in scripts goes.
+    public var print: (String) -> Void = { Swift.print($0) }
+    /// The environment the plugin path is read from.
+    public var environment: [String: String] = ProcessInfo.processInfo.environment
+
+    public init() {}
+}
+
+/// A scenario script loaded and checked: its scale set, its behaviours and its timeline.
+/// Loading runs the script's top level in the sandbox; nothing of the engine runs yet.
+public final class Scenario {
+    public let path: String
+    public let options: ScenarioOptions
+    let state: LuaState
+    public let catalog: PluginCatalog
+    /// The scale set the script describes.
+    public private(set) var definition = ScaleSetDefinition(name: "vmss", capacity: 0)
+    /// Warnings about the definition that do not stop a run.
+    public private(set) var warnings: [String] = []
+
+    var scalesetLocation: String?
+    var health: Callback?
+    var phase: Callback?
+    var fault: Callback?
+    var timeline: [(time: Millis, callback: Callback)] = []
+    var expectations: [(table: LuaValue, location: String)] = []
+    var laterProblems: [Problem] = []
+    var scalesetValue: LuaValue?
+
+    /// The simulation an `at` callback acts on, while one runs.
+    var simulation: Simulation? {
+        didSet { clock.simulation = simulation }
+    }
+    let clock = VirtualClock()
+    var vmTables: [LuaTableRef?] = []
+    var vmVersions: [Int] = []
+
+    /// A script function the engine calls, with where it was registered.
+    struct Callback {
+        var function: LuaFunctionRef
+        var location: String
+    }
+
+    /// Loads `path`, runs its top level in a fresh sandbox and builds the scale set, reporting
+    /// every problem of the definition at once.
+    public init(path: String, options: ScenarioOptions = ScenarioOptions()) throws(ScenarioError) {
+        self.path = path
+        self.options = options
+        catalog = PluginCatalog(searchPath: PluginCatalog.searchPath(explicit: options.pluginPath, environment: options.environment))
+        do {
+            state = try LuaState(limits: options.limits)
+        } catch {
+            throw .file("cannot create a Lua state: \(error)")
+        }
+        let catalog = self.catalog
+        let clock = self.clock
+        var sandbox = LuaSandboxOptions(seed: options.seed, print: options.print, clock: { clock.seconds })
+        sandbox.resolveModule = { name in
+            if let builtin = BuiltinLibrary.modules[name] { return (builtin, "(builtin)/\(name).lua") }
+            return try catalog.resolve(name)
+        }
+        do {
+            try state.openSandbox(sandbox)
+            registerAPI()
+        } catch let error as LuaError {
+            throw .script(error, context: nil)
+        } catch {
+            throw .file("\(error)")
+        }
+        guard FileManager.default.fileExists(atPath: path) else { throw .file("cannot read \(path): no such file") }
+        do {
+            let chunk = try state.loadFile(path)
+            try state.call(chunk, [])
+            state.release(chunk)
+        } catch let error as LuaError {
+            if error.kind == .file { throw .file(error.message) }
+            throw .script(error, context: "loading the scenario")
+        } catch {
+            throw .file("\(error)")
+        }
+        try buildDefinition()
+    }
+
+    private func buildDefinition() throws(ScenarioError) {
+        guard let value = scalesetValue else {
+            throw .definition([Problem(field: "scaleset", "the script never calls scaleset { ... }; it must describe exactly one scale set")] + laterProblems, location: path)
+        }
+        var reader = DefinitionReader()
+        definition = reader.read(value)
+        var problems = laterProblems + reader.problems
+        if health == nil && definition.hasHealthSource && definition.healthExtension != nil {
+            warnings.append("\(path): no health(...) function: every probe answers Healthy")
+        }
+        for (table, location) in expectations {
+            problems += Expectation.validate(table).map { Problem(field: "expect at \(location)", $0) }
+        }
+        warnings += reader.warnings.map(\.description)
+        guard problems.isEmpty else { throw .definition(problems, location: scalesetLocation) }
+    }
+
+    /// Seconds on the virtual clock of the running simulation.
+    var nowSeconds: Double { clock.seconds }
+}
+
+/// What `os.time` and `os.clock` read in a scenario: the running simulation's clock.
+final class VirtualClock {
+    weak var simulation: Simulation?
+    var seconds: Double { Double(simulation?.now ?? 0) / 1000 }
+}

@@ -1,0 +1,26 @@
+import LuaHost
+import UpgradeEngine
+
+/// Why a scenario could not run: the command line turns every case into exit status 2.
+public enum ScenarioError: Error, CustomStringConvertible {
+    /// The file could not be read.
+    case file(String)
+    /// A Lua error, with what the engine was doing (e.g. "health of web_3 at 65 s").
+    case script(LuaError, context: String?)
+    /// The scenario's definition is wrong; every problem at once, each naming its field.
+    case definition([Problem], location: String?)
+
+    public var description: String {
+        switch self {
+        case .file(let message): return message
+        case .script(let error, let context):
+            var text = error.description
+            if let context { text += " (\(context))" }
+            return text
+        case .definition(let problems, let location):
+            let prefix = location.map { "\($0): " } ?? ""
+            if problems.count == 1 { return prefix + problems[0].description }
+            return prefix + "\(problems.count) problems in the scenario:\n" + problems.map { "  - \($0)" }.joined(separator: "\n")
+        }
+    }
+}

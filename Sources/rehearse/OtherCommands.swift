@@ -1,0 +1,115 @@
+import ArgumentParser
+import Foundation
+import Scenario
+import UpgradeEngine
+
+/// `rehearse plan`: the batches of the scenario's first rolling upgrade, without running it.
+struct PlanCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plan",
+        abstract: "Show the batches of the scenario's first rolling upgrade without running it."
+    )
+
+    @OptionGroup var scenario: ScenarioArguments
+    @Flag(help: "Print the plan as JSON.") var json = false
+
+    func run() throws {
+        let loaded = try loadScenario(scenario, print: { printError("print: \($0)") })
+        let plan: UpgradePlan
+        do { plan = try loaded.plan() } catch { throw fail(error) }
+        if json {
+            print(plan.json.serialized(pretty: false))
+            return
+        }
+        for (i, batch) in plan.batches.enumerated() {
+            let members = batch.instances.map { vm in
+                "\(vm.id)" + (vm.zone.map { " z\($0)" } ?? "") + " fd\(vm.faultDomain) ud\(vm.updateDomain)"
+            }
+            print("batch \(i + 1) (\(batch.phase.map { "phase \($0)" } ?? "unphased")): \(members.joined(separator: ", "))")
+        }
+        if plan.batches.isEmpty { print("no batches: no instance needs an upgrade") }
+        print("skipped: \(plan.skipped)")
+        print("protected: \(plan.protected)")
+    }
+}
+
+/// `rehearse validate`: check a scenario or an upgrade policy, reporting every problem.
+struct ValidateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "validate",
+        abstract: "Check a scenario (.lua) or an upgradePolicy (.json) and report every problem at once; exit 0 or 2."
+    )
+
+    @Argument(help: "A Lua scenario script or a JSON upgradePolicy.") var file: String
+    @Option(name: .customLong("plugin-path"), help: "A folder of plugin bundles (repeatable).") var pluginPath: [String] = []
+
+    func run() throws {
+        if file.lowercased().hasSuffix(".json") {
+            guard let data = FileManager.default.contents(atPath: file) else { throw fail(Message("cannot read \(file)")) }
+            do {
+                let policy = try UpgradePolicy.parse(json: String(decoding: data, as: UTF8.self))
+                print("\(file): ok (mode \(policy.mode.rawValue), batches of \(policy.rolling.maxBatchInstancePercent)%)")
+            } catch {
+                throw fail(Message("\(file): \(error)"))
+            }
+            return
+        }
+        var options = ScenarioOptions()
+        options.pluginPath = pluginPath
+        options.print = { _ in }
+        do {
+            let scenario = try Scenario(path: file, options: options)
+            for warning in scenario.warnings { printError("rehearse: warning: \(warning)") }
+            let d = scenario.definition
+            print("\(file): ok (\(d.name), \(d.capacity) instances, \(d.policy.mode.rawValue) mode\(d.zones.isEmpty ? "" : ", zones \(d.zones.joined(separator: ","))"))")
+        } catch {
+            throw fail(error)
+        }
+    }
+}
+
+/// `rehearse plugins list|check`.
+struct PluginsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plugins",
+        abstract: "List or check the plugin bundles on the plugin path.",
+        subcommands: [List.self, Check.self]
+    )
+
+    struct PathOptions: ParsableArguments {
+        @Option(name: .customLong("plugin-path"), help: "A folder of plugin bundles, searched before REHEARSE_PLUGIN_PATH and ./plugins (repeatable).")
+        var pluginPath: [String] = []
+
+        var catalog: PluginCatalog { PluginCatalog(searchPath: PluginCatalog.searchPath(explicit: pluginPath)) }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List bundles: name, version, API range, what they provide.")
+        @OptionGroup var path: PathOptions
+
+        func run() throws {
+            let catalog = path.catalog
+            for bundle in catalog.bundles {
+                let m = bundle.manifest
+                let provides = m.provides.isEmpty ? "" : " provides \(m.provides.joined(separator: ", "));"
+                print("\(m.name) \(m.version) (api \(m.api)\(bundle.isCompatible ? "" : ", INCOMPATIBLE with \(hostAPIVersion)"));\(provides) \(m.description) [\(bundle.folder)]")
+            }
+            if catalog.bundles.isEmpty { print("no bundles on the plugin path: \(catalog.searchPath.joined(separator: ", "))") }
+            for problem in catalog.problems { printError("rehearse: warning: \(problem)") }
+        }
+    }
+
+    struct Check: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Check every bundle's manifest, API range and Lua files; exit 2 on any problem.")
+        @OptionGroup var path: PathOptions
+
+        func run() throws {
+            let catalog = path.catalog
+            let problems = catalog.check()
+            for problem in problems { printError("rehearse: \(problem)") }
+            guard problems.isEmpty else { throw ExitCode(2) }
+            print("\(catalog.bundles.count) bundle(s) ok")
+        }
+    }
+}
+

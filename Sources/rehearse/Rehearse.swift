@@ -1,0 +1,72 @@
+import ArgumentParser
+import Foundation
+import Scenario
+import UpgradeEngine
+
+/// `rehearse`: rehearse Azure-style rolling upgrades of scale sets described in Lua scenarios.
+@main
+struct Rehearse: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rehearse",
+        abstract: "Rehearse Azure VM scale set rolling upgrades on a virtual clock.",
+        discussion: """
+            Exit status: 0 when the run went as expected (every expect{} held), 1 when an expectation \
+            failed, 2 for a bad scenario, a policy error or a script error.
+            """,
+        subcommands: [RunCommand.self, PlanCommand.self, ValidateCommand.self, PluginsCommand.self]
+    )
+}
+
+/// Options every command that loads a scenario shares.
+struct ScenarioArguments: ParsableArguments {
+    @Argument(help: "The Lua scenario script.") var scenario: String
+    @Option(help: "Seed of math.random and every seeded failure injector.") var seed: UInt64 = 0
+    @Option(name: .customLong("plugin-path"), help: "A folder of plugin bundles, searched before REHEARSE_PLUGIN_PATH and ./plugins (repeatable).")
+    var pluginPath: [String] = []
+    @Flag(name: .customLong("strict-wire"), help: "Judge customMetrics sent as a JSON object as Azure's extension does (Unknown).")
+    var strictWire = false
+    @Option(name: .customLong("time-limit"), help: "Stop the virtual clock here (ISO 8601 duration).") var timeLimit = "P7D"
+
+    func options(print: @escaping (String) -> Void) throws -> ScenarioOptions {
+        var options = ScenarioOptions()
+        options.seed = seed
+        options.pluginPath = pluginPath
+        options.strictWire = strictWire
+        options.print = print
+        switch ISODuration.parse(timeLimit) {
+        case .success(let ms): options.timeLimit = ms
+        case .failure(let error): throw ValidationError("--time-limit: \(error)")
+        }
+        return options
+    }
+}
+
+/// Writes to standard error.
+func printError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+/// Prints a scenario failure and exits 2.
+func fail(_ error: any Error) -> ExitCode {
+    printError("rehearse: error: \(error)")
+    return ExitCode(2)
+}
+
+/// Loads a scenario, turning its errors into exit status 2.
+func loadScenario(_ arguments: ScenarioArguments, print: @escaping (String) -> Void) throws -> Scenario {
+    do {
+        let scenario = try Scenario(path: arguments.scenario, options: try arguments.options(print: print))
+        for warning in scenario.warnings { printError("rehearse: warning: \(warning)") }
+        return scenario
+    } catch let error as ValidationError {
+        throw error
+    } catch {
+        throw fail(error)
+    }
+}
+
+/// A plain error message for the command line.
+struct Message: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,86 @@
+import ArgumentParser
+import Foundation
+import Scenario
+import UpgradeEngine
+
+/// `rehearse run`: run a scenario and show what Azure would do.
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run a scenario: a timeline of phases, batches and checks, then the final get-latest status."
+    )
+
+    @OptionGroup var scenario: ScenarioArguments
+    @Flag(help: "Print only the final get-latest JSON on standard output.") var json = false
+    @Option(help: "Write every event to this file as one JSON object per line, as it happens.") var events: String?
+    @Flag(help: "Also show health changes and every operation in the timeline.") var verbose = false
+
+    func run() throws {
+        let quiet = json
+        let loaded = try loadScenario(scenario, print: { line in
+            if quiet { printError("print: \(line)") } else { print("print: \(line)") }
+        })
+        var eventFile: FileHandle?
+        if let events {
+            guard FileManager.default.createFile(atPath: events, contents: nil), let handle = FileHandle(forWritingAtPath: events) else {
+                throw fail(Message("cannot write the events file \(events)"))
+            }
+            eventFile = handle
+        }
+        defer { try? eventFile?.close() }
+        let timeline = Timeline(verbose: verbose)
+        let result: ScenarioResult
+        do {
+            result = try loaded.run { event in
+                eventFile?.write(Data((event.jsonLine + "\n").utf8))
+                if event.kind == .wireWarning { printError("rehearse: warning: \(event.detail)") }
+                if !quiet, let line = timeline.line(for: event) { print(line) }
+            }
+        } catch {
+            throw fail(error)
+        }
+        let statusJSON = result.summary.status?.json().serialized()
+        if json {
+            if let statusJSON { print(statusJSON) } else { printError("rehearse: no rolling upgrade ran, so get-latest has nothing to show") }
+        } else {
+            print("")
+            if let statusJSON {
+                print("Final status (az vmss rolling-upgrade get-latest):")
+                print(statusJSON)
+            } else {
+                print("No rolling upgrade ran.")
+            }
+            if !result.summary.skipped.isEmpty { print("Skipped (SkipUpgrade): \(result.summary.skipped)") }
+            if !result.summary.protected.isEmpty { print("Protected (protectFromScaleSetActions): \(result.summary.protected)") }
+            if let a = result.summary.availability {
+                print("Availability: lowest healthy \(a.lowestHealthy) of \(loaded.definition.capacity), "
+                    + "\(String(format: "%.0f", a.unavailableInstanceSeconds)) instance-seconds unavailable, "
+                    + "finished in \(ISODuration.format(Int(a.timeToFinishSeconds * 1000)))")
+            }
+            if result.summary.hitTimeLimit { print("Stopped at the time limit with work left.") }
+        }
+        for failure in result.failedExpectations { printError("rehearse: \(failure)") }
+        if !result.failedExpectations.isEmpty { throw ExitCode(1) }
+        if !json && result.expectationCount > 0 { print("All \(result.expectationCount) expectation(s) held.") }
+    }
+}
+
+/// Turns events into readable timeline lines.
+struct Timeline {
+    let verbose: Bool
+
+    static let always: Set<Event.Kind> = [
+        .modelUpdated, .upgradeStarted, .metricsRead, .preBatchCheck, .batchStarted, .batchFinished, .postBatchCheck, .pause,
+        .upgradeCompleted, .upgradeFaulted, .upgradeCancelled, .rollbackStarted, .surgeFallback, .scaled, .manualUpgrade,
+        .automaticUpgrade, .actionFailed,
+    ]
+
+    func line(for event: Event) -> String? {
+        let failedOperation = event.kind == .operationFinished && event.detail.hasSuffix("failed")
+        guard verbose || Self.always.contains(event.kind) || failedOperation else { return nil }
+        if event.kind == .wireWarning || event.kind == .runEnded { return nil }
+        let time = ISODuration.format(event.time)
+        let pad = String(repeating: " ", count: max(0, 10 - time.count))
+        return "\(pad)\(time)  \(event.kind.rawValue.padding(toLength: 17, withPad: " ", startingAt: 0)) \(event.detail)"
+    }
+}
