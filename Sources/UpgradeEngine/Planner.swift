@@ -101,15 +101,20 @@ struct BatchQueue: Sendable {
 
     /// Cuts the next batch: at most `size` instances of the current group, and no more healthy
     /// ones than `room` (the unhealthy budget left), but never fewer than one instance.
-    mutating func next(size: Int, room: Int, isUnhealthy: (Int) -> Bool) -> PlannedBatch? {
+    /// `shrunk` tells whether the unhealthy budget cut the batch short.
+    mutating func next(size: Int, room: Int, isUnhealthy: (Int) -> Bool) -> (batch: PlannedBatch, shrunk: Bool)? {
         guard group < groups.count else { return nil }
         let members = groups[group].members
         var taken: [PlannedInstance] = []
         var healthyTaken = 0
+        var shrunk = false
         while offset < members.count, taken.count < size {
             let candidate = members[offset]
             let addsDown = isUnhealthy(candidate.id) ? 0 : 1
-            if !taken.isEmpty && healthyTaken + addsDown > room { break }
+            if !taken.isEmpty && healthyTaken + addsDown > room {
+                shrunk = true
+                break
+            }
             taken.append(candidate)
             healthyTaken += addsDown
             offset += 1
@@ -119,7 +124,7 @@ struct BatchQueue: Sendable {
             group += 1
             offset = 0
         }
-        return batch
+        return (batch, shrunk)
     }
 }
 
@@ -218,8 +223,8 @@ public enum Planner {
         let room = unhealthyAllowance(capacity: capacity, percent: policy.maxUnhealthyInstancePercent) - unhealthyNow
         let unhealthy = Set(inputs.filter(\.unhealthy).map(\.id))
         var batches: [PlannedBatch] = []
-        while let batch = queue.next(size: size, room: room, isUnhealthy: { unhealthy.contains($0) }) {
-            batches.append(batch)
+        while let next = queue.next(size: size, room: room, isUnhealthy: { unhealthy.contains($0) }) {
+            batches.append(next.batch)
         }
         return UpgradePlan(batches: batches, skipped: skipped, protected: protected)
     }

@@ -152,7 +152,7 @@ extension Simulation {
                  detail: "passed: \(unhealthy.count) of \(run.capacity) unhealthy (\(percent(unhealthy.count, of: run.capacity))), allowed \(run.policy.maxUnhealthyInstancePercent)%")
             let size = Planner.batchSize(capacity: run.capacity, percent: run.policy.maxBatchInstancePercent)
             let room = Planner.unhealthyAllowance(capacity: run.capacity, percent: run.policy.maxUnhealthyInstancePercent) - unhealthy.count
-            guard let planned = run.queue.next(size: size, room: room, isUnhealthy: { self.instances[$0].health.state.countsAsUnhealthy }) else {
+            guard let (planned, shrunk) = run.queue.next(size: size, room: room, isUnhealthy: { self.instances[$0].health.state.countsAsUnhealthy }) else {
                 return complete(run)
             }
             // Instances deleted, upgraded by hand or busy since the upgrade started drop out.
@@ -166,9 +166,9 @@ extension Simulation {
             run.surge = [:]
             run.surgeFailed = []
             run.opFailed = []
-            let shrunk = ids.count < size && planned.instances.count < size && !run.queue.isEmpty ? " (shrunk to stay within the unhealthy budget)" : ""
+            let note = shrunk ? " (shrunk to stay within the unhealthy budget)" : ""
             emit(.batchStarted, batch: run.batchNumber, phase: run.phase,
-                 detail: "batch \(run.batchNumber)\(run.phase.map { ", phase \($0)" } ?? ", unphased"): instances \(ids.map(String.init).joined(separator: ", "))\(shrunk)")
+                 detail: "batch \(run.batchNumber)\(run.phase.map { ", phase \($0)" } ?? ", unphased"): instances \(ids.map(String.init).joined(separator: ", "))\(note)")
             if run.policy.maxSurge {
                 let existing = instances.count { $0.lifecycle != .deleted }
                 if let quota = definition.quota, existing + ids.count > quota {
