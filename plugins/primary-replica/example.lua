@@ -5,7 +5,8 @@ local tier = pr.tier { primaries = { 0, 3 }, witnesses = { 5 } }
 scaleset {
   name = "db", capacity = 6, updateDomains = 1,
   model = { image = "pg16" },
-  upgradePolicy = { mode = "Rolling", rollingUpgradePolicy = { maxBatchInstancePercent = 34, maxUnhealthyInstancePercent = 34 } },
+  upgradePolicy = { mode = "Rolling",
+    rollingUpgradePolicy = { maxBatchInstancePercent = 34, maxUnhealthyInstancePercent = 34 } },
   healthExtension = { protocol = "http", port = 5433, requestPath = "/ready" },
 }
 
