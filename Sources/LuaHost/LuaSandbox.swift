@@ -125,7 +125,8 @@ extension LuaState {
           end
           local value = loaded[name]
           if value ~= nil then return value end
-          local source, path = find_module(name)
+          local found, source, path = pcall(find_module, name)
+          if not found then error((tostring(source):gsub("^sandbox:%d+: ", "")), 2) end
           local chunk, problem = load(source, "@" .. path, "t")
           if not chunk then error(problem, 0) end
           value = chunk(name, path)

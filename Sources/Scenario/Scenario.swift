@@ -73,7 +73,9 @@ public final class Scenario {
         var sandbox = LuaSandboxOptions(seed: options.seed, print: options.print, clock: { clock.seconds })
         sandbox.resolveModule = { name in
             if let builtin = BuiltinLibrary.modules[name] { return (builtin, "(builtin)/\(name).lua") }
-            return try catalog.resolve(name)
+            if let found = try catalog.resolve(name) { return found }
+            let names = catalog.bundles.map(\.manifest.name)
+            throw LuaArgumentError(position: 1, problem: "module '\(name)' not found: it is neither a built-in module (\(BuiltinLibrary.modules.keys.sorted().joined(separator: ", "))) nor a plugin bundle on the plugin path (\(catalog.searchPath.joined(separator: ", "))\(names.isEmpty ? "" : "; bundles: " + names.joined(separator: ", ")))")
         }
         do {
             try state.openSandbox(sandbox)
@@ -88,9 +90,10 @@ public final class Scenario {
             let chunk = try state.loadFile(path)
             try state.call(chunk, [])
             state.release(chunk)
-        } catch let error as LuaError {
+        } catch var error as LuaError {
             if error.kind == .file { throw .file(error.message) }
-            throw .script(error, context: "loading the scenario")
+            error.function = nil  // the location already names the file
+            throw .script(error, context: nil)
         } catch {
             throw .file("\(error)")
         }

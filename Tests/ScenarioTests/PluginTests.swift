@@ -1,0 +1,101 @@
+import Foundation
+import Scenario
+import UpgradeEngine
+import XCTest
+
+final class PluginTests: XCTestCase {
+    func runExample(_ bundle: String) throws -> (ScenarioResult, [Event]) {
+        let (result, events) = try runScenario(repositoryRoot + "/plugins/\(bundle)/example.lua")
+        XCTAssertEqual(result.failedExpectations, [], bundle)
+        XCTAssertGreaterThan(result.expectationCount, 0)
+        return (result, events)
+    }
+
+    func testPrimaryReplicaUpgradesReplicasFirstAndSkipsWitness() throws {
+        let (result, events) = try runExample("primary-replica")
+        XCTAssertEqual(batches(events), ["1, 2", "4", "0, 3"])
+        XCTAssertEqual(events.filter { $0.kind == .batchStarted }.map(\.phase), [0, 0, 1])
+        XCTAssertEqual(result.summary.skipped, [5])
+    }
+
+    func testSlowBootWaitsForTheApplication() throws {
+        let (_, events) = try runExample("slow-boot")
+        // Each batch: 4 minutes of upgrade, then 90 s until the application answers.
+        let starts = events.filter { $0.kind == .batchStarted }.map(\.time)
+        XCTAssertEqual(starts, [180_000, 510_000, 840_000, 1_170_000, 1_500_000])
+    }
+
+    func testZoneOutageDrillFaultsTheUpgrade() throws {
+        let (result, _) = try runExample("zone-outage-drill")
+        XCTAssertEqual(result.summary.status?.error?.details.count, 3)
+    }
+
+    func testCatalogListsTheBundles() {
+        let catalog = PluginCatalog(searchPath: [repositoryRoot + "/plugins"])
+        XCTAssertEqual(catalog.bundles.map(\.manifest.name), ["primary-replica", "slow-boot", "zone-outage-drill"])
+        XCTAssertEqual(catalog.problems, [])
+        XCTAssertEqual(catalog.check(), [])
+    }
+
+    func makeBundle(_ name: String, manifest: String, files: [String: String] = ["init.lua": "return {}"]) throws -> String {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("plugins-\(UUID().uuidString)").path
+        let folder = root + "/" + name
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try manifest.write(toFile: folder + "/rehearse-plugin.json", atomically: true, encoding: .utf8)
+        for (file, text) in files { try text.write(toFile: folder + "/" + file, atomically: true, encoding: .utf8) }
+        return root
+    }
+
+    func testIncompatibleBundleIsAClearError() throws {
+        let root = try makeBundle("future", manifest: #"{"name": "future", "version": "3.0.0", "api": ">=2.0.0", "description": "needs API 2"}"#)
+        var o = options()
+        o.pluginPath = [root]
+        let path = try writeScenario(baseScaleSet + "\nlocal f = require 'future'")
+        XCTAssertThrowsError(try Scenario(path: path, options: o)) { error in
+            XCTAssertTrue("\(error)".contains("bundle future 3.0.0 needs host API >=2.0.0, and this rehearse provides 1.0.0"), "\(error)")
+        }
+        XCTAssertEqual(PluginCatalog(searchPath: [root]).check().count, 1)
+    }
+
+    func testMissingBundleIsAClearError() throws {
+        let path = try writeScenario(baseScaleSet + "\nlocal f = require 'nowhere'")
+        XCTAssertThrowsError(try Scenario(path: path, options: options())) { error in
+            XCTAssertTrue("\(error)".contains("module 'nowhere' not found"), "\(error)")
+            XCTAssertTrue("\(error)".contains("scenario.lua:6"), "\(error)")
+        }
+    }
+
+    func testManifestProblemsAreAllReported() throws {
+        let root = try makeBundle("bad", manifest: #"{"name": "Bad Name", "version": "1.0", "api": "around 1", "extra": 1}"#)
+        let catalog = PluginCatalog(searchPath: [root])
+        XCTAssertEqual(catalog.bundles.count, 0)
+        let problem = try XCTUnwrap(catalog.problems.first)
+        for fragment in ["unknown field \"extra\"", "name \"Bad Name\" is not allowed", "version \"1.0\" is not SemVer",
+                         "api: \"around\" is not a version comparator", "\"description\" is missing"] {
+            XCTAssertTrue(problem.contains(fragment), "«\(problem)» lacks «\(fragment)»")
+        }
+    }
+
+    func testBundleFilesAreSandboxedAndCannotEscape() throws {
+        let root = try makeBundle("sneaky", manifest: #"{"name": "sneaky", "version": "1.0.0", "api": "^1", "description": "tries to leave"}"#,
+                                  files: ["init.lua": "return require 'sneaky.../../etc/passwd'"])
+        var o = options()
+        o.pluginPath = [root]
+        let path = try writeScenario(baseScaleSet + "\nrequire 'sneaky'")
+        XCTAssertThrowsError(try Scenario(path: path, options: o)) { error in
+            XCTAssertTrue("\(error)".contains("refused"), "\(error)")
+        }
+    }
+
+    func testSemVerRanges() throws {
+        let v = SemVer(1, 4, 2)
+        XCTAssertTrue(try SemVerRange(">=1.0.0 <2.0.0").contains(v))
+        XCTAssertTrue(try SemVerRange("^1.2").contains(v))
+        XCTAssertFalse(try SemVerRange("~1.3").contains(v))
+        XCTAssertFalse(try SemVerRange("^2").contains(v))
+        XCTAssertTrue(try SemVerRange("=1.4.2").contains(v))
+        XCTAssertTrue(SemVer("1.0.0-beta")! < SemVer("1.0.0")!)
+        XCTAssertNil(SemVer("1.0"))
+        XCTAssertThrowsError(try SemVerRange(""))
+    }
+}

@@ -1,0 +1,186 @@
+import LuaHost
+import Scenario
+import UpgradeEngine
+import XCTest
+
+final class ScenarioAPITests: XCTestCase {
+    func load(_ text: String) throws -> Scenario {
+        try Scenario(path: try writeScenario(text), options: options())
+    }
+
+    func assertScenarioError(_ text: String, contains fragments: [String], file: StaticString = #filePath, line: UInt = #line) {
+        do {
+            let scenario = try load(text)
+            _ = try scenario.run()
+            XCTFail("expected an error", file: file, line: line)
+        } catch {
+            let message = "\(error)"
+            for fragment in fragments {
+                XCTAssertTrue(message.contains(fragment), "«\(message)» lacks «\(fragment)»", file: file, line: line)
+            }
+        }
+    }
+
+    func testEveryDefinitionProblemAtOnce() {
+        assertScenarioError("""
+            scaleset { name = "web", capacity = "ten", zones = "1",
+              upgradePolicy = { mode = "Rolling", rollingUpgradePolicy = { maxBatchInstancePercent = 200 } },
+              healthExtension = { protocol = "ftp" }, colour = "blue" }
+            """, contains: ["scenario.lua:1:", "problems in the scenario",
+                            "scaleset.colour: unknown field", "scaleset.capacity: \"ten\" is not a whole number",
+                            "scaleset.zones: expected a list", "maxBatchInstancePercent: 200 is out of range; allowed 5–100",
+                            "scaleset.healthExtension.protocol: \"ftp\" is not a protocol"])
+    }
+
+    func testRollingWithoutHealthSourceIsABadScenario() {
+        assertScenarioError("""
+            scaleset { name = "web", capacity = 3, upgradePolicy = { mode = "Rolling" } }
+            """, contains: ["Rolling Upgrade mode is not supported for this Virtual Machine Scale Set because a health probe or health extension was not provided."])
+    }
+
+    func testScriptWithoutScaleset() {
+        assertScenarioError("health(function() return nil end)", contains: ["never calls scaleset"])
+    }
+
+    func testBlockedFunctionNamesFileAndLine() {
+        assertScenarioError(baseScaleSet + "\nlocal f = io.open('/etc/passwd')", contains: ["scenario.lua:6:", "global 'io'"])
+        assertScenarioError(baseScaleSet + "\nos.execute('true')", contains: ["scenario.lua:6:", "field 'execute'"])
+    }
+
+    func testRunawayHealthScriptEndsWithBudgetErrorNamingInstanceAndTime() {
+        assertScenarioError(baseScaleSet + """
+
+            health(function(vm, now)
+              if vm.id == 3 and now >= 10 then while true do end end
+              return { applicationHealthState = "Healthy" }
+            end)
+            at("PT1M", function() update_model { image = "v2" } end)
+            """, contains: ["health: budget of 10000000 instructions exceeded at", "scenario.lua:7 (health of web_3 at PT10S)"])
+    }
+
+    func testMemoryHungryScriptEndsWithMemoryError() {
+        assertScenarioError(baseScaleSet + """
+
+            local hoard = {}
+            health(function(vm, now)
+              for i = 1, 1e7 do hoard[#hoard + 1] = string.rep("x", 64) .. i end
+              return { applicationHealthState = "Healthy" }
+            end)
+            at("PT1M", function() update_model { image = "v2" } end)
+            """, contains: ["health: memory limit of 64 MiB exceeded", "health of web_0 at PT0S"])
+    }
+
+    func testWrongHealthResultIsAScriptError() {
+        assertScenarioError(baseScaleSet + "\nhealth(function(vm, now) return 42 end)\nat('PT1M', function() update_model() end)",
+                            contains: ["health returned a number", "scenario.lua:6", "health of web_0 at PT0S"])
+    }
+
+    func testActionsOnlyInsideAt() {
+        assertScenarioError(baseScaleSet + "\nupdate_model { image = 'v2' }", contains: ["inside an at(...) callback", "scenario.lua:6"])
+    }
+
+    func testBadArgumentsNameTheFunctionAndArgument() {
+        assertScenarioError(baseScaleSet + "\nat('soon', function() end)", contains: ["bad argument #1 to 'at'", "'soon' is not an ISO 8601 duration"])
+        assertScenarioError(baseScaleSet + "\nat('PT1M', function() scale('many') end)", contains: ["bad argument #1 to 'scale' (integer expected, got string)"])
+        assertScenarioError(baseScaleSet + "\nhealth(1)", contains: ["bad argument #1 to 'health' (function expected, got number)"])
+    }
+
+    func testUnknownExpectationKeyIsReported() {
+        assertScenarioError(baseScaleSet + "\nexpect { code = 'Completed', sucessful = 10 }", contains: ["unknown key sucessful"])
+    }
+
+    func testFailedExpectationsAreNamed() throws {
+        let scenario = try load(baseScaleSet + """
+
+            at("PT1M", function() update_model { image = "v2" } end)
+            expect { code = "Faulted", successful = 3 }
+            """)
+        let result = try scenario.run()
+        XCTAssertEqual(result.failedExpectations.count, 2)
+        XCTAssertTrue(result.failedExpectations[0].hasSuffix("scenario.lua:7: code is Completed, expected Faulted"), result.failedExpectations[0])
+        XCTAssertTrue(result.failedExpectations[1].hasSuffix("scenario.lua:7: successful is 10, expected 3"), result.failedExpectations[1])
+    }
+
+    func testCustomMetricsAsObjectOnTheWireWarnsAndStrictWireMakesItUnknown() throws {
+        let path = try writeScenario(baseScaleSet + """
+
+            health(function(vm, now)
+              return '{"ApplicationHealthState": "Healthy", "CustomMetrics": {"RollingUpgrade": {"PhaseOrderingNumber": ' .. (vm.id % 2) .. '}}}'
+            end)
+            at("PT1M", function() update_model { image = "v2" } end)
+            """)
+        let (lenient, events) = try runScenario(path)
+        XCTAssertEqual(lenient.summary.status?.code, .completed)
+        let warnings = events.filter { $0.kind == .wireWarning }
+        XCTAssertEqual(warnings.count, 10)
+        XCTAssertTrue(warnings[0].detail.hasPrefix("web_0: customMetrics sent as a JSON object"), warnings[0].detail)
+        // Phase 0 (even ids) then phase 1, one update domain per batch.
+        XCTAssertEqual(events.filter { $0.kind == .batchStarted }.map(\.phase), [0, 0, 0, 0, 0, 1, 1, 1, 1, 1])
+        let (strict, _) = try runScenario(path, strictWire: true)
+        XCTAssertEqual(strict.summary.status?.error?.code, "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade")
+    }
+
+    func testVmTableCarriesPlacementModelAndState() throws {
+        var printed: [String] = []
+        let scenario = try Scenario(path: try writeScenario("""
+            scaleset { name = "web", capacity = 3, zones = { "1", "2" }, model = { image = "v1", sku = "D2" },
+              upgradePolicy = { mode = "Rolling", rollingUpgradePolicy = { maxBatchInstancePercent = 50, maxUnhealthyInstancePercent = 50 } },
+              healthExtension = { protocol = "http", port = 80, requestPath = "/" } }
+            health(function(vm, now)
+              vm.state.probes = (vm.state.probes or 0) + 1
+              if vm.id == 2 and (now == 0 or now == 300) then
+                print(vm.name, vm.zone, vm.faultDomain, vm.updateDomain, vm.model.version, vm.model.image, vm.model.sku, vm.state.probes)
+              end
+              return { applicationHealthState = "Healthy" }
+            end)
+            at("PT1M", function() update_model { image = "v2" } end)
+            """), options: options(printed: { printed.append($0) }))
+        _ = try scenario.run()
+        XCTAssertEqual(printed.first, "web_2\t1\t1\t1\t1\tv1\tD2\t1")
+        XCTAssertTrue(printed.last!.hasPrefix("web_2\t1\t1\t1\t2\tv2\tD2\t"), printed.last!)
+        XCTAssertGreaterThan(Int(printed.last!.split(separator: "\t").last!)!, 30)
+    }
+
+    func testPhaseShorthandAndFaults() throws {
+        let (result, events) = try runScenario(try writeScenario(baseScaleSet + """
+
+            phase(function(vm) return vm.id >= 5 and 0 or 1 end)
+            fault(function(vm, op, now)
+              if op == "upgrade" and vm.id == 7 then return { fail = true } end
+              if op == "upgrade" then return { duration = 30 } end
+            end)
+            at("PT1M", function() update_model { image = "v2" } end)
+            """))
+        XCTAssertEqual(events.filter { $0.kind == .batchStarted }.first?.phase, 0)
+        XCTAssertEqual(result.summary.status?.progress.failedInstanceCount, 1)
+        let firstOp = events.first { $0.kind == .operationStarted }!
+        XCTAssertTrue(firstOp.detail.hasSuffix(", PT30S"), firstOp.detail)
+    }
+
+    func testBuiltinFaultLibraryIsSeeded() throws {
+        let text = baseScaleSet + """
+
+            local faults = require "rehearse.faults"
+            health(function(vm, now) return { applicationHealthState = "Healthy" } end)
+            fault(faults.boot_failures { probability = 0.3 })
+            at("PT1M", function() update_model { image = "v2" } end)
+            """
+        let path = try writeScenario(text)
+        let failedOps = { (seed: UInt64) in try runScenario(path, seed: seed).1.filter { $0.detail.hasSuffix("failed") && $0.kind == .operationFinished }.compactMap(\.instance) }
+        XCTAssertEqual(try failedOps(1), try failedOps(1))
+        XCTAssertNotEqual(try failedOps(1), try failedOps(2))
+    }
+
+    func testZoneOutageAndNeverAnswerInjectors() throws {
+        let (result, _) = try runScenario(try writeScenario("""
+            local faults = require "rehearse.faults"
+            scaleset { name = "web", capacity = 6, zones = { "1", "2", "3" }, model = { image = "v1" },
+              upgradePolicy = { mode = "Rolling" },
+              healthExtension = { protocol = "http", port = 80, requestPath = "/", gracePeriod = 20 } }
+            health(faults.never_answer { version = 2 }(function(vm, now) return { applicationHealthState = "Healthy" } end))
+            at("PT1M", function() update_model { image = "v2" } end)
+            expect { code = "Faulted", errorCode = "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade" }
+            """))
+        XCTAssertEqual(result.failedExpectations, [])
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import Scenario
+import UpgradeEngine
+import XCTest
+
+/// The repository root, found from this file's path.
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+/// Options that find the repository's plugins and keep prints.
+func options(seed: UInt64 = 0, printed: ((String) -> Void)? = nil) -> ScenarioOptions {
+    var o = ScenarioOptions()
+    o.seed = seed
+    o.pluginPath = [repositoryRoot + "/plugins"]
+    o.environment = [:]
+    o.print = printed ?? { _ in }
+    return o
+}
+
+/// Writes a scenario to a temporary file and returns its path.
+func writeScenario(_ text: String, name: String = "scenario.lua") throws -> String {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    let path = dir.appendingPathComponent(name).path
+    try text.write(toFile: path, atomically: true, encoding: .utf8)
+    return path
+}
+
+/// Runs a scenario file and returns its result and events.
+func runScenario(_ path: String, seed: UInt64 = 0, strictWire: Bool = false) throws -> (ScenarioResult, [Event]) {
+    var o = options(seed: seed)
+    o.strictWire = strictWire
+    let scenario = try Scenario(path: path, options: o)
+    var events: [Event] = []
+    let result = try scenario.run { events.append($0) }
+    return (result, events)
+}
+
+func batches(_ events: [Event]) -> [String] {
+    events.filter { $0.kind == .batchStarted }.map { $0.detail.components(separatedBy: ": instances ").last! }
+}
+
+/// A minimal scale set in Lua, for tests that vary one thing.
+let baseScaleSet = """
+    scaleset {
+      name = "web", capacity = 10, model = { image = "v1" },
+      upgradePolicy = { mode = "Rolling" },
+      healthExtension = { protocol = "http", port = 8000, requestPath = "/health" },
+    }
+    """
