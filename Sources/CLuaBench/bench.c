@@ -66,6 +66,66 @@ clb_result clb_c_loop(const char *script, int64_t calls) {
     return r;
 }
 
+clb_result clb_c_vm_loop(const char *script, const char *function_name, int64_t calls, int instances) {
+    clb_result r = {-1, 0, 0, 0};
+    lua_State *L = open_script(script);
+    if (!L || instances <= 0) {
+        if (L) lua_close(L);
+        return r;
+    }
+    lua_getglobal(L, function_name);
+    int ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_createtable(L, instances, 0);
+    for (int i = 0; i < instances; i++) {
+        lua_createtable(L, 0, 6);
+        lua_pushinteger(L, i);
+        lua_setfield(L, -2, "id");
+        lua_pushfstring(L, "bench_%d", i);
+        lua_setfield(L, -2, "name");
+        lua_pushfstring(L, "%d", i % 3 + 1);
+        lua_setfield(L, -2, "zone");
+        lua_createtable(L, 0, 1);
+        lua_pushinteger(L, 1);
+        lua_setfield(L, -2, "version");
+        lua_setfield(L, -2, "model");
+        lua_newtable(L);
+        lua_setfield(L, -2, "state");
+        lua_rawseti(L, -2, i + 1);
+    }
+    int vms = luaL_ref(L, LUA_REGISTRYINDEX);
+    double start = now_ns();
+    for (int64_t i = 0; i < calls; i++) {
+        lua_pushcfunction(L, traceback);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, vms);
+        lua_rawgeti(L, -1, (lua_Integer)(i % instances) + 1);
+        lua_remove(L, -2);
+        lua_pushinteger(L, (lua_Integer)(i / instances) * 5);
+        if (lua_pcall(L, 2, 1, -4) != LUA_OK) {
+            lua_close(L);
+            return r;
+        }
+        lua_getfield(L, -1, "applicationHealthState");
+        const char *state = lua_tostring(L, -1);
+        if (state && strcmp(state, "Unhealthy") == 0) r.unhealthy++;
+        lua_pop(L, 1);
+        if (lua_getfield(L, -1, "customMetrics") == LUA_TTABLE) {
+            if (lua_getfield(L, -1, "rollingUpgrade") == LUA_TTABLE) {
+                lua_getfield(L, -1, "PhaseOrderingNumber");
+                r.phase_sum += lua_tointeger(L, -1);
+                lua_getfield(L, -2, "SkipUpgrade");
+                r.skipped += lua_toboolean(L, -1);
+                lua_pop(L, 2);
+            }
+            lua_pop(L, 1);
+        }
+        lua_pop(L, 3);
+    }
+    r.ns_per_call = (now_ns() - start) / (double)calls;
+    lua_close(L);
+    return r;
+}
+
 static const char *lua_loop =
     "local calls = ...\n"
     "local unhealthy, phases, skipped = 0, 0, 0\n"

@@ -232,6 +232,19 @@ public struct LuaTableView {
         return try LuaStack(L: L).value(at: -1)
     }
 
+    /// Copies `t[key]` into slot `slot` of the table kept by `table` (nil clears the slot),
+    /// without converting it; returns its type. For keeping a value for later at the cost of a
+    /// few stack operations.
+    @inlinable
+    public func copy(_ key: StaticString, into table: LuaTableRef, slot: Int) -> LuaType {
+        let type = raw ? clua_rawgetfield_abs(L, index, cString(key)) : lua_getfield(L, index, cString(key))
+        _ = lua_rawgeti(L, CLUA_REGISTRYINDEX, lua_Integer(table.ref))
+        clua_insert(L, -2)
+        lua_rawseti(L, -2, lua_Integer(slot))
+        clua_pop(L, 1)
+        return LuaType(rawValue: type) ?? .none
+    }
+
     /// How many entries the table has (all keys, not only 1...n).
     public var entryCount: Int {
         var count = 0

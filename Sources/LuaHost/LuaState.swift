@@ -121,6 +121,15 @@ public final class LuaState {
         clua_pop(L, 1)
     }
 
+    /// Runs `body` with slot `slot` of the table kept by `table` pushed on the stack (at -1).
+    public func withSlot<R>(_ table: LuaTableRef, _ slot: Int, _ body: (LuaStack) throws -> R) rethrows -> R {
+        let top = lua_gettop(L)
+        defer { lua_settop(L, top) }
+        _ = lua_rawgeti(L, CLUA_REGISTRYINDEX, lua_Integer(table.ref))
+        _ = lua_rawgeti(L, -1, lua_Integer(slot))
+        return try body(stack)
+    }
+
     /// Drops a registry reference to a table.
     public func release(_ table: LuaTableRef) { luaL_unref(L, CLUA_REGISTRYINDEX, table.ref) }
 

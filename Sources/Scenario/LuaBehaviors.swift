@@ -7,7 +7,7 @@ private let healthStates = LuaStringChoices(["Healthy", "Unhealthy"])
 extension Scenario {
     /// The `vm` table handed to scripts for instance `vm`: made once per instance and kept, so
     /// `vm.state` persists; `vm.model` is replaced when the instance's model changes.
-    func vmTable(for vm: Instance) -> LuaTableRef {
+    func vmTable(for vm: borrowing Instance) -> LuaTableRef {
         if vm.id >= vmTables.count {
             vmTables += Array(repeating: nil, count: vm.id + 1 - vmTables.count)
             vmVersions += Array(repeating: 0, count: vm.id + 1 - vmVersions.count)
@@ -36,13 +36,13 @@ extension Scenario {
         return .table(model)
     }
 
-    func context(_ what: String, _ vm: Instance, _ time: Millis) -> String {
+    func context(_ what: String, _ vm: borrowing Instance, _ time: Millis) -> String {
         "\(what) of \(vm.name) at \(ISODuration.format(time))"
     }
 
     /// Calls `callback` with the instance's table and the time (seconds), handing the first
     /// result to `read`. Script errors carry the instance and the time.
-    func invoke<R>(_ callback: Callback, _ what: String, _ vm: Instance, _ time: Millis, extra: String? = nil,
+    func invoke<R>(_ callback: Callback, _ what: String, _ vm: borrowing Instance, _ time: Millis, extra: String? = nil,
                    read: (LuaStack) throws -> R) throws -> R {
         let table = vmTable(for: vm)
         do {
@@ -58,23 +58,32 @@ extension Scenario {
     }
 
     /// A result of the wrong kind: a script error located where the function was registered.
-    func badResult(_ callback: Callback, _ message: String, _ what: String, _ vm: Instance, _ time: Millis) -> ScenarioError {
+    func badResult(_ callback: Callback, _ message: String, _ what: String, _ vm: borrowing Instance, _ time: Millis) -> ScenarioError {
         .script(LuaError(kind: .runtime, message: message, location: callback.location, function: what), context: context(what, vm, time))
     }
 }
 
-/// `health(function(vm, now) ... end)` as the engine's health source.
+/// `health(function(vm, now) ... end)` as the engine's health source. With rich states, the
+/// custom metrics of each answer are kept in a Lua table (one slot per instance) and read only
+/// when a rolling upgrade starts: the per-probe cost is the state string alone.
 final class LuaHealthSource: HealthSource {
     unowned let scenario: Scenario
     let callback: Scenario.Callback
+    let latest: LuaTableRef
+    let deferMetrics: Bool
 
     init(_ scenario: Scenario, _ callback: Scenario.Callback) {
         self.scenario = scenario
         self.callback = callback
+        latest = scenario.state.reference(.table([:]))
+        deferMetrics = scenario.definition.healthExtension?.richStates ?? false
     }
 
-    func probe(_ instance: Instance, at time: Millis) throws -> ProbeReply {
+    deinit { scenario.state.release(latest) }
+
+    func probe(_ instance: borrowing Instance, at time: Millis) throws -> ProbeReply {
         var problem: String?
+        let slot = instance.id + 1
         let reply = try scenario.invoke(callback, "health", instance, time) { stack -> ProbeReply in
             switch stack.type(at: -1) {
             case .nil, .none: return .noAnswer
@@ -93,7 +102,13 @@ final class LuaHealthSource: HealthSource {
                     }
                     return .http(status: status, body: body)
                 }
-                return .structured(state: Self.state(table), metrics: Self.metrics(table))
+                guard deferMetrics else {
+                    return .structured(state: Self.state(table), metrics: Self.metrics(table))
+                }
+                if table.copy("customMetrics", into: latest, slot: slot) == .nil {
+                    _ = table.copy("CustomMetrics", into: latest, slot: slot)
+                }
+                return .structured(state: Self.state(table), metrics: .deferred)
             default:
                 problem = "health returned a \(stack.type(at: -1).name); return a table ({ applicationHealthState = \"Healthy\" }), a body string, { status = 503, body = \"...\" } or nil (no answer)"
                 return .noAnswer
@@ -101,6 +116,10 @@ final class LuaHealthSource: HealthSource {
         }
         if let problem { throw scenario.badResult(callback, problem, "health", instance, time) }
         return reply
+    }
+
+    func latestMetrics(of instance: borrowing Instance) throws -> MetricsPayload? {
+        scenario.state.withSlot(latest, instance.id + 1) { stack in Self.payload(stack) }
     }
 
     /// The state string, without allocating for the two usual values.
@@ -114,46 +133,47 @@ final class LuaHealthSource: HealthSource {
         }
     }
 
-    /// Custom metrics: a string stays the wire form; a table whose `rollingUpgrade` holds only
-    /// well-typed `PhaseOrderingNumber`/`SkipUpgrade` is read field by field; anything else is
-    /// converted whole so the engine can say what is wrong with it.
+    /// Custom metrics of an answer table, read now.
     static func metrics(_ table: LuaTableView) -> MetricsPayload? {
-        let key: StaticString
-        switch (table.type("customMetrics"), table.type("CustomMetrics")) {
-        case (.nil, .nil): return nil
-        case (.nil, _): key = "CustomMetrics"
-        default: key = "customMetrics"
-        }
+        let key: StaticString = table.type("customMetrics") == .nil ? "CustomMetrics" : "customMetrics"
+        guard table.type(key) != .nil else { return nil }
         if let text = table.string(key) { return .string(text) }
-        let fast = table.table(key) { metrics -> CustomMetrics? in
-            metrics.table("rollingUpgrade") { rolling -> CustomMetrics? in
-                var result = CustomMetrics()
-                var known = 0
-                switch rolling.type("PhaseOrderingNumber") {
-                case .nil: break
-                case .number:
-                    guard let n = rolling.integer("PhaseOrderingNumber"), n >= 0 else { return nil }
-                    result.phase = n
-                    known += 1
-                default: return nil
-                }
-                switch rolling.type("SkipUpgrade") {
-                case .nil: break
-                case .boolean:
-                    result.skipUpgrade = rolling.bool("SkipUpgrade")!
-                    known += 1
-                default: return nil
-                }
-                return rolling.entryCount == known ? result : nil
-            } ?? nil
-        } ?? nil
-        if let fast { return .parsed(fast) }
-        let whole: LuaValue
-        switch key.description {
-        case "CustomMetrics": whole = (try? table.value(forKey: "CustomMetrics")) ?? .nil
-        default: whole = (try? table.value(forKey: "customMetrics")) ?? .nil
+        if let fast = table.table(key, readFast) ?? nil { return fast }
+        return .object(json((try? table.value(forKey: key.description)) ?? .nil))
+    }
+
+    /// Custom metrics at the top of the stack: a string stays the wire form; a table whose
+    /// `rollingUpgrade` holds only well-typed `PhaseOrderingNumber`/`SkipUpgrade` is read field by
+    /// field; anything else is converted whole so the engine can say what is wrong with it.
+    static func payload(_ stack: LuaStack) -> MetricsPayload? {
+        switch stack.type(at: -1) {
+        case .nil, .none: return nil
+        case .string: return .string(stack.string(at: -1)!)
+        case .table:
+            if let fast = readFast(stack.table(at: -1)!) { return fast }
+            return .object(json((try? stack.value(at: -1)) ?? .nil))
+        default:
+            return .object(json((try? stack.value(at: -1)) ?? .nil))
         }
-        return .object(json(whole))
+    }
+
+    /// The common case read field by field: `{ rollingUpgrade = { PhaseOrderingNumber = n, SkipUpgrade = b } }`.
+    private static func readFast(_ metrics: LuaTableView) -> MetricsPayload? {
+        let parsed = metrics.table("rollingUpgrade") { rolling -> CustomMetrics? in
+            var result = CustomMetrics()
+            var known = 0
+            if let n = rolling.integer("PhaseOrderingNumber") {
+                guard n >= 0 else { return nil }
+                result.phase = n
+                known += 1
+            }
+            if let skip = rolling.bool("SkipUpgrade") {
+                result.skipUpgrade = skip
+                known += 1
+            }
+            return rolling.entryCount == known ? result : nil
+        }
+        return parsed.flatMap { $0.map(MetricsPayload.parsed) }
     }
 }
 

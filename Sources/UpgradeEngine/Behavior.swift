@@ -2,7 +2,14 @@
 /// Swift closures. A thrown error ends the run (a script error).
 public protocol HealthSource: AnyObject {
     /// The answer of `instance` to a probe at `time` (milliseconds on the virtual clock).
-    func probe(_ instance: Instance, at time: Millis) throws -> ProbeReply
+    func probe(_ instance: borrowing Instance, at time: Millis) throws -> ProbeReply
+    /// The custom metrics of `instance`'s latest probe, for a source that answered with
+    /// `MetricsPayload.deferred`; asked once per instance when a rolling upgrade starts.
+    func latestMetrics(of instance: borrowing Instance) throws -> MetricsPayload?
+}
+
+extension HealthSource {
+    public func latestMetrics(of instance: borrowing Instance) throws -> MetricsPayload? { nil }
 }
 
 /// Overrides the phase an instance reports in its custom metrics (the scenario's `phase`).
@@ -39,7 +46,7 @@ public protocol FaultInjector: AnyObject {
 public final class ClosureHealthSource: HealthSource {
     let body: (Instance, Millis) throws -> ProbeReply
     public init(_ body: @escaping (Instance, Millis) throws -> ProbeReply) { self.body = body }
-    public func probe(_ instance: Instance, at time: Millis) throws -> ProbeReply { try body(instance, time) }
+    public func probe(_ instance: borrowing Instance, at time: Millis) throws -> ProbeReply { try body(instance, time) }
 }
 
 /// A phase source made of a closure.
@@ -61,5 +68,5 @@ public final class ClosureFaultInjector: FaultInjector {
 /// Every instance answers Healthy with no metrics.
 public final class AlwaysHealthy: HealthSource {
     public init() {}
-    public func probe(_ instance: Instance, at time: Millis) throws -> ProbeReply { .structured(state: "Healthy", metrics: nil) }
+    public func probe(_ instance: borrowing Instance, at time: Millis) throws -> ProbeReply { .structured(state: "Healthy", metrics: nil) }
 }

@@ -20,13 +20,17 @@ struct EventQueue {
     private var buckets: [Millis: Bucket] = [:]
     private var current: Bucket?
     private var currentTime: Millis = .min
+    /// The bucket scheduled into last, kept out of the dictionary while it is in use: probes
+    /// re-schedule themselves one interval ahead, one after another, into the same bucket.
+    private var tail: Bucket?
+    private var tailTime: Millis = .min
 
     private struct Bucket {
         var items: [Scheduled] = []
         var next = 0
     }
 
-    var isEmpty: Bool { times.isEmpty && (current.map { $0.next >= $0.items.count } ?? true) }
+    var isEmpty: Bool { nextTime == nil }
 
     var nextTime: Millis? {
         if let current, current.next < current.items.count { return currentTime }
@@ -38,11 +42,28 @@ struct EventQueue {
             current!.items.append(what)
             return
         }
-        if buckets[time] == nil {
-            buckets[time] = Bucket()
+        if time == tailTime, tail != nil {
+            tail!.items.append(what)
+            return
+        }
+        parkTail()
+        if let existing = buckets.removeValue(forKey: time) {
+            tail = existing
+        } else {
+            tail = Bucket()
             push(time)
         }
-        buckets[time]!.items.append(what)
+        tailTime = time
+        tail!.items.append(what)
+    }
+
+    /// Puts the tail bucket back into the dictionary.
+    private mutating func parkTail() {
+        if let parked = tail {
+            buckets[tailTime] = parked
+            tail = nil
+            tailTime = .min
+        }
     }
 
     mutating func pop() -> (time: Millis, what: Scheduled)? {
@@ -51,7 +72,13 @@ struct EventQueue {
                 current = nil
                 return nil
             }
-            current = buckets.removeValue(forKey: time)
+            if time == tailTime, tail != nil {
+                current = tail
+                tail = nil
+                tailTime = .min
+            } else {
+                current = buckets.removeValue(forKey: time)
+            }
             currentTime = time
         }
         let what = current!.items[current!.next]

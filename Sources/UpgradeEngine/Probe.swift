@@ -11,12 +11,15 @@ public enum ProbeReply: Equatable, Sendable {
     case structured(state: String?, metrics: MetricsPayload?)
 }
 
-/// Custom metrics as they arrive: the wire's JSON string, an object, or already read by the
-/// caller (a script's table read field by field).
+/// Custom metrics as they arrive: the wire's JSON string, an object, already read by the
+/// caller (a script's table read field by field), or kept by the health source until a rolling
+/// upgrade starts and asks for them with `HealthSource.latestMetrics(of:)` (metrics are read
+/// only then, so a source may spare itself reading them on every probe).
 public enum MetricsPayload: Equatable, Sendable {
     case string(String)
     case object(JSON)
     case parsed(CustomMetrics)
+    case deferred
 }
 
 /// The rolling-upgrade custom metrics of one instance.
@@ -54,6 +57,8 @@ public struct ProbeResult: Equatable, Sendable {
     public var state: HealthState
     public var metrics: CustomMetrics?
     public var diagnostics: [WireDiagnostic]
+    /// The health source keeps this probe's metrics (`MetricsPayload.deferred`).
+    public var metricsDeferred = false
 
     public init(state: HealthState, metrics: CustomMetrics? = nil, diagnostics: [WireDiagnostic] = []) {
         self.state = state
@@ -155,6 +160,11 @@ extension HealthExtensionSettings {
             }
         }
         var metrics: CustomMetrics?
+        if metricsPayload == .deferred {
+            var result = ProbeResult(state: state, diagnostics: diagnostics)
+            result.metricsDeferred = true
+            return result
+        }
         if let metricsPayload {
             if metricsFromWire {
                 if strictWire {
@@ -172,9 +182,10 @@ extension HealthExtensionSettings {
 extension CustomMetrics {
     /// Reads `rollingUpgrade.PhaseOrderingNumber` and `SkipUpgrade` (keys case-insensitive).
     /// Anything malformed adds a diagnostic; the instance then has no phase and no skip.
-    static func parse(_ payload: MetricsPayload, diagnostics: inout [WireDiagnostic]) -> CustomMetrics? {
+    public static func parse(_ payload: MetricsPayload, diagnostics: inout [WireDiagnostic]) -> CustomMetrics? {
         let root: JSON
         switch payload {
+        case .deferred: return nil
         case .parsed(let metrics): return metrics
         case .object(let o): root = o
         case .string(let text):

@@ -61,7 +61,12 @@ extension Simulation {
     /// source's answer) of every present instance.
     func planInputs() throws -> [PlanInput] {
         try presentInstances.map { vm in
-            let metrics = vm.lastProbe?.metrics
+            var metrics = vm.lastProbe?.metrics
+            if vm.lastProbe?.metricsDeferred == true, let payload = try health?.latestMetrics(of: vm) {
+                var diagnostics: [WireDiagnostic] = []
+                metrics = CustomMetrics.parse(payload, diagnostics: &diagnostics)
+                warn(diagnostics, about: vm.id)
+            }
             let phase = try phases?.phase(of: vm) ?? metrics?.phase
             return PlanInput(id: vm.id, zone: vm.zone, faultDomain: vm.faultDomain, updateDomain: vm.updateDomain,
                              unhealthy: vm.health.state.countsAsUnhealthy, upToDate: vm.modelVersion == modelVersion,

@@ -15,6 +15,11 @@ typedef struct clb_result {
  * both metrics of every result. Returns ns_per_call < 0 when the script fails. */
 clb_result clb_c_loop(const char *script, int64_t calls);
 
+/* Calls the script's global `function_name(vm, now)` `calls` times from C, with `instances`
+ * prebuilt vm tables ({ id, name, zone, model = { version = 1 } }) in turn and now = call / instances * 5,
+ * reading the state string and both metrics of every result. */
+clb_result clb_c_vm_loop(const char *script, const char *function_name, int64_t calls, int instances);
+
 /* Runs the same loop in Lua itself (the call and the field reads are Lua code). */
 clb_result clb_lua_loop(const char *script, int64_t calls);
 #endif
