@@ -237,9 +237,8 @@ public struct LuaTableView {
     /// few stack operations.
     @inlinable
     public func copy(_ key: StaticString, into table: LuaTableRef, slot: Int) -> LuaType {
-        let type = raw ? clua_rawgetfield_abs(L, index, cString(key)) : lua_getfield(L, index, cString(key))
         _ = lua_rawgeti(L, CLUA_REGISTRYINDEX, lua_Integer(table.ref))
-        clua_insert(L, -2)
+        let type = raw ? clua_rawgetfield_abs(L, index, cString(key)) : lua_getfield(L, index, cString(key))
         lua_rawseti(L, -2, lua_Integer(slot))
         clua_pop(L, 1)
         return LuaType(rawValue: type) ?? .none

@@ -48,8 +48,10 @@ public final class Scenario {
         didSet { clock.simulation = simulation }
     }
     let clock = VirtualClock()
-    var vmTables: [LuaTableRef?] = []
-    var vmVersions: [Int] = []
+    /// Per-instance `vm` tables and the model version each shows. Unchecked exclusivity: read
+    /// on every probe, touched only by `vmTable(for:)` on the simulation's thread.
+    @exclusivity(unchecked) var vmTables: [LuaTableRef?] = []
+    @exclusivity(unchecked) var vmVersions: [Int] = []
 
     /// A script function the engine calls, with where it was registered.
     struct Callback {

@@ -75,6 +75,22 @@ extension HealthExtensionSettings {
     /// a JSON object make the result Unknown, as Azure's current extension does; otherwise they
     /// are accepted with a diagnostic.
     public func evaluate(_ reply: ProbeReply, strictWire: Bool = false) -> ProbeResult {
+        ProbeJudge(self).evaluate(reply, strictWire: strictWire)
+    }
+}
+
+/// The part of the settings that judging a probe needs, without strings, so the engine can keep
+/// one and judge every probe without copying the settings.
+struct ProbeJudge: Sendable {
+    let `protocol`: ProbeProtocol
+    let richStates: Bool
+
+    init(_ settings: HealthExtensionSettings) {
+        `protocol` = settings.protocol
+        richStates = settings.richStates
+    }
+
+    func evaluate(_ reply: ProbeReply, strictWire: Bool) -> ProbeResult {
         switch `protocol` {
         case .tcp:
             switch reply {
@@ -102,7 +118,7 @@ extension HealthExtensionSettings {
         default: carriesMetrics = false
         }
         guard carriesMetrics else { return [] }
-        let why = `protocol` == .tcp ? "a tcp probe cannot carry them" : "typeHandlerVersion \(typeHandlerVersion) reports binary states"
+        let why = `protocol` == .tcp ? "a tcp probe cannot carry them" : "typeHandlerVersion 1.0 reports binary states"
         return [WireDiagnostic(kind: .metricsRefused, message: "customMetrics refused: they need rich health states (typeHandlerVersion 2.0) over http or https, and \(why)")]
     }
 

@@ -131,8 +131,6 @@ public struct Instance: Sendable {
     public internal(set) var protectFromScaleIn: Bool
     public internal(set) var lifecycle: Lifecycle
     public internal(set) var health: HealthTracker
-    /// The last probe's verdict, whose metrics a rolling upgrade reads when it starts.
-    public internal(set) var lastProbe: ProbeResult?
 
     /// Exists and can serve or be upgraded (not being created or deleted).
     public var isPresent: Bool { lifecycle != .deleted && lifecycle != .creating && lifecycle != .deleting }

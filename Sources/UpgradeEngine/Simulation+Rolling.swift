@@ -61,8 +61,8 @@ extension Simulation {
     /// source's answer) of every present instance.
     func planInputs() throws -> [PlanInput] {
         try presentInstances.map { vm in
-            var metrics = vm.lastProbe?.metrics
-            if vm.lastProbe?.metricsDeferred == true, let payload = try health?.latestMetrics(of: vm) {
+            var metrics = lastProbes[vm.id]?.metrics
+            if lastProbes[vm.id]?.metricsDeferred == true, let payload = try health?.latestMetrics(of: vm) {
                 var diagnostics: [WireDiagnostic] = []
                 metrics = CustomMetrics.parse(payload, diagnostics: &diagnostics)
                 warn(diagnostics, about: vm.id)

@@ -43,6 +43,12 @@ public final class Simulation {
     public let definition: ScaleSetDefinition
     /// Health extension settings in effect (a load-balancer probe acts as binary http).
     public let probeSettings: HealthExtensionSettings?
+    /// Milliseconds between two probes of one instance.
+    let probeInterval: Millis
+    /// Whether instances are probed at all (there is a health source).
+    let probing: Bool
+    /// Judges each probe (the settings' string-free part).
+    let judge: ProbeJudge
     @exclusivity(unchecked) public internal(set) var instances: [Instance] = []
     /// Model attributes by version (version n is `models[n - 1]`).
     public internal(set) var models: [[String: String]]
@@ -71,6 +77,8 @@ public final class Simulation {
     var nextToken = 0
     @exclusivity(unchecked) var warned: Set<String> = []
     @exclusivity(unchecked) var probeCount = 0
+    /// Each instance's last probe verdict, whose metrics a rolling upgrade reads when it starts.
+    @exclusivity(unchecked) public internal(set) var lastProbes: [ProbeResult?] = []
 
     var rolling: RollingUpgradeRun?
     var upgradeCount = 0
@@ -116,6 +124,9 @@ public final class Simulation {
         } else {
             probeSettings = nil
         }
+        probeInterval = (probeSettings?.intervalInSeconds ?? 5) * 1000
+        probing = probeSettings != nil
+        judge = ProbeJudge(probeSettings ?? HealthExtensionSettings())
         spreader = Spreader(zones: definition.zones, faultDomains: definition.effectiveFaultDomains,
                             updateDomains: definition.effectiveUpdateDomains)
         instances.reserveCapacity(definition.capacity)
@@ -218,15 +229,22 @@ public final class Simulation {
     }
 
     func isServing(_ instance: borrowing Instance) -> Bool {
-        (instance.lifecycle == .running || instance.lifecycle == .upgrading) && instance.health.state == .healthy
+        Self.serves(instance.lifecycle, instance.health.state)
     }
+
+    static func serves(_ lifecycle: Lifecycle, _ state: HealthState) -> Bool {
+        (lifecycle == .running || lifecycle == .upgrading) && state == .healthy
+    }
+
+    /// Whether instance `id` serves, read field by field (no copy of the instance).
+    func isServing(_ id: Int) -> Bool { Self.serves(instances[id].lifecycle, instances[id].health.state) }
 
     /// Applies `change` to instance `id`, keeping the serving count right. Returns what `change` returns.
     @discardableResult
     func updateInstance<R>(_ id: Int, _ change: (inout Instance) -> R) -> R {
-        let before = isServing(instances[id])
+        let before = isServing(id)
         let result = change(&instances[id])
-        let after = isServing(instances[id])
+        let after = isServing(id)
         if before != after {
             serving += after ? 1 : -1
             if activityStart != nil { lowestServing = min(lowestServing, serving) }
@@ -267,9 +285,10 @@ public final class Simulation {
                                 updateDomain: spot.updateDomain, modelVersion: version,
                                 protectFromScaleSetActions: definition.protected.contains(id),
                                 protectFromScaleIn: definition.protectedFromScaleIn.contains(id), lifecycle: lifecycle,
-                                health: HealthTracker(settings: settings, startedAt: now), lastProbe: nil)
+                                health: HealthTracker(settings: settings, startedAt: now))
         if probeSettings == nil { instance.health.markHealthyWithoutProbes() }
         instances.append(instance)
+        lastProbes.append(nil)
         probeGeneration.append(0)
         if isServing(instance) { serving += 1 }
         if lifecycle == .running { startProbing(id) }
@@ -290,17 +309,21 @@ public final class Simulation {
     func stopProbing(_ id: Int) { probeGeneration[id] += 1 }
 
     private func probe(_ id: Int) throws {
-        guard let settings = probeSettings else { return }
+        guard probing else { return }
         guard instances[id].lifecycle == .running || instances[id].lifecycle == .upgrading else { return }
         probeCount += 1
-        let reply = try health?.probe(instances[id], at: now) ?? .structured(state: "Healthy", metrics: nil)
-        let result = settings.evaluate(reply, strictWire: strictWire)
-        if !result.diagnostics.isEmpty { warn(result.diagnostics, about: id) }
-        let changed = updateInstance(id) { vm -> Bool in
-            vm.lastProbe = result
-            return vm.health.record(result.state, at: now)
+        let reply: ProbeReply
+        if let health {
+            let all = instances  // one buffer retain; the element is then lent, not copied
+            reply = try health.probe(all[id], at: now)
+        } else {
+            reply = .structured(state: "Healthy", metrics: nil)
         }
-        queue.schedule(.probe(id: id, generation: probeGeneration[id]), at: now + settings.intervalInSeconds * 1000)
+        let result = judge.evaluate(reply, strictWire: strictWire)
+        if !result.diagnostics.isEmpty { warn(result.diagnostics, about: id) }
+        lastProbes[id] = result
+        let changed = updateInstance(id) { $0.health.record(result.state, at: now) }
+        queue.schedule(.probe(id: id, generation: probeGeneration[id]), at: now + probeInterval)
         if changed {
             emit(.healthChanged, instance: id, detail: instances[id].health.state.rawValue)
             try healthChanged(id)

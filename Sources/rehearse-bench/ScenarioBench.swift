@@ -50,7 +50,6 @@ struct ScenarioCommand: ParsableCommand {
                 throw ValidationError("the benchmark scenario did not complete: \(result.failedExpectations)")
             }
             calls = result.summary.probes
-            if getenv("XSKIPC") != nil { continue }
             let c = clb_c_vm_loop(scenarioHealth, "bench_health", Int64(calls), 1000)
             guard c.ns_per_call > 0 else { throw ValidationError("the C reference loop failed") }
             walls.append(wall)
