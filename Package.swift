@@ -48,6 +48,7 @@ let package = Package(
         ),
         .testTarget(name: "LuaHostTests", dependencies: ["LuaHost"], swiftSettings: strict),
         .testTarget(name: "UpgradeEngineTests", dependencies: ["UpgradeEngine"], swiftSettings: strict),
+        .testTarget(name: "RehearseCLITests", dependencies: ["rehearse"], swiftSettings: strict),
         .testTarget(
             name: "ScenarioTests",
             dependencies: ["Scenario", "UpgradeEngine", "LuaHost"],

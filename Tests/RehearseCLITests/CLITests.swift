@@ -1,0 +1,168 @@
+import Foundation
+import XCTest
+
+/// The `rehearse` binary run as a user runs it: real processes, real files, exit codes.
+final class CLITests: XCTestCase {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+    struct Output {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// The built `rehearse`, next to the test bundle.
+    var binary: String {
+        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        if dir.lastPathComponent.hasSuffix(".xctest") { dir = dir.deletingLastPathComponent() }
+        return dir.appendingPathComponent("rehearse").path
+    }
+
+    func rehearse(_ arguments: String...) throws -> Output {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: Self.root)
+        var environment = ProcessInfo.processInfo.environment
+        environment["REHEARSE_PLUGIN_PATH"] = nil
+        process.environment = environment
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Output(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    func temporary(_ name: String, _ text: String? = nil) throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let path = dir.appendingPathComponent(name).path
+        if let text { try text.write(toFile: path, atomically: true, encoding: .utf8) }
+        return path
+    }
+
+    func testReadmeScenarioRunsWithATimelineAndTheFinalStatus() throws {
+        let out = try rehearse("run", "scripts/ten-at-twenty.lua")
+        XCTAssertEqual(out.status, 0, out.stderr)
+        XCTAssertTrue(out.stdout.contains("batchStarted      batch 1, unphased: instances 0, 5"), out.stdout)
+        XCTAssertTrue(out.stdout.contains("\"code\": \"Completed\""))
+        XCTAssertTrue(out.stdout.contains("Availability: lowest healthy 8"))
+        XCTAssertTrue(out.stdout.contains("All 1 expectation(s) held."))
+    }
+
+    func testJsonPrintsOnlyTheGetLatestStatus() throws {
+        let out = try rehearse("run", "--json", "scripts/pre-batch-breach.lua")
+        XCTAssertEqual(out.status, 0, out.stderr)
+        let json = try JSONSerialization.jsonObject(with: Data(out.stdout.utf8)) as! [String: Any]
+        XCTAssertEqual(Set(json.keys), ["error", "location", "policy", "progress", "runningStatus", "type"])
+        XCTAssertEqual((json["error"] as! [String: Any])["code"] as? String, "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade")
+        XCTAssertEqual(((json["error"] as! [String: Any])["details"] as! [Any]).count, 3)
+    }
+
+    func testEventsFileHasOneJSONObjectPerLineAndIsReproducible() throws {
+        let first = try temporary("a.jsonl"), second = try temporary("b.jsonl")
+        XCTAssertEqual(try rehearse("run", "--seed", "3", "--events", first, "scripts/maxsurge.lua").status, 0)
+        XCTAssertEqual(try rehearse("run", "--seed", "3", "--events", second, "scripts/maxsurge.lua").status, 0)
+        let a = try String(contentsOfFile: first, encoding: .utf8), b = try String(contentsOfFile: second, encoding: .utf8)
+        XCTAssertEqual(a, b)
+        let lines = a.split(separator: "\n")
+        XCTAssertGreaterThan(lines.count, 100)
+        for line in lines {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any]
+            XCTAssertEqual(Set(object.keys), ["batch", "detail", "instance", "kind", "phase", "time"])
+        }
+    }
+
+    func testFailedExpectationExitsOne() throws {
+        let path = try temporary("fail.lua", """
+            scaleset { name = "web", capacity = 4, upgradePolicy = { mode = "Rolling" },
+              healthExtension = { protocol = "http", port = 80, requestPath = "/" } }
+            at("PT1M", function() update_model { image = "v2" } end)
+            expect { code = "Faulted" }
+            """)
+        let out = try rehearse("run", path)
+        XCTAssertEqual(out.status, 1)
+        XCTAssertTrue(out.stderr.contains("fail.lua:4: code is Completed, expected Faulted"), out.stderr)
+    }
+
+    func testBadScenarioAndScriptErrorsExitTwoWithFileAndLine() throws {
+        let bad = try temporary("bad.lua", "scaleset { name = \"web\", capacity = 4, upgradePolicy = { mode = \"Rolling\" } }\n")
+        let out = try rehearse("run", bad)
+        XCTAssertEqual(out.status, 2)
+        XCTAssertTrue(out.stderr.contains("bad.lua:1: scaleset.upgradePolicy.mode: Rolling Upgrade mode is not supported"), out.stderr)
+        let runaway = try temporary("loop.lua", """
+            scaleset { name = "web", capacity = 2, upgradePolicy = { mode = "Rolling" },
+              healthExtension = { protocol = "http", port = 80, requestPath = "/" } }
+            health(function(vm, now)
+              while true do end
+            end)
+            at("PT1M", function() update_model() end)
+            """)
+        let loop = try rehearse("run", runaway)
+        XCTAssertEqual(loop.status, 2)
+        XCTAssertTrue(loop.stderr.contains("health: budget of 10000000 instructions exceeded at"), loop.stderr)
+        XCTAssertTrue(loop.stderr.contains("loop.lua:4 (health of web_0 at PT0S)"), loop.stderr)
+        let blocked = try temporary("blocked.lua", "os.exit(0)\n")
+        let exit = try rehearse("run", blocked)
+        XCTAssertEqual(exit.status, 2)
+        XCTAssertTrue(exit.stderr.contains("blocked.lua:1: attempt to call a nil value (field 'exit')"), exit.stderr)
+        let missing = try rehearse("run", "no/such/file.lua")
+        XCTAssertEqual(missing.status, 2)
+        XCTAssertTrue(missing.stderr.contains("no/such/file.lua"), missing.stderr)
+    }
+
+    func testStrictWireWarningsNameTheInstance() throws {
+        let path = try temporary("wire.lua", """
+            scaleset { name = "web", capacity = 3, upgradePolicy = { mode = "Rolling" },
+              healthExtension = { protocol = "http", port = 80, requestPath = "/" } }
+            health(function(vm, now)
+              return '{"applicationHealthState": "Healthy", "customMetrics": {"rollingUpgrade": {"PhaseOrderingNumber": 1}}}'
+            end)
+            at("PT1M", function() update_model { image = "v2" } end)
+            """)
+        let lenient = try rehearse("run", "--json", path)
+        XCTAssertEqual(lenient.status, 0)
+        XCTAssertTrue(lenient.stderr.contains("warning: web_0: customMetrics sent as a JSON object"), lenient.stderr)
+        let strict = try rehearse("run", "--json", "--strict-wire", path)
+        XCTAssertTrue(strict.stdout.contains("MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade"), strict.stdout)
+    }
+
+    func testPlanJson() throws {
+        let out = try rehearse("plan", "--json", "scripts/n-phase-skip.lua")
+        XCTAssertEqual(out.status, 0, out.stderr)
+        XCTAssertTrue(out.stdout.hasPrefix(#"{"batches":[{"phase":0,"instances":[{"id":4,"zone":null,"faultDomain":4,"updateDomain":0},{"id":5,"#), out.stdout)
+        XCTAssertTrue(out.stdout.hasSuffix(#""skipped":[9],"protected":[]}"# + "\n"), out.stdout)
+    }
+
+    func testValidatePolicyAndScenario() throws {
+        let good = try temporary("policy.json", #"{"mode": "Rolling", "rollingUpgradePolicy": {"MaxSurge": "true", "pauseTimeBetweenBatches": "PT2S"}}"#)
+        XCTAssertEqual(try rehearse("validate", good).status, 0)
+        let bad = try temporary("bad.json", #"{"mode": "Rolling", "rollingUpgradePolicy": {"maxBatchInstancePercent": 1, "pauseTimeBetweenBatches": "2S"}}"#)
+        let out = try rehearse("validate", bad)
+        XCTAssertEqual(out.status, 2)
+        XCTAssertTrue(out.stderr.contains("maxBatchInstancePercent: 1 is out of range; allowed 5–100"), out.stderr)
+        XCTAssertTrue(out.stderr.contains("pauseTimeBetweenBatches: '2S' is not an ISO 8601 duration"), out.stderr)
+        let scenario = try rehearse("validate", "scripts/zonal.lua")
+        XCTAssertEqual(scenario.status, 0)
+        XCTAssertTrue(scenario.stdout.contains("ok (zonal, 9 instances, Rolling mode, zones 1,2,3)"), scenario.stdout)
+    }
+
+    func testPluginsListAndCheck() throws {
+        let list = try rehearse("plugins", "list")
+        XCTAssertEqual(list.status, 0)
+        XCTAssertTrue(list.stdout.contains("primary-replica 1.0.0 (api >=1.0.0 <2.0.0)"), list.stdout)
+        let check = try rehearse("plugins", "check")
+        XCTAssertEqual(check.status, 0, check.stderr)
+        XCTAssertEqual(check.stdout, "3 bundle(s) ok\n")
+    }
+
+    func testHelpListsTheCommands() throws {
+        let out = try rehearse("--help")
+        for command in ["run", "plan", "validate", "plugins"] {
+            XCTAssertTrue(out.stdout.contains("  \(command) "), out.stdout)
+        }
+    }
+}
