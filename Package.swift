@@ -46,7 +46,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "LuaHostTests", dependencies: ["LuaHost"], swiftSettings: strict),
+        .testTarget(name: "LuaHostTests", dependencies: ["LuaHost", "CLua"], swiftSettings: strict),
         .testTarget(name: "UpgradeEngineTests", dependencies: ["UpgradeEngine"], swiftSettings: strict),
         .testTarget(name: "RehearseCLITests", dependencies: ["rehearse"], swiftSettings: strict),
         .testTarget(

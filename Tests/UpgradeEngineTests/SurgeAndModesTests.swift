@@ -187,3 +187,24 @@ final class SurgeAndModesTests: XCTestCase {
         XCTAssertTrue(json.hasSuffix(#"]}],"skipped":[4],"protected":[7]}"#), json)
     }
 }
+
+final class OrchestrationTests: XCTestCase {
+    func testFlexibleBatchNeverCrossesAFaultDomain() throws {
+        // Flexible with 3 fault domains: 9 instances, 3 per domain, batches of 4 at 40% cut at domains.
+        let outcome = try simulate(scaleSet(9, {
+            $0.orchestration = .flexible
+            $0.faultDomainCount = 3
+            $0.policy.rolling.maxBatchInstancePercent = 40
+            $0.policy.rolling.maxUnhealthyInstancePercent = 40
+        }))
+        let fdOf = { (id: Int) in outcome.simulation.instances[id].faultDomain }
+        XCTAssertEqual(outcome.batches(), [[0, 3, 6], [1, 4, 7], [2, 5, 8]])
+        XCTAssertEqual(outcome.batches().map { Set($0.map(fdOf)) }, [[0], [1], [2]])
+        XCTAssertTrue(outcome.simulation.instances.allSatisfy { $0.updateDomain == 0 })
+    }
+
+    func testFlexibleWithOneFaultDomainHasNoDomainBoundary() throws {
+        let outcome = try simulate(scaleSet(10, { $0.orchestration = .flexible }))
+        XCTAssertEqual(outcome.batches(), [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]])
+    }
+}
