@@ -19,6 +19,26 @@ static int traceback(lua_State *L) {
     return 1;
 }
 
+/* Reads the state string and both metrics of the result table on top, and pops it (with the
+ * customMetrics value read last). */
+static void read_result(lua_State *L, clb_result *r) {
+    lua_getfield(L, -1, "applicationHealthState");
+    const char *state = lua_tostring(L, -1);
+    if (state && strcmp(state, "Unhealthy") == 0) r->unhealthy++;
+    lua_pop(L, 1);
+    if (lua_getfield(L, -1, "customMetrics") == LUA_TTABLE) {
+        if (lua_getfield(L, -1, "rollingUpgrade") == LUA_TTABLE) {
+            lua_getfield(L, -1, "PhaseOrderingNumber");
+            r->phase_sum += lua_tointeger(L, -1);
+            lua_getfield(L, -2, "SkipUpgrade");
+            r->skipped += lua_toboolean(L, -1);
+            lua_pop(L, 2);
+        }
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 2);
+}
+
 static lua_State *open_script(const char *script) {
     lua_State *L = luaL_newstate();
     luaL_openlibs(L);
@@ -45,21 +65,8 @@ clb_result clb_c_loop(const char *script, int64_t calls) {
             lua_close(L);
             return r;
         }
-        lua_getfield(L, -1, "applicationHealthState");
-        const char *state = lua_tostring(L, -1);
-        if (state && strcmp(state, "Unhealthy") == 0) r.unhealthy++;
-        lua_pop(L, 1);
-        if (lua_getfield(L, -1, "customMetrics") == LUA_TTABLE) {
-            if (lua_getfield(L, -1, "rollingUpgrade") == LUA_TTABLE) {
-                lua_getfield(L, -1, "PhaseOrderingNumber");
-                r.phase_sum += lua_tointeger(L, -1);
-                lua_getfield(L, -2, "SkipUpgrade");
-                r.skipped += lua_toboolean(L, -1);
-                lua_pop(L, 2);
-            }
-            lua_pop(L, 1);
-        }
-        lua_pop(L, 3);
+        read_result(L, &r);
+        lua_pop(L, 1); /* the message handler */
     }
     r.ns_per_call = (now_ns() - start) / (double)calls;
     lua_close(L);
@@ -105,21 +112,8 @@ clb_result clb_c_vm_loop(const char *script, const char *function_name, int64_t 
             lua_close(L);
             return r;
         }
-        lua_getfield(L, -1, "applicationHealthState");
-        const char *state = lua_tostring(L, -1);
-        if (state && strcmp(state, "Unhealthy") == 0) r.unhealthy++;
-        lua_pop(L, 1);
-        if (lua_getfield(L, -1, "customMetrics") == LUA_TTABLE) {
-            if (lua_getfield(L, -1, "rollingUpgrade") == LUA_TTABLE) {
-                lua_getfield(L, -1, "PhaseOrderingNumber");
-                r.phase_sum += lua_tointeger(L, -1);
-                lua_getfield(L, -2, "SkipUpgrade");
-                r.skipped += lua_toboolean(L, -1);
-                lua_pop(L, 2);
-            }
-            lua_pop(L, 1);
-        }
-        lua_pop(L, 3);
+        read_result(L, &r);
+        lua_pop(L, 1); /* the message handler */
     }
     r.ns_per_call = (now_ns() - start) / (double)calls;
     lua_close(L);

@@ -66,19 +66,14 @@ extension Scenario {
 /// `health(function(vm, now) ... end)` as the engine's health source. With rich states, the
 /// custom metrics of each answer are kept in a Lua table (one slot per instance) and read only
 /// when a rolling upgrade starts: the per-probe cost is the state string alone.
-final class LuaHealthSource: HealthSource {
-    /// Unretained: the scenario owns the simulation that owns this source, and outlives both;
-    /// `unowned(unsafe)` spares a reference-count round trip on every probe.
-    unowned(unsafe) let scenario: Scenario
-    let callback: Scenario.Callback
+final class LuaHealthSource: ScriptBehavior, HealthSource {
     let latest: LuaTableRef
     let deferMetrics: Bool
 
-    init(_ scenario: Scenario, _ callback: Scenario.Callback) {
-        self.scenario = scenario
-        self.callback = callback
+    override init(_ scenario: Scenario, _ callback: Scenario.Callback) {
         latest = scenario.state.reference(.table([:]))
         deferMetrics = scenario.definition.healthExtension?.richStates ?? false
+        super.init(scenario, callback)
     }
 
     deinit { scenario.state.release(latest) }
@@ -180,16 +175,21 @@ final class LuaHealthSource: HealthSource {
     }
 }
 
-/// `phase(function(vm) ... end)`: the phase each instance reports when an upgrade starts.
-final class LuaPhaseSource: PhaseSource {
-    unowned let scenario: Scenario
+/// A script function the engine calls, with the scenario that holds its Lua state.
+class ScriptBehavior {
+    /// Unretained: the scenario owns the simulation that owns this behaviour, and outlives both;
+    /// `unowned(unsafe)` spares a reference-count round trip on every call.
+    unowned(unsafe) let scenario: Scenario
     let callback: Scenario.Callback
 
     init(_ scenario: Scenario, _ callback: Scenario.Callback) {
         self.scenario = scenario
         self.callback = callback
     }
+}
 
+/// `phase(function(vm) ... end)`: the phase each instance reports when an upgrade starts.
+final class LuaPhaseSource: ScriptBehavior, PhaseSource {
     func phase(of instance: Instance) throws -> Int? {
         let time = scenario.simulation?.now ?? 0
         let result = try scenario.invoke(callback, "phase", instance, time) { stack -> Int?? in
@@ -207,15 +207,7 @@ final class LuaPhaseSource: PhaseSource {
 }
 
 /// `fault(function(vm, op, now) ... end)`: nil, { fail = true } or { duration = "PT5M" }.
-final class LuaFaultInjector: FaultInjector {
-    unowned let scenario: Scenario
-    let callback: Scenario.Callback
-
-    init(_ scenario: Scenario, _ callback: Scenario.Callback) {
-        self.scenario = scenario
-        self.callback = callback
-    }
-
+final class LuaFaultInjector: ScriptBehavior, FaultInjector {
     func outcome(of operation: OperationKind, on instance: Instance, at time: Millis) throws -> OperationOutcome? {
         let value = try scenario.invoke(callback, "fault", instance, time, extra: operation.rawValue) { stack in
             try stack.value(at: -1)
