@@ -30,10 +30,12 @@ let package = Package(
         .target(name: "LuaHost", dependencies: ["CLua", "CLuaSupport"], swiftSettings: strict),
         .target(name: "UpgradeEngine", swiftSettings: strict),
         .target(name: "Scenario", dependencies: ["LuaHost", "UpgradeEngine"], swiftSettings: strict),
+        // Real probes of live endpoints (HTTP through Foundation's URLSession, TCP connects).
+        .target(name: "HealthProbe", dependencies: ["UpgradeEngine"], swiftSettings: strict),
         .executableTarget(
             name: "rehearse",
             dependencies: [
-                "Scenario", "UpgradeEngine",
+                "Scenario", "UpgradeEngine", "HealthProbe",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict

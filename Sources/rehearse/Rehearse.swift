@@ -13,7 +13,7 @@ struct Rehearse: ParsableCommand {
             Exit status: 0 when the run went as expected (every expect{} held), 1 when an expectation \
             failed, 2 for a bad scenario, a policy error or a script error.
             """,
-        subcommands: [RunCommand.self, PlanCommand.self, ValidateCommand.self, PluginsCommand.self]
+        subcommands: [RunCommand.self, PlanCommand.self, ValidateCommand.self, PluginsCommand.self, ProbeCommand.self]
     )
 }
 

@@ -3,38 +3,10 @@ import XCTest
 
 /// The `rehearse` binary run as a user runs it: real processes, real files, exit codes.
 final class CLITests: XCTestCase {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    static let root = repositoryRoot
+    typealias Output = CLIOutput
 
-    struct Output {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
-    /// The built `rehearse`, next to the test bundle.
-    var binary: String {
-        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        if dir.lastPathComponent.hasSuffix(".xctest") { dir = dir.deletingLastPathComponent() }
-        return dir.appendingPathComponent("rehearse").path
-    }
-
-    func rehearse(_ arguments: String...) throws -> Output {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: Self.root)
-        var environment = ProcessInfo.processInfo.environment
-        environment["REHEARSE_PLUGIN_PATH"] = nil
-        process.environment = environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Output(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
-    }
+    func rehearse(_ arguments: String...) throws -> Output { try runRehearse(arguments) }
 
     func temporary(_ name: String, _ text: String? = nil) throws -> String {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-cli-\(UUID().uuidString)")
