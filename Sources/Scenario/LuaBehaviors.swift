@@ -76,7 +76,7 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
         super.init(scenario, callback)
     }
 
-    deinit { scenario.state.release(latest) }
+    deinit { state.release(latest) }
 
     func probe(_ instance: borrowing Instance, at time: Millis) throws -> ProbeReply {
         var problem: String?
@@ -177,13 +177,17 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
 
 /// A script function the engine calls, with the scenario that holds its Lua state.
 class ScriptBehavior {
-    /// Unretained: the scenario owns the simulation that owns this behaviour, and outlives both;
-    /// `unowned(unsafe)` spares a reference-count round trip on every call.
+    /// Unretained: the engine calls a behaviour only while the scenario runs its simulation, so
+    /// the scenario is alive then; `unowned(unsafe)` spares a reference-count round trip on every
+    /// call. Nothing else (deinit included) may use it.
     unowned(unsafe) let scenario: Scenario
+    /// The Lua state, kept alive for cleanup whatever outlives what.
+    let state: LuaState
     let callback: Scenario.Callback
 
     init(_ scenario: Scenario, _ callback: Scenario.Callback) {
         self.scenario = scenario
+        self.state = scenario.state
         self.callback = callback
     }
 }

@@ -70,7 +70,7 @@ extension Scenario {
         let sim = try makeSimulation(strictWire: options.strictWire)
         defer { simulation = nil }
         var first: UpgradePlan?
-        sim.onRollingUpgradeStart = { plan in
+        sim.onRollingUpgradeStart = { [unowned sim] plan in
             if first == nil { first = plan }
             sim.stop()
         }
@@ -78,15 +78,17 @@ extension Scenario {
             try sim.run(until: options.timeLimit)
             if let first { return first }
             let fresh = try Scenario(path: path, options: options)
-            let settle = try fresh.makeSimulation(strictWire: options.strictWire)
-            defer { fresh.simulation = nil }
-            let grace = (definition.healthExtension?.gracePeriod ?? 0) * 1000
-            var time: Millis = 0
-            while time <= grace, settle.instances.contains(where: { $0.health.state == .initializing }) {
-                try settle.advance(to: time)
-                time += (definition.healthExtension?.intervalInSeconds ?? 5) * 1000
+            return try withExtendedLifetime(fresh) {
+                let settle = try fresh.makeSimulation(strictWire: options.strictWire)
+                defer { fresh.simulation = nil }
+                let grace = (definition.healthExtension?.gracePeriod ?? 0) * 1000
+                var time: Millis = 0
+                while time <= grace, settle.instances.contains(where: { $0.health.state == .initializing }) {
+                    try settle.advance(to: time)
+                    time += (definition.healthExtension?.intervalInSeconds ?? 5) * 1000
+                }
+                return try settle.planNow(assumingModelChange: true)
             }
-            return try settle.planNow(assumingModelChange: true)
         } catch let error as ScenarioError {
             throw error
         } catch let error as LuaError {

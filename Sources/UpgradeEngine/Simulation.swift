@@ -30,6 +30,8 @@ public struct RunSummary: Sendable {
     public var hitTimeLimit: Bool
     /// How many health probes the run made (calls into the health source).
     public var probes: Int
+    /// The capacity at the end (scaling changes it).
+    public var capacity: Int
 }
 
 /// A discrete-event simulation of one scale set on a virtual clock. The same definition,
@@ -182,7 +184,7 @@ public final class Simulation {
                                         timeToFinishSeconds: Double(now - start) / 1000)
         }
         return RunSummary(endTime: now, status: status, skipped: rolling?.skipped ?? [], protected: rolling?.protected ?? [],
-                          availability: availability, hitTimeLimit: hitLimit, probes: probeCount)
+                          availability: availability, hitTimeLimit: hitLimit, probes: probeCount, capacity: capacity)
     }
 
     /// The latest rolling upgrade as `get-latest` reports it.

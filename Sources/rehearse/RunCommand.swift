@@ -53,7 +53,7 @@ struct RunCommand: ParsableCommand {
             if !result.summary.skipped.isEmpty { print("Skipped (SkipUpgrade): \(result.summary.skipped)") }
             if !result.summary.protected.isEmpty { print("Protected (protectFromScaleSetActions): \(result.summary.protected)") }
             if let a = result.summary.availability {
-                print("Availability: lowest healthy \(a.lowestHealthy) of \(loaded.definition.capacity), "
+                print("Availability: lowest healthy \(a.lowestHealthy) (capacity \(result.summary.capacity)), "
                     + "\(String(format: "%.0f", a.unavailableInstanceSeconds)) instance-seconds unavailable, "
                     + "finished in \(ISODuration.format(Int(a.timeToFinishSeconds * 1000)))")
             }

@@ -27,13 +27,18 @@ func runRehearse(_ arguments: [String]) throws -> CLIOutput {
     var environment = ProcessInfo.processInfo.environment
     environment["REHEARSE_PLUGIN_PATH"] = nil
     process.environment = environment
-    let out = Pipe(), err = Pipe()
+    // Standard error goes to a file: reading two pipes one after the other can deadlock when the
+    // second fills up (a sanitizer's report, say).
+    let errorPath = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-stderr-\(UUID().uuidString)").path
+    FileManager.default.createFile(atPath: errorPath, contents: nil)
+    defer { try? FileManager.default.removeItem(atPath: errorPath) }
+    let out = Pipe()
     process.standardOutput = out
-    process.standardError = err
+    process.standardError = FileHandle(forWritingAtPath: errorPath)
     try process.run()
     let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    let stderr = err.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
+    let stderr = FileManager.default.contents(atPath: errorPath) ?? Data()
     return CLIOutput(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
                      stderr: String(decoding: stderr, as: UTF8.self))
 }
