@@ -50,7 +50,7 @@ let package = Package(
         ),
         .testTarget(name: "LuaHostTests", dependencies: ["LuaHost", "CLua"], swiftSettings: strict),
         .testTarget(name: "UpgradeEngineTests", dependencies: ["UpgradeEngine"], swiftSettings: strict),
-        .testTarget(name: "RehearseCLITests", dependencies: ["rehearse"], swiftSettings: strict),
+        .testTarget(name: "RehearseCLITests", dependencies: ["rehearse"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "ScenarioTests",
             dependencies: ["Scenario", "UpgradeEngine", "LuaHost"],

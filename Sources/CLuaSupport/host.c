@@ -1,0 +1,88 @@
+/* Hosts: creation, limits, the message handler and the Swift trampoline. */
+#include "host.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+static int rh_panic(lua_State *L) {
+    const char *msg = lua_tostring(L, -1);
+    fprintf(stderr, "rehearse: unprotected Lua error: %s\n", msg ? msg : "(not a string)");
+    abort();
+}
+
+rh_host *rh_host_new(size_t memory_limit, rh_dispatch_fn dispatch) {
+    rh_host *h = calloc(1, sizeof *h);
+    if (!h) return NULL;
+    h->limit = memory_limit;
+    h->dispatch = dispatch;
+    h->grace_ms = 10;
+    pthread_mutex_init(&h->mutex, NULL);
+    pthread_cond_init(&h->cond, NULL);
+    h->L = lua_newstate(rh_alloc, h);
+    if (!h->L) {
+        rh_free_slabs(h);
+        free(h);
+        return NULL;
+    }
+    *(rh_host **)lua_getextraspace(h->L) = h;
+    lua_atpanic(h->L, rh_panic);
+    /* The message handler lives at the bottom of the main stack for the state's whole life, so
+     * a call pays no push and rotate for it. */
+    lua_pushcfunction(h->L, rh_message_handler);
+    return h;
+}
+
+void rh_host_free(rh_host *h) {
+    if (!h) return;
+    rh_stop_watchdog(h);
+    rh_forget_active(h);
+    lua_close(h->L);
+    rh_free_slabs(h);
+    pthread_mutex_destroy(&h->mutex);
+    pthread_cond_destroy(&h->cond);
+    free(h);
+}
+
+lua_State *rh_host_state(rh_host *h) { return h->L; }
+
+void rh_host_set_budget(rh_host *h, long long instructions, int exact, unsigned grace_ms) {
+    rh_stop_watchdog(h);
+    h->budget = instructions > 0 ? instructions : 0;
+    h->exact = exact;
+    h->grace_ms = grace_ms ? grace_ms : 1;
+    rh_start_watchdog(h);
+}
+
+void rh_host_set_memory_limit(rh_host *h, size_t bytes) { h->limit = bytes; }
+size_t rh_host_memory_used(rh_host *h) { return h->used; }
+rh_stop rh_last_stop(rh_host *h) { return h->stop; }
+const char *rh_last_where(rh_host *h) { return h->where; }
+
+
+static int trampoline(lua_State *L) {
+    rh_host *h = host_of(L);
+    void *closure = lua_touserdata(L, lua_upvalueindex(1));
+    int zone = h->protected_zone;
+    h->protected_zone = 0; /* Swift code must never see an allocation error raised */
+    int n = h->dispatch(L, closure);
+    h->protected_zone = zone;
+    if (n == RH_SWIFT_ERROR) {
+        luaL_where(L, 1);
+        lua_insert(L, -2);
+        lua_concat(L, 2);
+        return lua_error(L);
+    }
+    if (zone && h->limit && h->used > h->limit && h->stop == RH_STOP_NONE) {
+        h->stop = RH_STOP_MEMORY;
+        rh_arm(h, 1);
+        return luaL_error(L, "memory limit exceeded");
+    }
+    return n;
+}
+
+void rh_push_swift_function(lua_State *L, void *closure) {
+    lua_pushlightuserdata(L, closure);
+    lua_pushcclosure(L, trampoline, 1);
+}
