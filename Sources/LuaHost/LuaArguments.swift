@@ -57,11 +57,6 @@ public struct LuaArguments {
         return i
     }
 
-    /// Argument `position`, or nil when it is absent or nil; otherwise it must be an integer.
-    public func optionalInteger(_ position: Int) throws -> Int? {
-        type(position) == .nil || type(position) == .none ? nil : try integer(position)
-    }
-
     /// Argument `position`, which must be a table, converted whole.
     public func table(_ position: Int) throws -> LuaValue {
         guard type(position) == .table else { throw expected("table", position) }

@@ -255,16 +255,6 @@ public struct LuaTableView {
         return count
     }
 
-    /// Every string key of the table, sorted, so callers can report unknown fields.
-    public var stringKeys: [String] {
-        var keys: [String] = []
-        lua_pushnil(L)
-        while lua_next(L, index) != 0 {
-            if lua_type(L, -2) == LUA_TSTRING { keys.append(readString(L, -2)) }
-            clua_pop(L, 1)
-        }
-        return keys.sorted()
-    }
 }
 
 /// A fixed set of strings to match Lua strings against without allocating (e.g. the health

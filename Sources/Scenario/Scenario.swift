@@ -40,7 +40,6 @@ public final class Scenario {
     var fault: Callback?
     var timeline: [(time: Millis, callback: Callback)] = []
     var expectations: [(table: LuaValue, location: String)] = []
-    var laterProblems: [Problem] = []
     var scalesetValue: LuaValue?
 
     /// The simulation an `at` callback acts on, while one runs.
@@ -104,11 +103,11 @@ public final class Scenario {
 
     private func buildDefinition() throws(ScenarioError) {
         guard let value = scalesetValue else {
-            throw .definition([Problem(field: "scaleset", "the script never calls scaleset { ... }; it must describe exactly one scale set")] + laterProblems, location: path)
+            throw .definition([Problem(field: "scaleset", "the script never calls scaleset { ... }; it must describe exactly one scale set")], location: path)
         }
         var reader = DefinitionReader()
         definition = reader.read(value)
-        var problems = laterProblems + reader.problems
+        var problems = reader.problems
         if health == nil && definition.hasHealthSource && definition.healthExtension != nil {
             warnings.append("\(path): no health(...) function: every probe answers Healthy")
         }
@@ -119,8 +118,6 @@ public final class Scenario {
         guard problems.isEmpty else { throw .definition(problems, location: scalesetLocation) }
     }
 
-    /// Seconds on the virtual clock of the running simulation.
-    var nowSeconds: Double { clock.seconds }
 }
 
 /// What `os.time` and `os.clock` read in a scenario: the running simulation's clock.

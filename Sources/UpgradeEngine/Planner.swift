@@ -91,14 +91,6 @@ struct BatchQueue: Sendable {
 
     var isEmpty: Bool { group >= groups.count }
 
-    /// Ids not yet taken, in order.
-    var pendingIDs: [Int] {
-        guard group < groups.count else { return [] }
-        var ids = Array(groups[group].members[offset...].map(\.id))
-        for g in groups[(group + 1)...] { ids += g.members.map(\.id) }
-        return ids
-    }
-
     /// Cuts the next batch: at most `size` instances of the current group, and no more healthy
     /// ones than `room` (the unhealthy budget left), but never fewer than one instance.
     /// `shrunk` tells whether the unhealthy budget cut the batch short.

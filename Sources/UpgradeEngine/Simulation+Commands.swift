@@ -108,7 +108,7 @@ extension Simulation {
         while let next = queue.nextTime, next <= time {
             let (at, what) = queue.pop()!
             advanceClock(to: at)
-            try dispatchForAdvance(what)
+            try dispatch(what)
         }
         advanceClock(to: max(now, time))
     }

@@ -190,9 +190,7 @@ public final class Simulation {
     /// The latest rolling upgrade as `get-latest` reports it.
     public var status: RollingUpgradeStatus? { rolling.map(statusOf) }
 
-    func dispatchForAdvance(_ what: Scheduled) throws { try dispatch(what) }
-
-    private func dispatch(_ what: Scheduled) throws {
+    func dispatch(_ what: Scheduled) throws {
         switch what {
         case .probe(let id, let generation):
             guard probeGeneration[id] == generation else { return }
