@@ -57,15 +57,12 @@ extension Scenario {
         }
         registerAction("cancel") { sim, _ in try sim.cancelRollingUpgrade() }
         registerAction("manual_upgrade") { sim, args in
-            switch args.type(1) {
-            case .string where try args.string(1) == "*": try sim.manualUpgrade(ids: nil)
-            case .table:
-                guard case .array(let items) = try args.value(1), let ids = Optional(items.compactMap(\.intValue)), ids.count == items.count else {
-                    throw LuaArgumentError(position: 1, problem: "expected a list of instance ids such as { 1, 2 }, or \"*\"")
-                }
-                try sim.manualUpgrade(ids: ids)
-            default: throw LuaArgumentError(position: 1, problem: "expected a list of instance ids such as { 1, 2 }, or \"*\"")
+            if args.type(1) == .string, try args.string(1) == "*" { return try sim.manualUpgrade(ids: nil) }
+            let ids = args.type(1) == .table ? try args.value(1) : .nil
+            guard case .array(let items) = ids, items.allSatisfy({ $0.intValue != nil }) else {
+                throw LuaArgumentError(position: 1, problem: "expected a list of instance ids such as { 1, 2 }, or \"*\"")
             }
+            try sim.manualUpgrade(ids: items.compactMap(\.intValue))
         }
         registerAction("start_os_upgrade") { sim, args in
             try sim.startOSUpgrade(image: try Self.optionalField(args, "image"))
