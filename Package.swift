@@ -15,6 +15,10 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // HTTP(S) probes: an overall deadline, a bounded body, no decompression and (as the
+        // extension) no certificate verification, which URLSession cannot turn off on Linux.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
     ],
     targets: [
         // Debian's liblua5.4-dev, found through pkg-config; the shim header gives Swift the macros.
@@ -30,12 +34,19 @@ let package = Package(
         .target(name: "LuaHost", dependencies: ["CLua", "CLuaSupport"], swiftSettings: strict),
         .target(name: "UpgradeEngine", swiftSettings: strict),
         .target(name: "Scenario", dependencies: ["LuaHost", "UpgradeEngine"], swiftSettings: strict),
-        // Real probes of live endpoints (HTTP through Foundation's URLSession, TCP connects).
-        .target(name: "HealthProbe", dependencies: ["UpgradeEngine"], swiftSettings: strict),
+        // Real probes of live endpoints (HTTP(S) through AsyncHTTPClient, TCP connects).
+        .target(
+            name: "HealthProbe",
+            dependencies: [
+                "UpgradeEngine", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "rehearse",
             dependencies: [
-                "Scenario", "UpgradeEngine", "HealthProbe",
+                "Scenario", "UpgradeEngine", "HealthProbe", "LuaHost",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict

@@ -11,7 +11,7 @@
  * arms the sticky stop), allows it outside, where Swift code must never see an error raised. */
 static __attribute__((noinline)) int refuse_growth(rh_host *h, size_t after) {
     if (!h->protected_zone) return 0;
-    size_t cap = h->limit + (h->stop == RH_STOP_MEMORY ? RH_HEADROOM : 0);
+    size_t cap = rh_cap(h) + (h->stop == RH_STOP_MEMORY ? RH_HEADROOM : 0);
     if (after <= cap) return 0;
     if (h->stop == RH_STOP_NONE) {
         h->stop = RH_STOP_MEMORY;

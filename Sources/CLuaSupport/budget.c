@@ -1,4 +1,5 @@
-/* The instruction budget: count hook, watchdog thread and signal, and the call funnel. */
+/* The instruction budget: count hook, watchdog thread and signal, the wall-clock backstop, work
+ * charged by C functions, and the call funnel (top-level and nested calls). */
 #include "host.h"
 
 #include <stdio.h>
@@ -6,22 +7,47 @@
 #include <string.h>
 #include <errno.h>
 #include <time.h>
+#include <unistd.h>
 
+
+static void note_where(lua_State *L, lua_Debug *ar, char *buffer, size_t size) {
+    if (lua_getinfo(L, "Sl", ar) && ar->currentline > 0)
+        snprintf(buffer, size, "%s:%d", ar->short_src, ar->currentline);
+}
+
+/* Records the line of the Lua function `level` frames up as the last line reached. */
+void rh_note_reached(lua_State *L, int level) {
+    rh_host *h = host_of(L);
+    lua_Debug ar;
+    for (; level < 8 && lua_getstack(L, level, &ar); level++) {
+        if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0) {
+            snprintf(h->reached, sizeof h->reached, "%s:%d", ar.short_src, ar.currentline);
+            return;
+        }
+    }
+}
+
+static const char *stop_message(rh_stop stop) {
+    switch (stop) {
+    case RH_STOP_MEMORY: return "memory limit exceeded";
+    case RH_STOP_HOST: return "call ended by the host";
+    default: return "instruction budget exceeded";
+    }
+}
 
 void rh_budget_hook(lua_State *L, lua_Debug *ar) {
     rh_host *h = host_of(L);
     if (h->stop == RH_STOP_NONE) {
-        h->remaining -= RH_STEP;
+        h->remaining -= lua_gethookcount(L);
+        note_where(L, ar, h->reached, sizeof h->reached);
         if (h->remaining > 0) return;
         h->stop = RH_STOP_BUDGET;
-        if (lua_getinfo(L, "Sl", ar) && ar->currentline > 0)
-            snprintf(h->where, sizeof h->where, "%s:%d", ar->short_src, ar->currentline);
+        memcpy(h->where, h->reached, sizeof h->where);
         rh_arm(h, 1);
-    } else if (h->where[0] == 0 && lua_getinfo(L, "Sl", ar) && ar->currentline > 0) {
-        snprintf(h->where, sizeof h->where, "%s:%d", ar->short_src, ar->currentline);
+    } else if (h->where[0] == 0) {
+        note_where(L, ar, h->where, sizeof h->where);
     }
-    if (h->stop == RH_STOP_MEMORY) luaL_error(L, "memory limit exceeded");
-    luaL_error(L, "instruction budget exceeded");
+    luaL_error(L, "%s", stop_message(h->stop));
 }
 
 /* Sets the count hook on every thread of the current call. Safe from a signal handler: Lua
@@ -29,10 +55,32 @@ void rh_budget_hook(lua_State *L, lua_Debug *ar) {
 void rh_arm(rh_host *h, int count) {
     h->armed = 1;
     int n = h->depth;
-    for (int i = 0; i < n; i++) lua_sethook(h->chain[i], rh_budget_hook, LUA_MASKCOUNT, count);
+    for (int i = 0; i < n; i++) {
+        int c = count == 1 ? 1 : h->chain[i] == h->chain[0] ? h->mark : rh_coroutine_mark(h);
+        lua_sethook(h->chain[i], rh_budget_hook, LUA_MASKCOUNT, c);
+    }
 }
 
 void rh_disarm(lua_State *L) { lua_sethook(L, NULL, 0, 0); }
+
+static void spend(rh_host *h, lua_State *L) {
+    h->stop = RH_STOP_BUDGET;
+    rh_note_reached(L, 1);
+    memcpy(h->where, h->reached, sizeof h->where);
+    rh_arm(h, 1);
+}
+
+void rh_charge(lua_State *L, lua_Integer units) {
+    rh_host *h = host_of(L);
+    if (h->budget <= 0 || h->nesting == 0 || units <= 0) return;
+    if (h->stop != RH_STOP_NONE) luaL_error(L, "%s", stop_message(h->stop));
+    if (units >= h->remaining) {
+        h->remaining = 0;
+        spend(h, L);
+        luaL_error(L, "%s", stop_message(h->stop));
+    }
+    h->remaining -= units;
+}
 
 /* The thread whose call the watchdog may interrupt; set at each top-level call. */
 static __thread rh_host *active_host;
@@ -59,11 +107,34 @@ static void install_signal(void) {
     sigaction(watchdog_signal(), &sa, NULL);
 }
 
+/* The backstop: the call is stuck where no hook can reach it. Nothing of the Lua state is safe
+ * to touch from this thread, so the process ends with what the host recorded. */
+static void backstop(rh_host *h) {
+    char message[768];
+    int ref = h->current_ref;
+    const char *label = ref >= 0 && ref < RH_LABEL_MAX && h->labels[ref] ? h->labels[ref] : "a Lua call";
+    char reached[256];
+    memcpy(reached, h->reached, sizeof reached);
+    reached[sizeof reached - 1] = 0;
+    int n = snprintf(message, sizeof message,
+        "rehearse: error: %s: still running after %u ms of wall time, in work the instruction budget cannot "
+        "count (a C library function such as a backtracking string pattern, or the garbage collector); "
+        "last line reached: %s\n",
+        label, h->backstop_ms, reached[0] ? reached : "unknown");
+    if (n > 0) {
+        ssize_t ignored = write(2, message, (size_t)n < sizeof message ? (size_t)n : sizeof message - 1);
+        (void)ignored;
+    }
+    _exit(2);
+}
+
 /* Wakes every grace period; a call still running under the same sequence number as at the last
- * wake has overrun, and its thread is signalled to arm the count hook. */
+ * wake has overrun: its thread is signalled to arm the count hook, and past the backstop the
+ * process ends. */
 static void *watchdog_main(void *arg) {
     rh_host *h = arg;
     unsigned long seen = 0;
+    unsigned long stalled_ms = 0;
     pthread_mutex_lock(&h->mutex);
     while (!h->quit) {
         struct timespec ts;
@@ -74,7 +145,14 @@ static void *watchdog_main(void *arg) {
         pthread_cond_timedwait(&h->cond, &h->mutex, &ts);
         if (h->quit) break;
         unsigned long now = atomic_load(&h->seq);
-        if (atomic_load(&h->in_call) && now == seen && !h->armed) pthread_kill(h->caller, watchdog_signal());
+        int running = atomic_load(&h->in_call);
+        if (running && now == seen) {
+            stalled_ms += h->grace_ms;
+            if (!h->armed && !h->exact && h->budget > 0) pthread_kill(h->caller, watchdog_signal());
+            if (h->backstop_ms && stalled_ms >= h->backstop_ms) backstop(h);
+        } else {
+            stalled_ms = 0;
+        }
         seen = now;
     }
     pthread_mutex_unlock(&h->mutex);
@@ -82,7 +160,9 @@ static void *watchdog_main(void *arg) {
 }
 
 void rh_start_watchdog(rh_host *h) {
-    if (h->has_watchdog || h->exact || h->budget <= 0) return;
+    if (h->has_watchdog) return;
+    int arms = !h->exact && h->budget > 0;
+    if (!arms && h->backstop_ms == 0) return;
     pthread_once(&signal_once, install_signal);
     /* The watchdog must not take the signal meant for the Lua thread. */
     sigset_t block, old;
@@ -104,6 +184,11 @@ void rh_stop_watchdog(rh_host *h) {
     h->quit = 0;
 }
 
+void rh_abort_call(rh_host *h) {
+    if (h->nesting == 0) return;
+    if (h->stop == RH_STOP_NONE) h->stop = RH_STOP_HOST;
+    rh_arm(h, 1);
+}
 
 
 /* Message handler: any error value becomes "message\nstack traceback:...". */
@@ -119,28 +204,76 @@ int rh_message_handler(lua_State *L) {
     return 1;
 }
 
-int rh_pcall(lua_State *L, int nargs, int nresults) {
+/* What a nested call saves of the call it interrupts. */
+typedef struct rh_frame {
+    long long remaining;
+    int armed;
+    rh_stop stop;
+    int depth;
+    int zone;
+    int ref;
+    char where[256];
+} rh_frame;
+
+/* A call from inside a call (a host function calling back into Lua): its own budget, the cap
+ * armed, the host's message handler pushed below the function (stack slot 1 belongs to whatever
+ * C function is running), and the interrupted call's state restored afterwards. */
+static int nested_pcall(rh_host *h, lua_State *L, int nargs, int nresults, int ref) {
+    int handler = lua_gettop(L) - nargs;
+    lua_pushcfunction(L, rh_message_handler);
+    lua_insert(L, handler);
+    rh_frame saved = {h->remaining, h->armed, h->stop, h->depth, h->protected_zone, h->current_ref, {0}};
+    memcpy(saved.where, h->where, sizeof saved.where);
+
+    h->nesting++;
+    h->remaining = h->budget;
+    h->stop = RH_STOP_NONE;
+    h->where[0] = 0;
+    h->current_ref = ref;
+    if (h->depth < RH_CHAIN_MAX) h->chain[h->depth++] = L;
+    if (h->budget > 0 && (h->exact || h->armed)) rh_arm(h, RH_STEP);
+    atomic_fetch_add_explicit(&h->seq, 1, memory_order_relaxed);
+    h->protected_zone = 1;
+    int status = lua_pcall(L, nargs, nresults, handler);
+    h->protected_zone = saved.zone;
+    lua_remove(L, handler);
+    rh_stop nested_stop = h->stop;
+    h->last_stop = status == LUA_OK ? RH_STOP_NONE : nested_stop;
+    memcpy(h->last_where, h->where, sizeof h->last_where);
+
+    h->nesting--;
+    h->depth = saved.depth;
+    h->remaining = saved.remaining;
+    h->stop = saved.stop;
+    h->current_ref = saved.ref;
+    memcpy(h->where, saved.where, sizeof h->where);
+    atomic_fetch_add_explicit(&h->seq, 1, memory_order_relaxed);
+    /* The nested call may have armed the hook (it overran) or left it sticky (count 1): the
+     * interrupted call goes on counted at its own pace. */
+    if (h->armed || saved.armed) rh_arm(h, saved.stop == RH_STOP_NONE ? RH_STEP : 1);
+    if (nested_stop == RH_STOP_MEMORY) lua_gc(L, LUA_GCCOLLECT);
+    return status;
+}
+
+int rh_pcall(lua_State *L, int nargs, int nresults, int ref) {
     rh_host *h = host_of(L);
-    if (h->nesting++ > 0) { /* a call from inside a call: same budget, same chain */
-        int status = lua_pcall(L, nargs, nresults, RH_HANDLER_SLOT);
-        h->nesting--;
-        return status;
-    }
+    if (h->nesting > 0) return nested_pcall(h, L, nargs, nresults, ref);
+    h->nesting = 1;
     h->chain[0] = L;
     h->depth = 1;
     h->stop = RH_STOP_NONE;
     h->where[0] = 0;
+    h->reached[0] = 0;
+    h->current_ref = ref;
     h->remaining = h->budget;
     h->armed = 0;
-    if (h->budget > 0) {
+    h->mark = h->mark == RH_STEP ? RH_STEP - 1 : RH_STEP;
+    if (h->budget > 0 || h->backstop_ms) {
         active_host = h;
-        if (h->exact) {
-            rh_arm(h, RH_STEP);
-        } else {
-            h->caller = pthread_self();
-            atomic_fetch_add_explicit(&h->seq, 1, memory_order_relaxed);
-            atomic_store_explicit(&h->in_call, 1, memory_order_relaxed);
-        }
+        h->caller = pthread_self();
+        atomic_fetch_add_explicit(&h->seq, 1, memory_order_relaxed);
+        atomic_store_explicit(&h->in_call, 1, memory_order_relaxed);
+        if (h->budget > 0 && h->exact) rh_arm(h, RH_STEP);
     }
     h->protected_zone = 1;
     int status = lua_pcall(L, nargs, nresults, RH_HANDLER_SLOT);
@@ -151,8 +284,10 @@ int rh_pcall(lua_State *L, int nargs, int nresults) {
         h->armed = 0;
     }
     h->depth = 0;
-    h->nesting--;
+    h->nesting = 0;
     if (status == LUA_OK) h->stop = RH_STOP_NONE;
+    h->last_stop = h->stop;
+    memcpy(h->last_where, h->where, sizeof h->last_where);
     if (h->stop == RH_STOP_MEMORY) lua_gc(L, LUA_GCCOLLECT); /* give the next call its room back */
     return status;
 }

@@ -18,6 +18,8 @@ rh_host *rh_host_new(size_t memory_limit, rh_dispatch_fn dispatch) {
     h->limit = memory_limit;
     h->dispatch = dispatch;
     h->grace_ms = 10;
+    h->mark = RH_STEP;
+    h->current_ref = LUA_NOREF;
     pthread_mutex_init(&h->mutex, NULL);
     pthread_cond_init(&h->cond, NULL);
     h->L = lua_newstate(rh_alloc, h);
@@ -40,12 +42,14 @@ void rh_host_free(rh_host *h) {
     rh_forget_active(h);
     lua_close(h->L);
     rh_free_slabs(h);
+    for (int i = 0; i < RH_LABEL_MAX; i++) free(h->labels[i]);
     pthread_mutex_destroy(&h->mutex);
     pthread_cond_destroy(&h->cond);
     free(h);
 }
 
 lua_State *rh_host_state(rh_host *h) { return h->L; }
+rh_host *rh_host_of(lua_State *L) { return host_of(L); }
 
 void rh_host_set_budget(rh_host *h, long long instructions, int exact, unsigned grace_ms) {
     rh_stop_watchdog(h);
@@ -55,10 +59,33 @@ void rh_host_set_budget(rh_host *h, long long instructions, int exact, unsigned 
     rh_start_watchdog(h);
 }
 
+void rh_host_set_backstop(rh_host *h, unsigned ms) {
+    rh_stop_watchdog(h);
+    h->backstop_ms = ms;
+    rh_start_watchdog(h);
+}
+
+void rh_label_ref(rh_host *h, int ref, const char *label) {
+    if (ref < 0 || ref >= RH_LABEL_MAX) return;
+    free(h->labels[ref]);
+    h->labels[ref] = label ? strdup(label) : NULL;
+}
+
 void rh_host_set_memory_limit(rh_host *h, size_t bytes) { h->limit = bytes; }
 size_t rh_host_memory_used(rh_host *h) { return h->used; }
-rh_stop rh_last_stop(rh_host *h) { return h->stop; }
-const char *rh_last_where(rh_host *h) { return h->where; }
+size_t rh_host_bytes(rh_host *h) { return h->host_bytes; }
+
+void rh_host_alloc_begin(rh_host *h) {
+    if (h->host_depth++ > 0) return;
+    h->host_mark = h->used;
+}
+
+void rh_host_alloc_end(rh_host *h) {
+    if (--h->host_depth > 0) return;
+    if (h->used > h->host_mark) h->host_bytes += h->used - h->host_mark;
+}
+rh_stop rh_last_stop(rh_host *h) { return h->last_stop; }
+const char *rh_last_where(rh_host *h) { return h->last_where; }
 
 
 static int trampoline(lua_State *L) {
@@ -74,7 +101,7 @@ static int trampoline(lua_State *L) {
         lua_concat(L, 2);
         return lua_error(L);
     }
-    if (zone && h->limit && h->used > h->limit && h->stop == RH_STOP_NONE) {
+    if (zone && h->limit && h->used > rh_cap(h) && h->stop == RH_STOP_NONE) {
         h->stop = RH_STOP_MEMORY;
         rh_arm(h, 1);
         return luaL_error(L, "memory limit exceeded");

@@ -22,8 +22,12 @@
 #define RH_HANDLER_SLOT 1
 /* Room an allocation may still take once the cap was hit, so the error can be built. */
 #define RH_HEADROOM (1u << 20)
-/* Instructions between two count-hook calls while the budget is counted. */
+/* Instructions between two count-hook calls while the budget is counted. Coroutines take turns
+ * at two marks (RH_STEP and RH_STEP - 1), one per top-level call, so a coroutine whose hook was
+ * set in an earlier call is known and charged when it joins the current one. */
 #define RH_STEP 1000
+/* Labels (what a registry ref is called, e.g. "health") kept for the backstop's message. */
+#define RH_LABEL_MAX 64
 
 struct rh_host {
     lua_State *L;
@@ -36,6 +40,11 @@ struct rh_host {
     void **slabs; /* each slab's first word links to the previous slab */
     size_t used;
     size_t limit;
+    /* Bytes the host itself allocated for its own bookkeeping (per-instance tables, registry
+     * refs): they raise the cap, so they never count against the script's memory. */
+    size_t host_bytes;
+    size_t host_mark; /* `used` when the current host allocation began */
+    int host_depth;   /* host allocations nest; the outermost one counts */
     int protected_zone; /* the cap refuses growth only inside a protected call */
 
     /* budget */
@@ -47,6 +56,17 @@ struct rh_host {
     rh_stop stop;
     char where[256];
     int nesting;
+    int mark;  /* the hook count of this top-level call: RH_STEP or RH_STEP - 1 */
+    /* how the last call (top-level or nested) ended, for the host to read after it returns */
+    rh_stop last_stop;
+    char last_where[256];
+
+    /* the wall-clock backstop: a call still running after backstop_ms has work the count hook
+     * cannot see (a C library function, the collector); the process ends with a message */
+    unsigned backstop_ms;
+    volatile int current_ref;    /* registry ref of the innermost call's function (for its label) */
+    char reached[256];           /* the last line reached, as the hook and wrappers saw it */
+    char *labels[RH_LABEL_MAX];  /* labels by registry ref (refs above the table are unnamed) */
 
     /* threads running inside the current call: the main thread, then resumed coroutines */
     lua_State *chain[RH_CHAIN_MAX];
@@ -63,6 +83,10 @@ struct rh_host {
     pthread_t caller;
 };
 
+/* The hook count of coroutines that joined the current call. It differs from the main thread's
+ * (which a new coroutine inherits), so a coroutine that has not yet been counted is known. */
+static inline int rh_coroutine_mark(const rh_host *h) { return h->mark - 2; }
+
 static inline rh_host *host_of(lua_State *L) { return *(rh_host **)lua_getextraspace(L); }
 
 /* alloc.c */
@@ -76,6 +100,10 @@ void rh_disarm(lua_State *L);
 void rh_start_watchdog(rh_host *h);
 void rh_stop_watchdog(rh_host *h);
 void rh_forget_active(rh_host *h);
+void rh_note_reached(lua_State *L, int level);
+/* Charges `units` of work done in C against the current call's budget; raises when spent. */
+void rh_charge(lua_State *L, lua_Integer units);
+static inline size_t rh_cap(const rh_host *h) { return h->limit + h->host_bytes; }
 
 /* host.c */
 int rh_message_handler(lua_State *L);

@@ -6,7 +6,8 @@
 #include <string.h>
 
 
-/* load(chunk [, chunkname [, mode [, env]]]) for text chunks only. */
+/* load(chunk [, chunkname [, mode [, env]]]) for text chunks only; compiling is charged one
+ * unit per byte. */
 static int sandbox_load(lua_State *L) {
     size_t len;
     if (lua_type(L, 1) != LUA_TSTRING)
@@ -16,6 +17,7 @@ static int sandbox_load(lua_State *L) {
     const char *mode = luaL_optstring(L, 3, "t");
     if (strchr(mode, 't') == NULL)
         return luaL_error(L, "load: mode '%s' refused: the sandbox loads text chunks only", mode);
+    rh_charge(L, (lua_Integer)len);
     int has_env = !lua_isnone(L, 4);
     int status = luaL_loadbufferx(L, s, len, name, "t");
     if (status != LUA_OK) {
@@ -30,31 +32,186 @@ static int sandbox_load(lua_State *L) {
     return 1;
 }
 
-/* setmetatable that refuses finalizers: a __gc could run outside any budgeted call. */
+/* Runs the wrapped original (upvalue 1, a C function of the standard library) in this frame, on
+ * this call's arguments: its errors then name the script's line, as if it had been called
+ * directly. */
+static int call_original(lua_State *L) {
+    lua_CFunction original = lua_tocfunction(L, lua_upvalueindex(1));
+    return original(L);
+}
+
+/* A weak-keyed table whose values are strong (an ephemeron table) makes one collection
+ * quadratic in the length of a chain of them: the sandbox refuses that mode. */
+static int is_ephemeron_mode(lua_State *L, int index) {
+    if (lua_type(L, index) != LUA_TSTRING) return 0;
+    const char *mode = lua_tostring(L, index);
+    return strchr(mode, 'k') != NULL && strchr(mode, 'v') == NULL;
+}
+
+static int refuse_ephemeron(lua_State *L) {
+    return luaL_error(L, "weak-keyed tables (__mode = 'k') are not allowed in the sandbox: collecting them "
+                         "can take time no budget bounds; use __mode = 'kv' or strong keys");
+}
+
+/* setmetatable that refuses finalizers (a __gc could run outside any budgeted call) and
+ * ephemeron tables. */
 static int sandbox_setmetatable(lua_State *L) {
     if (lua_type(L, 2) == LUA_TTABLE) {
         lua_pushliteral(L, "__gc");
         if (lua_rawget(L, 2) != LUA_TNIL)
             return luaL_error(L, "setmetatable: __gc metamethods are not allowed in the sandbox");
         lua_pop(L, 1);
+        lua_pushliteral(L, "__mode");
+        lua_rawget(L, 2);
+        if (is_ephemeron_mode(L, -1)) return refuse_ephemeron(L);
+        lua_pop(L, 1);
     }
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-    return lua_gettop(L);
+    return call_original(L);
+}
+
+/* rawset that refuses writing an ephemeron __mode (into what may already be a metatable). */
+static int sandbox_rawset(lua_State *L) {
+    if (lua_type(L, 2) == LUA_TSTRING && strcmp(lua_tostring(L, 2), "__mode") == 0 && is_ephemeron_mode(L, 3))
+        return refuse_ephemeron(L);
+    return call_original(L);
 }
 
 static int sandbox_collectgarbage(lua_State *L) {
     static const char *const allowed[] = {"collect", "count", "step", "isrunning", NULL};
     luaL_checkoption(L, 1, "collect", allowed);
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-    return lua_gettop(L);
+    rh_note_reached(L, 1);
+    return call_original(L);
+}
+
+/* tostring that names tables, functions, threads and userdata by the order in which they were
+ * first shown ("table: #1") instead of by address, so output is the same on every run. */
+static int sandbox_tostring(lua_State *L) {
+    luaL_checkany(L, 1);
+    int t = lua_type(L, 1);
+    if (t != LUA_TTABLE && t != LUA_TFUNCTION && t != LUA_TTHREAD && t != LUA_TUSERDATA && t != LUA_TLIGHTUSERDATA)
+        return call_original(L);
+    if (luaL_getmetafield(L, 1, "__tostring") != LUA_TNIL) {
+        lua_pop(L, 1);
+        return call_original(L);
+    }
+    lua_settop(L, 1);
+    const char *kind = luaL_typename(L, 1);
+    if (luaL_getmetafield(L, 1, "__name") == LUA_TSTRING) kind = lua_tostring(L, -1);
+    else lua_pushnil(L);
+    lua_pushvalue(L, 1);
+    if (lua_rawget(L, lua_upvalueindex(2)) != LUA_TNUMBER) {
+        lua_pop(L, 1);
+        lua_Integer next = lua_tointeger(L, lua_upvalueindex(3)) + 1;
+        lua_pushinteger(L, next);
+        lua_copy(L, -1, lua_upvalueindex(3));
+        lua_pushvalue(L, 1);
+        lua_pushvalue(L, -2);
+        lua_rawset(L, lua_upvalueindex(2));
+    }
+    lua_pushfstring(L, "%s: #%I", kind, (LUAI_UACINT)lua_tointeger(L, -1));
+    return 1;
+}
+
+/* string.format without %p, and with %s of a table, function or thread shown by the sandbox's
+ * tostring (upvalue 2): an address differs between runs. */
+static int sandbox_format(lua_State *L) {
+    const char *fmt = luaL_checkstring(L, 1);
+    int arg = 1;
+    for (const char *p = strchr(fmt, '%'); p; p = strchr(p + 1, '%')) {
+        const char *q = p + 1;
+        if (*q == '%') { p = q; continue; }
+        arg++;
+        while (*q && strchr("-+ #0123456789.", *q)) q++;
+        if (*q == 'p') return luaL_error(L, "string.format: '%%p' is not available in the sandbox (addresses differ between runs)");
+        int t = lua_type(L, arg);
+        if (*q == 's' && (t == LUA_TTABLE || t == LUA_TFUNCTION || t == LUA_TTHREAD || t == LUA_TUSERDATA || t == LUA_TLIGHTUSERDATA)) {
+            lua_pushvalue(L, lua_upvalueindex(2));
+            lua_pushvalue(L, arg);
+            lua_call(L, 1, 1);
+            lua_replace(L, arg);
+        }
+    }
+    return call_original(L);
+}
+
+/* Pattern functions: their backtracking is invisible to the count hook, so they record where
+ * they were called for the backstop's message. */
+static int sandbox_pattern(lua_State *L) {
+    rh_note_reached(L, 1);
+    return call_original(L);
+}
+
+static lua_Integer saturating_product(lua_Integer a, lua_Integer b) {
+    if (a <= 0 || b <= 0) return 0;
+    return a > LUA_MAXINTEGER / b ? LUA_MAXINTEGER : a * b;
+}
+
+/* string.rep(s, n [, sep]): an empty piece returns at once (5.4.4 would loop n times copying
+ * nothing). Any other piece adds at least a byte a copy, so the memory cap bounds the loop. */
+static int sandbox_rep(lua_State *L) {
+    size_t l, lsep = 0;
+    luaL_checklstring(L, 1, &l);
+    lua_Integer n = luaL_checkinteger(L, 2);
+    luaL_optlstring(L, 3, "", &lsep);
+    if (n <= 0 || l + lsep == 0) {
+        lua_pushliteral(L, "");
+        return 1;
+    }
+    return call_original(L);
+}
+
+static lua_Integer span(lua_Integer from, lua_Integer to) {
+    if (to < from) return 0;
+    if (from < 0 && to > LUA_MAXINTEGER + from) return LUA_MAXINTEGER;
+    return to - from + 1;
+}
+
+/* table.move(a1, f, e, t [, a2]): one unit per element moved. */
+static int sandbox_move(lua_State *L) {
+    lua_Integer f = luaL_checkinteger(L, 2);
+    lua_Integer e = luaL_checkinteger(L, 3);
+    rh_charge(L, span(f, e));
+    return call_original(L);
+}
+
+/* table.insert(t, pos, v) and table.remove(t, pos): one unit per element shifted. */
+static int sandbox_shift(lua_State *L) {
+    int positional = lua_toboolean(L, lua_upvalueindex(2)) ? lua_gettop(L) >= 2 : lua_gettop(L) == 3;
+    int isnum = 0;
+    lua_Integer pos = lua_tointegerx(L, 2, &isnum);
+    if (positional && isnum && lua_type(L, 1) == LUA_TTABLE) {
+        lua_Integer n = luaL_len(L, 1);
+        rh_charge(L, span(pos, n));
+    }
+    return call_original(L);
+}
+
+/* table.concat(t [, sep [, i [, j]]]) and table.unpack(t [, i [, j]]): one unit per element. */
+static int sandbox_range(lua_State *L) {
+    int first = lua_toboolean(L, lua_upvalueindex(2)) ? 3 : 2; /* concat's i is argument 3 */
+    if (lua_type(L, 1) == LUA_TTABLE || !lua_isnoneornil(L, first + 1)) {
+        lua_Integer i = luaL_optinteger(L, first, 1);
+        lua_Integer j = lua_isnoneornil(L, first + 1) ? luaL_len(L, 1) : luaL_checkinteger(L, first + 1);
+        rh_charge(L, span(i, j));
+    }
+    return call_original(L);
+}
+
+/* table.sort(t [, comp]): n log2 n units for the comparisons (a Lua comparator is counted too). */
+static int sandbox_sort(lua_State *L) {
+    if (lua_type(L, 1) == LUA_TTABLE) {
+        lua_Integer n = luaL_len(L, 1);
+        lua_Integer log = 1;
+        while (log < 63 && ((lua_Integer)1 << log) < n) log++;
+        rh_charge(L, saturating_product(n, log));
+    }
+    return call_original(L);
 }
 
 /* coroutine.resume / coroutine.close: the coroutine joins the call's chain while it runs, so the
- * watchdog arms it too, and it gets the hook state of the call when it starts. */
+ * watchdog arms it too. Its hook counter is kept across resumes (lua_sethook would reset it and
+ * let every resume run up to a step uncounted); a coroutine first counted in this call pays one
+ * step up front for the same reason. */
 static int sandbox_resume_like(lua_State *L) {
     rh_host *h = host_of(L);
     lua_State *co = lua_tothread(L, 1);
@@ -64,10 +221,15 @@ static int sandbox_resume_like(lua_State *L) {
         h->chain[saved] = co;
         h->depth = saved + 1;
         joined = 1;
-        if (h->armed)
-            lua_sethook(co, rh_budget_hook, LUA_MASKCOUNT, h->stop == RH_STOP_NONE ? RH_STEP : 1);
-        else
+        if (h->armed) {
+            int count = h->stop == RH_STOP_NONE ? rh_coroutine_mark(h) : 1;
+            if (lua_gethook(co) != rh_budget_hook || lua_gethookcount(co) != count) {
+                if (count != 1) rh_charge(L, h->mark);
+                lua_sethook(co, rh_budget_hook, LUA_MASKCOUNT, count);
+            }
+        } else if (lua_gethook(co) != NULL) {
             rh_disarm(co);
+        }
     } else if (co && saved >= RH_CHAIN_MAX) {
         return luaL_error(L, "coroutines nested deeper than %d", RH_CHAIN_MAX);
     }
@@ -86,11 +248,17 @@ static void copy_fields(lua_State *L, int from, int to, const char *const *names
     }
 }
 
-static void wrap_field(lua_State *L, int table, const char *name, lua_CFunction wrapper) {
+/* Replaces table.name with `wrapper`, whose upvalue 1 is the original and upvalue 2 `flag`. */
+static void wrap_field_flag(lua_State *L, int table, const char *name, lua_CFunction wrapper, int flag) {
     table = lua_absindex(L, table);
     lua_getfield(L, table, name);
-    lua_pushcclosure(L, wrapper, 1);
+    lua_pushboolean(L, flag);
+    lua_pushcclosure(L, wrapper, 2);
     lua_setfield(L, table, name);
+}
+
+static void wrap_field(lua_State *L, int table, const char *name, lua_CFunction wrapper) {
+    wrap_field_flag(L, table, name, wrapper, 0);
 }
 
 static int open_sandbox(lua_State *L) {
@@ -123,6 +291,18 @@ static int open_sandbox(lua_State *L) {
     lua_setfield(L, g, "_G");
     wrap_field(L, g, "setmetatable", sandbox_setmetatable);
     wrap_field(L, g, "collectgarbage", sandbox_collectgarbage);
+    wrap_field(L, g, "rawset", sandbox_rawset);
+    /* tostring: upvalues are the original, a weak-keyed map of shown objects to their number
+     * (its values are numbers, so it is no ephemeron chain) and the last number given. */
+    lua_getfield(L, g, "tostring");
+    lua_newtable(L);
+    lua_newtable(L);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_pushinteger(L, 0);
+    lua_pushcclosure(L, sandbox_tostring, 3);
+    lua_setfield(L, g, "tostring");
     lua_pushcfunction(L, sandbox_load);
     lua_setfield(L, g, "load");
 
@@ -134,6 +314,23 @@ static int open_sandbox(lua_State *L) {
         copy_fields(L, libs[i].from, lua_gettop(L), libs[i].fields);
         lua_setfield(L, g, libs[i].name);
     }
+    lua_getfield(L, g, "string");
+    wrap_field(L, -1, "rep", sandbox_rep);
+    lua_getfield(L, -1, "format");
+    lua_getfield(L, g, "tostring");
+    lua_pushcclosure(L, sandbox_format, 2);
+    lua_setfield(L, -2, "format");
+    static const char *const patterns[] = {"find", "match", "gmatch", "gsub", NULL};
+    for (const char *const *p = patterns; *p; p++) wrap_field(L, -1, *p, sandbox_pattern);
+    lua_pop(L, 1);
+    lua_getfield(L, g, "table");
+    wrap_field(L, -1, "move", sandbox_move);
+    wrap_field_flag(L, -1, "insert", sandbox_shift, 0);
+    wrap_field_flag(L, -1, "remove", sandbox_shift, 1);
+    wrap_field_flag(L, -1, "concat", sandbox_range, 1);
+    wrap_field_flag(L, -1, "unpack", sandbox_range, 0);
+    wrap_field(L, -1, "sort", sandbox_sort);
+    lua_pop(L, 1);
     lua_getfield(L, g, "coroutine");
     wrap_field(L, -1, "resume", sandbox_resume_like);
     wrap_field(L, -1, "close", sandbox_resume_like);

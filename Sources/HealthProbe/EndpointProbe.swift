@@ -1,11 +1,11 @@
+import AsyncHTTPClient
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import NIOCore
 import UpgradeEngine
 
 /// One real probe of a live endpoint, made the way the Application Health extension makes it:
-/// an HTTP(S) GET that follows no redirect and reads a bounded body, or a TCP connect. The reply
+/// an HTTP(S) GET under one 30 s deadline that follows no redirect, does not verify certificates
+/// and reads a bounded, never decompressed body, or a TCP connect. The reply
 /// is judged by the engine's own rules (`HealthExtensionSettings.evaluate`).
 public struct EndpointProbe: Sendable {
     /// What was probed and what came back, before judging.
@@ -53,24 +53,76 @@ public struct EndpointProbe: Sendable {
         probeProtocol == .tcp ? connect() : get()
     }
 
+    /// The GET, blocking the calling thread until the outcome (the command line is synchronous).
     private func get() -> Outcome {
-        let delegate = ProbeDelegate(limit: maxBodyBytes)
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = timeout
-        configuration.timeoutIntervalForResource = timeout
-        configuration.httpShouldSetCookies = false
-        configuration.urlCache = nil
-        let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
-        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
-        request.httpMethod = "GET"
-        session.dataTask(with: request).resume()
-        let result = delegate.wait()
-        session.finishTasksAndInvalidate()
-        if let status = result.status {
-            return Outcome(reply: .http(status: status, body: String(decoding: result.body, as: UTF8.self)), failure: nil,
-                           bodyBytes: result.body.count)
+        let box = OutcomeBox()
+        let done = DispatchSemaphore(value: 0)
+        let probe = self
+        Task {
+            box.set(await probe.fetch())
+            done.signal()
         }
-        return Outcome(reply: .noAnswer, failure: result.failure ?? "no answer", bodyBytes: 0)
+        done.wait()
+        return box.get()
+    }
+
+    /// One GET under one overall deadline (connect, head and body together: a server that sends
+    /// a byte now and then cannot keep it going), reading at most `maxBodyBytes + 1` bytes of a
+    /// body that is never decompressed (no Accept-Encoding is sent, as the extension sends none),
+    /// following no redirect and, as the extension, not verifying https certificates.
+    func fetch() async -> Outcome {
+        var configuration = HTTPClient.Configuration(certificateVerification: .none, redirectConfiguration: .disallow)
+        configuration.decompression = .disabled
+        configuration.timeout = HTTPClient.Configuration.Timeout(connect: .seconds(Int64(timeout.rounded(.up))))
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let url = self.url.absoluteString, limit = maxBodyBytes, seconds = timeout
+        let outcome: Outcome
+        do {
+            outcome = try await withThrowingTaskGroup(of: Outcome.self) { group in
+                group.addTask {
+                    var request = HTTPClientRequest(url: url)
+                    request.method = .GET
+                    let response = try await client.execute(request, timeout: .seconds(Int64(seconds.rounded(.up)) + 1))
+                    var body: [UInt8] = []
+                    for try await chunk in response.body {
+                        body += chunk.readableBytesView.prefix(limit + 1 - body.count)
+                        if body.count > limit { break }
+                    }
+                    return Outcome(reply: .http(status: Int(response.status.code), body: String(decoding: body, as: UTF8.self)),
+                                   failure: nil, bodyBytes: body.count)
+                }
+                group.addTask {
+                    try await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
+                    return Outcome(reply: .noAnswer, failure: "timed out: no complete answer within \(Self.format(seconds)) s", bodyBytes: 0)
+                }
+                let first = try await group.next()!
+                group.cancelAll()
+                return first
+            }
+        } catch {
+            outcome = Outcome(reply: .noAnswer, failure: Self.describe(error), bodyBytes: 0)
+        }
+        try? await client.shutdown()
+        return outcome
+    }
+
+    static func format(_ seconds: TimeInterval) -> String {
+        seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+    }
+
+    /// The usual network failures in words.
+    static func describe(_ error: any Error) -> String {
+        if let io = error as? IOError, io.errnoCode == ECONNREFUSED { return "connection refused" }
+        if let client = error as? HTTPClientError {
+            switch client {
+            case .connectTimeout, .deadlineExceeded, .readTimeout: return "timed out"
+            case .remoteConnectionClosed: return "the server closed the connection without an answer"
+            default: return "\(client)"
+            }
+        }
+        let text = String(describing: error)
+        if text.contains("connectionRefused") || text.contains("Connection refused") { return "connection refused" }
+        return text
     }
 
     private func connect() -> Outcome {
@@ -79,70 +131,19 @@ public struct EndpointProbe: Sendable {
     }
 }
 
-/// Collects one response: status, a bounded body, and how it ended. URLSession calls it on its
-/// own queue; the lock makes that safe, hence `@unchecked Sendable`.
-final class ProbeDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+/// The outcome handed from the probe's task to the waiting thread; the lock makes that safe,
+/// hence `@unchecked Sendable`.
+final class OutcomeBox: @unchecked Sendable {
     private let lock = NSLock()
-    private let finished = DispatchSemaphore(value: 0)
-    private let limit: Int
-    private var status: Int?
-    private var body = Data()
-    private var failure: String?
-
-    init(limit: Int) { self.limit = limit }
-
-    /// The usual network failures in words.
-    static func describe(_ error: any Error) -> String {
-        switch (error as? URLError)?.code {
-        case .timedOut?: return "timed out"
-        case .cannotConnectToHost?: return "connection refused"
-        case .cannotFindHost?: return "cannot resolve the host"
-        case .secureConnectionFailed?, .serverCertificateUntrusted?, .serverCertificateHasBadDate?, .serverCertificateNotYetValid?,
-             .serverCertificateHasUnknownRoot?:
-            return "TLS failed (certificates are verified on this platform): \(error.localizedDescription)"
-        default: return error.localizedDescription
-        }
+    private var value: EndpointProbe.Outcome?
+    func set(_ outcome: EndpointProbe.Outcome) {
+        lock.lock()
+        value = outcome
+        lock.unlock()
     }
-
-    func wait() -> (status: Int?, body: Data, failure: String?) {
-        finished.wait()
+    func get() -> EndpointProbe.Outcome {
         lock.lock()
         defer { lock.unlock() }
-        return (status, body, failure)
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
-        lock.lock()
-        status = (response as? HTTPURLResponse)?.statusCode
-        lock.unlock()
-        completionHandler(.allow)
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        lock.lock()
-        body.append(data.prefix(limit + 1 - body.count))
-        let full = body.count > limit
-        lock.unlock()
-        if full { dataTask.cancel() }
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-                    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
-        completionHandler(nil)  // the extension does not follow redirects
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        lock.lock()
-        let truncated = body.count > limit  // cancelled by us: judge what was read
-        if let error, !truncated {
-            status = nil
-            failure = Self.describe(error)
-        }
-        if status == nil && failure == nil {
-            if let response = task.response as? HTTPURLResponse { status = response.statusCode } else { failure = "no response" }
-        }
-        lock.unlock()
-        finished.signal()
+        return value ?? EndpointProbe.Outcome(reply: .noAnswer, failure: "no outcome", bodyBytes: 0)
     }
 }

@@ -1,4 +1,5 @@
 import CLua
+import CLuaSupport
 
 /// A Swift function callable from Lua: it reads its arguments and returns its results.
 /// Throwing `LuaArgumentError` (through the `LuaArguments` readers) or any other error ends the
@@ -80,7 +81,12 @@ public struct LuaArguments {
     /// Argument `position`, which must be a function, kept in the registry for later calls.
     public func function(_ position: Int, name: String) throws -> LuaFunctionRef {
         guard type(position) == .function else { throw expected("function", position) }
+        let host = rh_host_of(stack.L)
+        rh_host_alloc_begin(host)
         lua_pushvalue(stack.L, Int32(position))
-        return LuaFunctionRef(ref: luaL_ref(stack.L, CLUA_REGISTRYINDEX), name: name)
+        let ref = luaL_ref(stack.L, CLUA_REGISTRYINDEX)
+        rh_host_alloc_end(host)
+        rh_label_ref(host, ref, name)
+        return LuaFunctionRef(ref: ref, name: name)
     }
 }

@@ -10,8 +10,10 @@ public struct LuaError: Error, Equatable, Sendable, CustomStringConvertible {
         case budget(Int)
         /// The state hit its memory cap (the cap, in bytes).
         case memory(Int)
-        /// A file could not be read.
+        /// A file could not be read (or was refused: too large, not a regular file, outside its folder).
         case file
+        /// The host ended the call from inside it (something the call asked of the host failed).
+        case aborted
     }
 
     /// What kind of failure.
@@ -34,15 +36,18 @@ public struct LuaError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     /// One line: `function: message at file:line` for limits, `function: file:line: message` otherwise.
+    /// Text that came from a script (the message, the location) has its control characters shown
+    /// escaped, so an error cannot move the cursor, clear the screen or forge a line.
     public var description: String {
         let prefix = function.map { "\($0): " } ?? ""
+        let at = location.map { " at \(ScriptText.escaped($0))" } ?? ""
         switch kind {
         case .budget(let n):
-            return prefix + "budget of \(n) instructions exceeded" + (location.map { " at \($0)" } ?? "")
+            return prefix + "budget of \(n) instructions exceeded" + at
         case .memory(let bytes):
-            return prefix + "memory limit of \(Self.formatBytes(bytes)) exceeded" + (location.map { " at \($0)" } ?? "")
+            return prefix + "memory limit of \(Self.formatBytes(bytes)) exceeded" + at
         default:
-            return prefix + (location.map { "\($0): " } ?? "") + message
+            return prefix + (location.map { "\(ScriptText.escaped($0)): " } ?? "") + ScriptText.escaped(message)
         }
     }
 

@@ -18,14 +18,21 @@ public struct LuaLimits: Sendable, Equatable {
     public var memoryBytes: Int
     /// How `instructions` is enforced.
     public var counting: Counting
+    /// Wall-clock milliseconds one call may run before the process ends with exit status 2 and a
+    /// message naming the call and the last line reached (0 = never). A backstop for work the
+    /// count hook cannot see and nothing can safely interrupt: a backtracking string pattern,
+    /// a collection of a pathological heap. Budgets stop every other runaway call long before.
+    public var wallClockMilliseconds: Int
 
-    /// 10,000,000 instructions a call, 64 MiB, counted by a 10 ms watchdog.
-    public init(instructions: Int = 10_000_000, memoryBytes: Int = 64 << 20, counting: Counting = .watchdog(milliseconds: 10)) {
+    /// 10,000,000 instructions a call, 64 MiB, counted by a 10 ms watchdog, a 5 s backstop.
+    public init(instructions: Int = 10_000_000, memoryBytes: Int = 64 << 20, counting: Counting = .watchdog(milliseconds: 10),
+                wallClockMilliseconds: Int = 5_000) {
         self.instructions = instructions
         self.memoryBytes = memoryBytes
         self.counting = counting
+        self.wallClockMilliseconds = wallClockMilliseconds
     }
 
-    /// No budget and no memory cap: for trusted code only.
-    public static let unlimited = LuaLimits(instructions: 0, memoryBytes: 0)
+    /// No budget, no memory cap, no backstop: for trusted code only.
+    public static let unlimited = LuaLimits(instructions: 0, memoryBytes: 0, wallClockMilliseconds: 0)
 }

@@ -50,7 +50,9 @@ extension LuaState {
         let random = RandomSource(seed: options.seed)
         let folders = options.moduleFolders
         let hostPrint = function(named: "print") { args in
-            options.print(try args.string(1))
+            var parts: [String] = []
+            for i in 0..<args.count { parts.append(ScriptText.escaped(try args.string(i + 1))) }
+            options.print(parts.joined(separator: "\t"))
             return []
         }
         let resolve = options.resolveModule
@@ -116,7 +118,7 @@ extension LuaState {
         function print(...)
           local parts = {}
           for i = 1, select('#', ...) do parts[i] = tostring((select(i, ...))) end
-          host_print(concat(parts, "\\t"))
+          host_print(unpack(parts, 1, select('#', ...)))
         end
         local loaded = {}
         function require(name)
@@ -136,6 +138,40 @@ extension LuaState {
         end
         math.random, math.randomseed = random, randomseed
         os.time, os.clock = time, clock
+        -- pairs in a fixed order (numbers, then strings, then booleans, then the rest by their
+        -- tostring number), so a script's output does not depend on Lua's per-run hash seed.
+        local next, sort, getmetatable, rawget, raw_pairs = next, table.sort, getmetatable, rawget, pairs
+        local rank = { number = 1, string = 2, boolean = 3 }
+        local function before(a, b)
+          local ta, tb = type(a), type(b)
+          if ta ~= tb then
+            local ra, rb = rank[ta] or 4, rank[tb] or 4
+            if ra ~= rb then return ra < rb end
+            return ta < tb
+          end
+          if ta == "number" or ta == "string" then return a < b end
+          if ta == "boolean" then return b and not a end
+          return tostring(a) < tostring(b)
+        end
+        function pairs(t)
+          local mt = getmetatable(t)
+          if mt ~= nil and (type(mt) ~= "table" or rawget(mt, "__pairs") ~= nil) then return raw_pairs(t) end
+          if type(t) ~= "table" then return raw_pairs(t) end
+          local keys, n, kind, mixed = {}, 0, nil, false
+          for k in next, t do
+            n = n + 1
+            keys[n] = k
+            local tk = type(k)
+            if kind == nil then kind = tk elseif tk ~= kind then mixed = true end
+          end
+          if mixed or (kind ~= "string" and kind ~= "number") then sort(keys, before) else sort(keys) end
+          local i = 0
+          return function(tt)
+            i = i + 1
+            local k = keys[i]
+            if k ~= nil then return k, rawget(tt, k) end
+          end, t, nil
+        end
         local create, resume, close = coroutine.create, coroutine.resume, coroutine.close
         function coroutine.wrap(f)
           local co = create(f)
@@ -163,8 +199,13 @@ extension LuaStack {
 /// could leave them (`..`, absolute paths, symbolic links pointing out, bytecode).
 public struct ModuleFinder: Sendable {
     public let folders: [String]
+    /// The largest module file read, in bytes (checked before reading).
+    public var maxBytes: Int
 
-    public init(folders: [String]) { self.folders = folders }
+    public init(folders: [String], maxBytes: Int = BoundedFile.maxSourceBytes) {
+        self.folders = folders
+        self.maxBytes = maxBytes
+    }
 
     /// The source and display path of module `name`; throws `LuaArgumentError` saying why not.
     public func find(_ name: String) throws -> (source: String, displayPath: String) {
@@ -184,13 +225,13 @@ public struct ModuleFinder: Sendable {
             for candidate in ["\(relative).lua", "\(relative)/init.lua"] {
                 let path = folder.hasSuffix("/") ? folder + candidate : folder + "/" + candidate
                 tried.append(path)
-                guard FileManager.default.fileExists(atPath: path) else { continue }
-                let root = URL(fileURLWithPath: folder).resolvingSymlinksInPath().path
-                let real = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
-                guard real.hasPrefix(root + "/") else {
-                    throw LuaArgumentError(position: 1, problem: "module '\(name)' resolves outside \(folder)")
+                guard BoundedFile.realPath(path) != nil else { continue }
+                let data: [UInt8]
+                do {
+                    data = try BoundedFile.readInside(folder, candidate, maxBytes: maxBytes)
+                } catch {
+                    throw LuaArgumentError(position: 1, problem: "module '\(name)' refused: \(error)")
                 }
-                guard let data = FileManager.default.contents(atPath: path) else { continue }
                 guard data.first != 0x1B else {
                     throw LuaArgumentError(position: 1, problem: "module '\(name)' (\(path)) is precompiled bytecode; only source text is loaded")
                 }

@@ -14,6 +14,11 @@ func readString(_ L: OpaquePointer, _ index: Int32) -> String {
     }
 }
 
+/// The identity of the table at `index` (its address, only ever compared, never shown).
+func tableIdentity(_ L: OpaquePointer, _ index: Int32) -> UInt {
+    UInt(bitPattern: lua_topointer(L, index))
+}
+
 /// A static string's bytes as the C string Lua's API takes (static strings are nul-terminated).
 @inlinable @inline(__always)
 func cString(_ s: StaticString) -> UnsafePointer<CChar> {

@@ -55,6 +55,31 @@ public final class LuaState {
         case .exact: rh_host_set_budget(host, Int64(limits.instructions), 1, 0)
         case .watchdog(let ms): rh_host_set_budget(host, Int64(limits.instructions), 0, UInt32(clamping: max(1, ms)))
         }
+        rh_host_set_backstop(host, UInt32(clamping: max(0, limits.wallClockMilliseconds)))
+    }
+
+    /// Runs `body`, whose allocations are the host's own bookkeeping (tables it keeps per
+    /// instance, registry references): they raise the memory cap by as much, so they never count
+    /// against the script's memory.
+    public func withHostAllocation<R>(_ body: () throws -> R) rethrows -> R {
+        rh_host_alloc_begin(host)
+        defer { rh_host_alloc_end(host) }
+        return try body()
+    }
+
+    /// Bytes the host allocated for itself so far (see `withHostAllocation`).
+    public var hostBytes: Int { rh_host_bytes(host) }
+
+    /// Ends the call that is running now (from a Swift function it called): every following
+    /// instruction raises, past any `pcall` of the script's, and the call fails with
+    /// `LuaError.Kind.aborted`. For a host function whose failure must end the run rather than
+    /// be caught by the script.
+    public func abortCurrentCall() { rh_abort_call(host) }
+
+    /// Keeps a function reference under its name for the wall-clock backstop's message.
+    func labeled(_ ref: Int32, _ name: String) -> LuaFunctionRef {
+        rh_label_ref(host, ref, name)
+        return LuaFunctionRef(ref: ref, name: name)
     }
 
     /// Bytes the state holds now.
@@ -79,14 +104,18 @@ public final class LuaState {
             let (location, message) = LuaError.splitLocation(raw)
             return try fail(LuaError(kind: .syntax, message: message, location: location))
         }
-        return LuaFunctionRef(ref: luaL_ref(L, CLUA_REGISTRYINDEX), name: chunkName)
+        return labeled(withHostAllocation { luaL_ref(L, CLUA_REGISTRYINDEX) }, chunkName)
     }
 
-    /// Reads and compiles the file at `path`; errors show `displayName` (default: the path).
-    public func loadFile(_ path: String, displayName: String? = nil) throws -> LuaFunctionRef {
+    /// Reads and compiles the file at `path` (a regular file of at most `maxBytes` bytes, checked
+    /// before reading); errors show `displayName` (default: the path).
+    public func loadFile(_ path: String, displayName: String? = nil, maxBytes: Int = BoundedFile.maxSourceBytes) throws -> LuaFunctionRef {
         let name = displayName ?? path
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw LuaError(kind: .file, message: "cannot read \(path): no such file or not readable")
+        let data: [UInt8]
+        do {
+            data = try BoundedFile.read(path, maxBytes: maxBytes)
+        } catch {
+            throw LuaError(kind: .file, message: "cannot load \(error)")
         }
         if data.first == 0x1B {
             throw LuaError(kind: .syntax, message: "\(name) is precompiled Lua bytecode; only source text is accepted")
@@ -107,12 +136,24 @@ public final class LuaState {
     /// Keeps `value` (built as a fresh Lua value) in the registry; push it with
     /// `LuaStack.pushReference`. Used for tables the host hands to scripts again and again.
     public func reference(_ value: LuaValue) -> LuaTableRef {
-        stack.push(value)
-        return LuaTableRef(ref: luaL_ref(L, CLUA_REGISTRYINDEX))
+        withHostAllocation {
+            stack.push(value)
+            return LuaTableRef(ref: luaL_ref(L, CLUA_REGISTRYINDEX))
+        }
+    }
+
+    /// Keeps a new empty table with room for `arraySize` list items in the registry.
+    public func referenceNewTable(arraySize: Int) -> LuaTableRef {
+        withHostAllocation {
+            lua_createtable(L, Int32(clamping: arraySize), 0)
+            return LuaTableRef(ref: luaL_ref(L, CLUA_REGISTRYINDEX))
+        }
     }
 
     /// Sets `t[key] = value` raw on a table kept by `reference`.
     public func setField(_ table: LuaTableRef, _ key: String, _ value: LuaValue) {
+        rh_host_alloc_begin(host)
+        defer { rh_host_alloc_end(host) }
         _ = lua_rawgeti(L, CLUA_REGISTRYINDEX, lua_Integer(table.ref))
         if lua_type(L, -1) == LUA_TTABLE {
             stack.push(value)
@@ -146,11 +187,13 @@ public final class LuaState {
             clua_pop(L, 1)
             return nil
         }
-        return LuaFunctionRef(ref: luaL_ref(L, CLUA_REGISTRYINDEX), name: name)
+        return labeled(withHostAllocation { luaL_ref(L, CLUA_REGISTRYINDEX) }, name)
     }
 
     /// Sets global `name` (raw: no metamethod of the globals table runs).
     public func setGlobal(_ name: String, _ value: LuaValue) {
+        rh_host_alloc_begin(host)
+        defer { rh_host_alloc_end(host) }
         _ = lua_rawgeti(L, CLUA_REGISTRYINDEX, lua_Integer(LUA_RIDX_GLOBALS))
         stack.push(value)
         clua_rawsetfield(L, -2, name)
@@ -160,6 +203,8 @@ public final class LuaState {
     /// Makes `body` callable from Lua as global `name`, or as `table.name` when `table` is given
     /// (the table is created when missing).
     public func register(_ name: String, in table: String? = nil, _ body: @escaping LuaSwiftFunction) {
+        rh_host_alloc_begin(host)
+        defer { rh_host_alloc_end(host) }
         _ = lua_rawgeti(L, CLUA_REGISTRYINDEX, lua_Integer(LUA_RIDX_GLOBALS))
         if let table {
             if clua_rawgetfield(L, -1, table) != LUA_TTABLE {
@@ -176,8 +221,10 @@ public final class LuaState {
 
     /// A Swift function as a value that can be passed to Lua (e.g. to a prelude chunk).
     public func function(named name: String, _ body: @escaping LuaSwiftFunction) -> LuaFunctionRef {
-        pushSwiftFunction(named: name, body)
-        return LuaFunctionRef(ref: luaL_ref(L, CLUA_REGISTRYINDEX), name: name)
+        return labeled(withHostAllocation {
+            pushSwiftFunction(named: name, body)
+            return luaL_ref(L, CLUA_REGISTRYINDEX)
+        }, name)
     }
 
     // MARK: Calls
@@ -191,9 +238,14 @@ public final class LuaState {
         arguments: (LuaStack) -> Int32, read: (LuaStack) throws -> R
     ) throws -> R {
         let base = lua_gettop(L)
+        // A call from inside a Swift function (a nested call) has only the slots Lua gave that
+        // function; this never raises.
+        guard lua_checkstack(L, 8) != 0 else {
+            throw LuaError(kind: .runtime, message: "Lua stack exhausted (calls nested too deeply)", function: function.name)
+        }
         _ = lua_rawgeti(L, CLUA_REGISTRYINDEX, lua_Integer(function.ref))
         let nargs = arguments(stack)
-        let status = rh_pcall(L, nargs, results)
+        let status = rh_pcall(L, nargs, results, function.ref)
         guard status == LUA_OK else { throw callError(status, function: function.name) }
         defer { lua_settop(L, base) }
         return try read(stack)
@@ -245,6 +297,9 @@ public final class LuaState {
         case RH_STOP_MEMORY:
             return LuaError(kind: .memory(limits.memoryBytes), message: "memory limit exceeded",
                             location: where_.isEmpty ? location : where_, traceback: traceback, function: function)
+        case RH_STOP_HOST:
+            return LuaError(kind: .aborted, message: "call ended by the host", location: where_.isEmpty ? location : where_,
+                            traceback: traceback, function: function)
         default:
             if status == LUA_ERRMEM {
                 return LuaError(kind: .memory(limits.memoryBytes), message: "not enough memory", function: function)

@@ -45,6 +45,9 @@ extension Scenario {
     func invoke<R>(_ callback: Callback, _ what: String, _ vm: borrowing Instance, _ time: Millis, extra: String? = nil,
                    read: (LuaStack) throws -> R) throws -> R {
         let table = vmTable(for: vm)
+        let outer = activity
+        activity = .behaviour(what)
+        defer { activity = outer }
         do {
             return try state.call(callback.function, arguments: { stack in
                 stack.pushReference(table)
@@ -71,7 +74,7 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
     let deferMetrics: Bool
 
     override init(_ scenario: Scenario, _ callback: Scenario.Callback) {
-        latest = scenario.state.reference(.table([:]))
+        latest = scenario.state.referenceNewTable(arraySize: scenario.definition.capacity)
         deferMetrics = scenario.definition.healthExtension?.richStates ?? false
         super.init(scenario, callback)
     }
@@ -101,7 +104,12 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
                     return .http(status: status, body: body)
                 }
                 guard deferMetrics else {
-                    return .structured(state: state, metrics: Self.metrics(table))
+                    do {
+                        return .structured(state: state, metrics: try Self.metrics(table))
+                    } catch {
+                        problem = "health returned customMetrics that cannot be read: \((error as? LuaError)?.message ?? "\(error)")"
+                        return .noAnswer
+                    }
                 }
                 if table.copy("customMetrics", into: latest, slot: slot) == .nil {
                     _ = table.copy("CustomMetrics", into: latest, slot: slot)
@@ -117,7 +125,12 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
     }
 
     func latestMetrics(of instance: borrowing Instance) throws -> MetricsPayload? {
-        scenario.state.withSlot(latest, instance.id + 1) { stack in Self.payload(stack) }
+        do {
+            return try scenario.state.withSlot(latest, instance.id + 1) { stack throws(LuaError) in try Self.payload(stack) }
+        } catch {
+            let now = scenario.simulation?.now ?? 0
+            throw scenario.badResult(callback, "health returned customMetrics that cannot be read: \((error as? LuaError)?.message ?? "\(error)")", "health", instance, now)
+        }
     }
 
     /// The state string, without allocating for the two usual values.
@@ -132,26 +145,26 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
     }
 
     /// Custom metrics of an answer table, read now.
-    static func metrics(_ table: LuaTableView) -> MetricsPayload? {
+    static func metrics(_ table: LuaTableView) throws(LuaError) -> MetricsPayload? {
         let key: StaticString = table.type("customMetrics") == .nil ? "CustomMetrics" : "customMetrics"
         guard table.type(key) != .nil else { return nil }
         if let text = table.string(key) { return .string(text) }
         if let fast = table.table(key, readFast) ?? nil { return fast }
-        return .object(json((try? table.value(forKey: key.description)) ?? .nil))
+        return .object(json(try table.value(forKey: key.description)))
     }
 
     /// Custom metrics at the top of the stack: a string stays the wire form; a table whose
     /// `rollingUpgrade` holds only well-typed `PhaseOrderingNumber`/`SkipUpgrade` is read field by
     /// field; anything else is converted whole so the engine can say what is wrong with it.
-    static func payload(_ stack: LuaStack) -> MetricsPayload? {
+    static func payload(_ stack: LuaStack) throws(LuaError) -> MetricsPayload? {
         switch stack.type(at: -1) {
         case .nil, .none: return nil
         case .string: return .string(stack.string(at: -1)!)
         case .table:
             if let fast = readFast(stack.table(at: -1)!) { return fast }
-            return .object(json((try? stack.value(at: -1)) ?? .nil))
+            return .object(json(try stack.value(at: -1)))
         default:
-            return .object(json((try? stack.value(at: -1)) ?? .nil))
+            return .object(json(try stack.value(at: -1)))
         }
     }
 

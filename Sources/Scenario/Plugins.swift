@@ -16,6 +16,8 @@ public let hostAPIVersion = SemVer(1, 0, 0)
 /// plugin code.
 public struct PluginManifest: Sendable {
     public static let fileName = "rehearse-plugin.json"
+    /// The largest manifest read, in bytes (checked before reading).
+    public static let maxBytes = 64 * 1024
 
     /// The bundle's name, which is also its `require` name: lowercase letters, digits, '-'.
     public var name: String
@@ -107,10 +109,16 @@ public struct PluginCatalog: Sendable {
         return path
     }
 
+    /// Folders that claim each bundle name, in plugin-path order. Two folders claiming one name
+    /// is an error when a script requires that name (a folder cannot silently take over another).
+    public private(set) var claims: [String: [String]] = [:]
+
+    /// Reads every manifest on `searchPath` (each at most `PluginManifest.maxBytes`, checked
+    /// before reading, and refused when it is a symbolic link leading out of its bundle). No
+    /// module of any bundle is read.
     public init(searchPath: [String]) {
         self.searchPath = searchPath
         let fm = FileManager.default
-        var seen: [String: String] = [:]
         for root in searchPath {
             var isDirectory: ObjCBool = false
             guard fm.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory.boolValue,
@@ -118,21 +126,20 @@ public struct PluginCatalog: Sendable {
             for entry in entries.sorted() {
                 let folder = root.hasSuffix("/") ? root + entry : root + "/" + entry
                 let manifestPath = folder + "/" + PluginManifest.fileName
-                guard fm.fileExists(atPath: manifestPath) else { continue }
-                guard let data = fm.contents(atPath: manifestPath) else {
-                    problems.append("\(manifestPath): cannot read the manifest")
-                    continue
-                }
+                guard BoundedFile.realPath(manifestPath) != nil else { continue }
                 do {
+                    let data = try BoundedFile.readInside(folder, PluginManifest.fileName, maxBytes: PluginManifest.maxBytes)
                     let manifest = try PluginManifest.parse(String(decoding: data, as: UTF8.self), file: manifestPath)
-                    if let first = seen[manifest.name] {
-                        problems.append("\(folder): bundle \"\(manifest.name)\" is shadowed by \(first), found earlier on the plugin path")
-                        continue
+                    if let first = claims[manifest.name]?.first {
+                        problems.append("\(folder): bundle \"\(manifest.name)\" is also claimed by \(first); a script that requires it is refused")
+                    } else {
+                        bundles.append(PluginBundle(manifest: manifest, folder: folder))
                     }
-                    seen[manifest.name] = folder
-                    bundles.append(PluginBundle(manifest: manifest, folder: folder))
+                    claims[manifest.name, default: []].append(folder)
+                } catch let refusal as BoundedFile.Refusal {
+                    problems.append("manifest \(refusal)")
                 } catch {
-                    problems.append(error.message)
+                    problems.append("\(error)")
                 }
             }
         }
@@ -146,6 +153,9 @@ public struct PluginCatalog: Sendable {
     func resolve(_ name: String) throws -> (source: String, path: String)? {
         let head = String(name.split(separator: ".", maxSplits: 1).first ?? "")
         guard let bundle = bundle(named: head) else { return nil }
+        if let folders = claims[head], folders.count > 1 {
+            throw LuaArgumentError(position: 1, problem: "bundle \(head) is claimed by \(folders.count) folders on the plugin path: \(folders.joined(separator: " and ")); remove or rename all but one")
+        }
         guard bundle.isCompatible else {
             throw LuaArgumentError(position: 1, problem: "bundle \(head) \(bundle.manifest.version) needs host API \(bundle.manifest.api), and this rehearse provides \(hostAPIVersion)")
         }
@@ -172,8 +182,11 @@ public struct PluginCatalog: Sendable {
             for file in files {
                 let path = bundle.folder + "/" + file
                 do {
+                    let data = try BoundedFile.readInside(bundle.folder, file, maxBytes: BoundedFile.maxSourceBytes)
                     let state = try LuaState(limits: LuaLimits(instructions: 1_000_000, memoryBytes: 16 << 20))
-                    _ = try state.loadFile(path)
+                    _ = try state.load(String(decoding: data, as: UTF8.self), chunkName: path)
+                } catch let refusal as BoundedFile.Refusal {
+                    found.append("\(label): \(refusal)")
                 } catch {
                     found.append("\(label): \(error)")
                 }

@@ -5,6 +5,7 @@ import UpgradeEngine
 extension Scenario {
     func registerAPI() {
         state.register("scaleset") { [unowned self] args in
+            try requireTopLevel("scaleset")
             let location = args.callerLocation ?? path
             if let first = scalesetLocation {
                 throw LuaError(kind: .runtime, message: "scaleset is already described at \(first); a scenario describes one scale set")
@@ -23,8 +24,22 @@ extension Scenario {
             case .success(let ms): time = ms
             case .failure(let message): throw LuaArgumentError(position: 1, problem: message.text)
             }
+            switch activity {
+            case .loading: break
+            case .atCallback:
+                guard let sim = simulation, time >= sim.now else {
+                    throw LuaError(kind: .runtime, message: "at(\(ISODuration.format(time))) is in the past: the virtual clock reads \(ISODuration.format(simulation?.now ?? 0))")
+                }
+            case .idle, .behaviour:
+                throw LuaError(kind: .runtime, message: "at(...) schedules on the timeline: call it at the top level of the script or inside another at(...) callback\(activityText)")
+            }
             let function = try args.function(2, name: "at(\(ISODuration.format(time)))")
-            timeline.append((time, Callback(function: function, location: args.callerLocation ?? path)))
+            let callback = Callback(function: function, location: args.callerLocation ?? path)
+            if let sim = simulation, activity == .atCallback {
+                schedule(callback, at: time, on: sim)
+            } else {
+                timeline.append((time, callback))
+            }
             return []
         }
         state.register("duration") { args in
@@ -34,6 +49,7 @@ extension Scenario {
             }
         }
         state.register("expect") { [unowned self] args in
+            try requireTopLevel("expect")
             expectations.append((try args.table(1), args.callerLocation ?? path))
             return []
         }
@@ -85,8 +101,25 @@ extension Scenario {
         return s
     }
 
+    /// What the script is inside of, for messages (", not inside health").
+    var activityText: String {
+        switch activity {
+        case .behaviour(let name): return ", not inside \(name)"
+        case .atCallback: return ", not inside an at(...) callback"
+        default: return ""
+        }
+    }
+
+    /// Definitions describe the scenario before it runs: only the script's top level may make them.
+    func requireTopLevel(_ name: String) throws {
+        guard activity == .loading else {
+            throw LuaError(kind: .runtime, message: "\(name)(...) describes the scenario: call it at the top level of the script\(activityText)")
+        }
+    }
+
     private func registerCallback(_ name: String, _ slot: ReferenceWritableKeyPath<Scenario, Callback?>) {
         state.register(name) { [unowned self] args in
+            try requireTopLevel(name)
             let location = args.callerLocation ?? path
             if let existing = self[keyPath: slot] {
                 throw LuaError(kind: .runtime, message: "\(name) is already set at \(existing.location); a scenario has one \(name) function (compose them in Lua)")
@@ -100,13 +133,21 @@ extension Scenario {
     /// refusals become Lua errors the script may catch with pcall.
     private func registerAction(_ name: String, _ body: @escaping (Simulation, LuaArguments) throws -> Void) {
         state.register(name) { [unowned self] args in
-            guard let sim = simulation else {
-                throw LuaError(kind: .runtime, message: "\(name) acts on the running scale set: call it inside an at(...) callback")
+            guard let sim = simulation, activity == .atCallback else {
+                throw LuaError(kind: .runtime, message: "\(name) acts on the running scale set: call it inside an at(...) callback\(activityText)")
             }
             do {
                 try body(sim, args)
             } catch let error as EngineError {
                 throw LuaError(kind: .runtime, message: "\(name): \(error.message)")
+            } catch let error as LuaArgumentError {
+                throw error
+            } catch {
+                // A health, phase or fault call made for this action failed: the engine is midway
+                // through the action, so the run ends here, whatever the script does with errors.
+                fatal = fatal ?? error
+                state.abortCurrentCall()
+                throw error
             }
             return []
         }

@@ -23,17 +23,25 @@ extension Scenario {
             throw .definition(error.problems, location: scalesetLocation)
         }
         sim.strictWire = strictWire
-        for (time, callback) in timeline {
-            sim.schedule(at: time, name: "at(\"\(ISODuration.format(time))\") at \(callback.location)") { [unowned self] sim in
-                do {
-                    try state.call(callback.function, [])
-                } catch let error as LuaError {
-                    throw ScenarioError.script(error, context: "at \(ISODuration.format(sim.now))")
-                }
-            }
-        }
+        for (time, callback) in timeline { schedule(callback, at: time, on: sim) }
         simulation = sim
         return sim
+    }
+
+    /// Puts an `at` callback on the simulation's timeline. While it runs the script may act on the
+    /// scale set; an error a nested call left in `fatal` ends the run as that error.
+    func schedule(_ callback: Callback, at time: Millis, on sim: Simulation) {
+        sim.schedule(at: time, name: "at(\"\(ISODuration.format(time))\") at \(callback.location)") { [unowned self] sim in
+            activity = .atCallback
+            defer { activity = .idle }
+            do {
+                try state.call(callback.function, [])
+            } catch let error as LuaError {
+                if let fatal { throw fatal }
+                throw ScenarioError.script(error, context: "at \(ISODuration.format(sim.now))")
+            }
+            if let fatal { throw fatal }
+        }
     }
 
     /// Runs the scenario to its end (or the time limit), sending every event to `onEvent` as it

@@ -28,7 +28,9 @@ public final class Scenario {
     public let path: String
     public let options: ScenarioOptions
     let state: LuaState
-    public let catalog: PluginCatalog
+    /// The plugin catalog, read the first time a script requires something that is not built in.
+    public var catalog: PluginCatalog { lazyCatalog.value }
+    let lazyCatalog: LazyCatalog
     /// The scale set the script describes.
     public private(set) var definition = ScaleSetDefinition(name: "vmss", capacity: 0)
     /// Warnings about the definition that do not stop a run.
@@ -41,6 +43,17 @@ public final class Scenario {
     var timeline: [(time: Millis, callback: Callback)] = []
     var expectations: [(table: LuaValue, location: String)] = []
     var scalesetValue: LuaValue?
+
+    /// What the script is doing now, which decides what it may call: definitions (`scaleset`,
+    /// `health`, `at` …) at the top level, actions inside `at` callbacks, neither inside the
+    /// callbacks the engine makes (`health`, `phase`, `fault`).
+    enum Activity: Equatable {
+        case loading, idle, atCallback, behaviour(String)
+    }
+    @exclusivity(unchecked) var activity = Activity.loading
+    /// An error raised inside a host function (a nested health, phase or fault call failed while an
+    /// action ran) that must end the run whatever the script does with the Lua error.
+    var fatal: (any Error)?
 
     /// The simulation an `at` callback acts on, while one runs.
     var simulation: Simulation? {
@@ -63,17 +76,18 @@ public final class Scenario {
     public init(path: String, options: ScenarioOptions = ScenarioOptions()) throws(ScenarioError) {
         self.path = path
         self.options = options
-        catalog = PluginCatalog(searchPath: PluginCatalog.searchPath(explicit: options.pluginPath, environment: options.environment))
+        lazyCatalog = LazyCatalog(searchPath: PluginCatalog.searchPath(explicit: options.pluginPath, environment: options.environment))
         do {
             state = try LuaState(limits: options.limits)
         } catch {
             throw .file("cannot create a Lua state: \(error)")
         }
-        let catalog = self.catalog
+        let lazyCatalog = self.lazyCatalog
         let clock = self.clock
         var sandbox = LuaSandboxOptions(seed: options.seed, print: options.print, clock: { clock.seconds })
         sandbox.resolveModule = { name in
             if let builtin = BuiltinLibrary.modules[name] { return (builtin, "(builtin)/\(name).lua") }
+            let catalog = lazyCatalog.value
             if let found = try catalog.resolve(name) { return found }
             let names = catalog.bundles.map(\.manifest.name)
             throw LuaArgumentError(position: 1, problem: "module '\(name)' not found: it is neither a built-in module (\(BuiltinLibrary.modules.keys.sorted().joined(separator: ", "))) nor a plugin bundle on the plugin path (\(catalog.searchPath.joined(separator: ", "))\(names.isEmpty ? "" : "; bundles: " + names.joined(separator: ", ")))")
@@ -98,6 +112,7 @@ public final class Scenario {
         } catch {
             throw .file("\(error)")
         }
+        activity = .idle
         try buildDefinition()
     }
 
@@ -118,6 +133,19 @@ public final class Scenario {
         guard problems.isEmpty else { throw .definition(problems, location: scalesetLocation) }
     }
 
+}
+
+/// A plugin catalog built on first use: a run whose script requires no bundle reads none.
+final class LazyCatalog {
+    let searchPath: [String]
+    private var built: PluginCatalog?
+    init(searchPath: [String]) { self.searchPath = searchPath }
+    var value: PluginCatalog {
+        if let built { return built }
+        let catalog = PluginCatalog(searchPath: searchPath)
+        built = catalog
+        return catalog
+    }
 }
 
 /// What `os.time` and `os.clock` read in a scenario: the running simulation's clock.

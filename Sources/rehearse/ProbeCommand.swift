@@ -10,23 +10,43 @@ struct ProbeCommand: ParsableCommand {
         commandName: "probe",
         abstract: "Probe a live endpoint once as the health extension does and judge the answer.",
         discussion: """
-            GET of an http(s) URL (no redirects followed, body read up to 64 KiB) or a TCP connect \
-            (tcp://host:port). Exit status: 0 when the result is Healthy, 1 when it is Unhealthy or \
-            Unknown, 2 for a bad URL. On Linux certificates of https endpoints are verified; an \
-            endpoint with an invalid certificate gives no answer (Azure's extension does not verify).
+            GET of an http(s) URL (one deadline for the whole answer, no redirects followed, no \
+            certificate verification and no decompression, as the extension; body read up to 64 KiB) \
+            or a TCP connect (tcp://host:port). Exit status: 0 when the result is Healthy, 1 when it \
+            is Unhealthy or Unknown, 2 for a bad URL.
             """
     )
 
     @Argument(help: "http://host:port/path, https://…, or tcp://host:port") var url: String
     @Flag(help: "Binary states (typeHandlerVersion 1.0): Healthy on 2xx, Unhealthy otherwise.") var binary = false
     @Flag(name: .customLong("strict-wire"), help: "Judge customMetrics sent as a JSON object as Azure's extension does.") var strictWire = false
-    @Option(help: "Seconds to wait for the answer (at most 30, the extension's own timeout).") var timeout: Double = 30
+    @Option(help: "Seconds to wait for the whole answer (at most 30, the extension's own timeout).") var timeout: Double = 30
+    @Flag(help: "Print the outcome as one JSON object instead of text.") var json = false
 
     func run() throws {
         let probe: EndpointProbe
         do { probe = try EndpointProbe(url, timeout: timeout) } catch { throw fail(error) }
         let outcome = probe.run()
         let result = probe.settings(binary: binary).evaluate(outcome.reply, strictWire: strictWire)
+        if json {
+            var fields: [String: JSON] = [
+                "url": .string(url), "state": .string(result.state.rawValue), "bodyBytes": .int(outcome.bodyBytes),
+                "failure": outcome.failure.map(JSON.string) ?? .null,
+                "warnings": .array(result.diagnostics.map { .string($0.message) }),
+            ]
+            switch outcome.reply {
+            case .http(let status, _): fields["status"] = .int(status)
+            case .tcp(let connected): fields["connected"] = .bool(connected)
+            default: break
+            }
+            if let metrics = result.metrics {
+                fields["phase"] = metrics.phase.map(JSON.int) ?? .null
+                fields["skipUpgrade"] = .bool(metrics.skipUpgrade)
+            }
+            print(JSON.object(fields).serialized(pretty: false))
+            if result.state != .healthy { throw ExitCode(1) }
+            return
+        }
         switch outcome.reply {
         case .http(let status, _): print("\(url): HTTP \(status), \(outcome.bodyBytes) bytes of body read")
         case .tcp(let connected): print("\(url): connection \(connected ? "opened" : "failed: \(outcome.failure ?? "refused")")")

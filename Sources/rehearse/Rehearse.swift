@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LuaHost
 import Scenario
 import UpgradeEngine
 
@@ -35,15 +36,16 @@ struct ScenarioArguments: ParsableArguments {
         options.print = print
         switch ISODuration.parse(timeLimit) {
         case .success(let ms): options.timeLimit = ms
-        case .failure(let error): throw ValidationError("--time-limit: \(error)")
+        case .failure(let error): throw fail(Message("--time-limit \(ScriptText.escaped(timeLimit)): \(error); an ISO 8601 duration such as P7D, PT12H or PT90M is allowed"))
         }
         return options
     }
 }
 
-/// Writes to standard error.
+/// Writes to standard error, with control characters shown rather than interpreted (messages
+/// carry text from scripts and manifests).
 func printError(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
+    FileHandle.standardError.write(Data((ScriptText.escaped(text, keepingNewlines: true) + "\n").utf8))
 }
 
 /// Prints a scenario failure and exits 2.

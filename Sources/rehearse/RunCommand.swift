@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LuaHost
 import Scenario
 import UpgradeEngine
 
@@ -20,25 +21,22 @@ struct RunCommand: ParsableCommand {
         let loaded = try loadScenario(scenario, print: { line in
             if quiet { printError("print: \(line)") } else { print("print: \(line)") }
         })
-        var eventFile: FileHandle?
+        var eventFile: EventsFile?
         if let events {
-            guard FileManager.default.createFile(atPath: events, contents: nil), let handle = FileHandle(forWritingAtPath: events) else {
-                throw fail(Message("cannot write the events file \(events)"))
-            }
-            eventFile = handle
+            do { eventFile = try EventsFile(path: events) } catch { throw fail(error) }
         }
-        defer { try? eventFile?.close() }
         let timeline = Timeline(verbose: verbose)
         let result: ScenarioResult
         do {
             result = try loaded.run { event in
-                eventFile?.write(Data((event.jsonLine + "\n").utf8))
+                eventFile?.writeLine(event.jsonLine)
                 if event.kind == .wireWarning { printError("rehearse: warning: \(event.detail)") }
                 if !quiet, let line = timeline.line(for: event) { print(line) }
             }
         } catch {
             throw fail(error)
         }
+        do { try eventFile?.finish() } catch { throw fail(error) }
         let statusJSON = result.summary.status?.json().serialized()
         if json {
             if let statusJSON { print(statusJSON) } else { printError("rehearse: no rolling upgrade ran, so get-latest has nothing to show") }
@@ -81,6 +79,6 @@ struct Timeline {
         if event.kind == .wireWarning || event.kind == .runEnded { return nil }
         let time = ISODuration.format(event.time)
         let pad = String(repeating: " ", count: max(0, 10 - time.count))
-        return "\(pad)\(time)  \(event.kind.rawValue.padding(toLength: 17, withPad: " ", startingAt: 0)) \(event.detail)"
+        return "\(pad)\(time)  \(event.kind.rawValue.padding(toLength: 17, withPad: " ", startingAt: 0)) \(ScriptText.escaped(event.detail))"
     }
 }

@@ -15,7 +15,8 @@
 typedef enum rh_stop {
     RH_STOP_NONE = 0,
     RH_STOP_BUDGET = 1, /* the instruction budget was spent */
-    RH_STOP_MEMORY = 2  /* the memory cap refused an allocation */
+    RH_STOP_MEMORY = 2, /* the memory cap refused an allocation */
+    RH_STOP_HOST = 3    /* the host ended the call (rh_abort_call), e.g. a nested call failed */
 } rh_stop;
 
 /* The Swift side of every Lua-callable Swift function: one entry point, told which closure. */
@@ -29,6 +30,8 @@ rh_host *rh_host_new(size_t memory_limit, rh_dispatch_fn dispatch);
 /* Closes the Lua state, stops the watchdog and frees the host. Call exactly once. */
 void rh_host_free(rh_host *h);
 lua_State *rh_host_state(rh_host *h);
+/* The host a state (or any of its threads) belongs to. */
+rh_host *rh_host_of(lua_State *L);
 
 /* Instruction budget per top-level call (0 = none). exact != 0 counts every instruction with a
  * count hook for the whole call; exact == 0 arms that hook only once a call has run longer than
@@ -36,14 +39,33 @@ lua_State *rh_host_state(rh_host *h);
 void rh_host_set_budget(rh_host *h, long long instructions, int exact, unsigned grace_ms);
 void rh_host_set_memory_limit(rh_host *h, size_t bytes);
 size_t rh_host_memory_used(rh_host *h);
+/* Bytes the host allocated for itself between rh_host_alloc_begin and rh_host_alloc_end raise the
+ * cap by as much: the host's bookkeeping never counts against a script's memory. (Should the
+ * collector free script garbage meanwhile, the host is credited less, never more.) */
+void rh_host_alloc_begin(rh_host *h);
+void rh_host_alloc_end(rh_host *h);
+size_t rh_host_bytes(rh_host *h);
+/* A call still running after `ms` of wall time (0 = never) ends the process with exit status 2
+ * and a message naming the call's label and the last line reached: work inside C library
+ * functions and the collector is invisible to the count hook and cannot be interrupted safely. */
+void rh_host_set_backstop(rh_host *h, unsigned ms);
+/* Names registry ref `ref` (a function the host calls) for the backstop's message. */
+void rh_label_ref(rh_host *h, int ref, const char *label);
+/* Ends the running call from inside it: every following instruction raises, past any pcall, and
+ * the call fails with rh_last_stop() == RH_STOP_HOST. For a host function that must not let the
+ * script continue (a nested call failed). */
+void rh_abort_call(rh_host *h);
 
 /* Stack slots of the main thread that belong to the host (the message handler): a host never
  * sets the main stack's top below this. */
 #define RH_RESERVED_SLOTS 1
 
 /* The call funnel: calls the function below nargs arguments with a traceback message handler,
- * under the budget and the memory cap. Returns Lua's status. */
-int rh_pcall(lua_State *L, int nargs, int nresults);
+ * under the budget and the memory cap. Returns Lua's status. A call made while another runs (a
+ * host function calling back into Lua) gets its own budget, the cap and the handler too. `ref`
+ * is the function's registry ref (for its label), or LUA_NOREF. The caller must have made room
+ * for one more stack slot (lua_checkstack). */
+int rh_pcall(lua_State *L, int nargs, int nresults, int ref);
 /* After a failed rh_pcall: what stopped it, and where (chunk:line, or ""). */
 rh_stop rh_last_stop(rh_host *h);
 const char *rh_last_where(rh_host *h);

@@ -1,0 +1,57 @@
+import Glibc
+
+/// Where `--events` writes: opened as a user expects of a path (a regular file is truncated,
+/// a FIFO or a device such as `/dev/stdout` is written into, a symbolic link is followed), never
+/// replaced by a new file; `-` is standard output. A failed write is remembered and reported,
+/// never ignored.
+final class EventsFile {
+    let path: String
+    private let fd: Int32
+    private var owned: Bool
+    /// The first write error, as `strerror` says it.
+    private(set) var failure: String?
+
+    /// Opens `path` for writing; throws a message naming the path and the reason.
+    init(path: String) throws(Message) {
+        self.path = path
+        if path == "-" {
+            fd = STDOUT_FILENO
+            owned = false
+            return
+        }
+        let opened = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard opened >= 0 else {
+            throw Message("cannot open the events file \(path): \(String(cString: strerror(errno)))")
+        }
+        fd = opened
+        owned = true
+    }
+
+    deinit { if owned { close(fd) } }
+
+    /// Writes one line (a newline is added); after a failure it writes nothing more.
+    func writeLine(_ line: String) {
+        guard failure == nil else { return }
+        var bytes = Array(line.utf8)
+        bytes.append(0x0A)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                failure = n < 0 ? String(cString: strerror(errno)) : "nothing could be written"
+                return
+            }
+            offset += n
+        }
+    }
+
+    /// Closes the file; throws when a write or the close failed (e.g. `/dev/full`: no space left).
+    func finish() throws(Message) {
+        if owned {
+            owned = false
+            if close(fd) != 0 && failure == nil { failure = String(cString: strerror(errno)) }
+        }
+        if let failure { throw Message("cannot write the events file \(path): \(failure)") }
+    }
+}
