@@ -134,7 +134,7 @@ static void backstop(rh_host *h) {
 static void *watchdog_main(void *arg) {
     rh_host *h = arg;
     unsigned long seen = 0;
-    unsigned long stalled_ms = 0;
+    struct timespec since = {0, 0}; /* when the watchdog first saw the current call */
     pthread_mutex_lock(&h->mutex);
     while (!h->quit) {
         struct timespec ts;
@@ -146,12 +146,14 @@ static void *watchdog_main(void *arg) {
         if (h->quit) break;
         unsigned long now = atomic_load(&h->seq);
         int running = atomic_load(&h->in_call);
+        struct timespec mono;
+        clock_gettime(CLOCK_MONOTONIC, &mono);
         if (running && now == seen) {
-            stalled_ms += h->grace_ms;
             if (!h->armed && !h->exact && h->budget > 0) pthread_kill(h->caller, watchdog_signal());
-            if (h->backstop_ms && stalled_ms >= h->backstop_ms) backstop(h);
+            long long elapsed_ms = (mono.tv_sec - since.tv_sec) * 1000LL + (mono.tv_nsec - since.tv_nsec) / 1000000LL;
+            if (h->backstop_ms && elapsed_ms >= (long long)h->backstop_ms) backstop(h);
         } else {
-            stalled_ms = 0;
+            since = mono;
         }
         seen = now;
     }

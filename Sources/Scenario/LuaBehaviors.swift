@@ -55,7 +55,12 @@ extension Scenario {
                 if time % 1000 == 0 { stack.push(time / 1000) } else { stack.push(Double(time) / 1000) }
                 return extra == nil ? 2 : 3
             }, read: read)
-        } catch let error as LuaError {
+        } catch var error as LuaError {
+            // A result the host could not read is the callback's error too, located where it was set.
+            if error.function == nil {
+                error.function = what
+                error.location = error.location ?? callback.location
+            }
             throw ScenarioError.script(error, context: context(what, vm, time))
         }
     }

@@ -119,6 +119,7 @@ public struct PluginCatalog: Sendable {
     public init(searchPath: [String]) {
         self.searchPath = searchPath
         let fm = FileManager.default
+        var seenFolders: Set<String> = []
         for root in searchPath {
             var isDirectory: ObjCBool = false
             guard fm.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory.boolValue,
@@ -126,7 +127,9 @@ public struct PluginCatalog: Sendable {
             for entry in entries.sorted() {
                 let folder = root.hasSuffix("/") ? root + entry : root + "/" + entry
                 let manifestPath = folder + "/" + PluginManifest.fileName
-                guard BoundedFile.realPath(manifestPath) != nil else { continue }
+                guard BoundedFile.realPath(manifestPath) != nil, let real = BoundedFile.realPath(folder) else { continue }
+                // The same folder reached twice (./plugins and its absolute path) is one bundle.
+                guard seenFolders.insert(real).inserted else { continue }
                 do {
                     let data = try BoundedFile.readInside(folder, PluginManifest.fileName, maxBytes: PluginManifest.maxBytes)
                     let manifest = try PluginManifest.parse(String(decoding: data, as: UTF8.self), file: manifestPath)

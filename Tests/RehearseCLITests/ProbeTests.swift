@@ -7,30 +7,52 @@ final class ProbeTests: XCTestCase {
     var server: Process?
     var port = 0
 
-    override func setUpWithError() throws {
+    /// Starts the fixture server (https when given a certificate and key) and returns its port.
+    func startServer(_ extra: [String] = []) throws -> (Process, Int) {
         guard let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first(where: FileManager.default.isExecutableFile)
             ?? ProcessInfo.processInfo.environment["PATH"]?.split(separator: ":").map({ "\($0)/python3" }).first(where: FileManager.default.isExecutableFile)
         else { throw XCTSkip("python3 is not on this machine: no local HTTP server for the probe tests") }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [repositoryRoot + "/Tests/RehearseCLITests/Fixtures/health_server.py"]
+        process.arguments = [repositoryRoot + "/Tests/RehearseCLITests/Fixtures/health_server.py"] + extra
         let out = Pipe()
         process.standardOutput = out
         try process.run()
-        server = process
         var line = Data()
         while !line.contains(UInt8(ascii: "\n")) {
             let chunk = out.fileHandleForReading.availableData
             guard !chunk.isEmpty else { break }
             line += chunk
         }
-        port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         XCTAssertGreaterThan(port, 0)
+        return (process, port)
+    }
+
+    override func setUpWithError() throws {
+        (server, port) = try startServer()
     }
 
     override func tearDown() {
         server?.terminate()
         server?.waitUntilExit()
+    }
+
+    /// What `rehearse probe --json` reports, typed.
+    struct Report: Decodable {
+        var state: String
+        var status: Int?
+        var bodyBytes: Int
+        var failure: String?
+        var phase: Int?
+        var warnings: [String]
+    }
+
+    func report(_ arguments: String...) throws -> (Int32, Report, Double) {
+        let started = Date()
+        let out = try runRehearse(["probe", "--json"] + arguments)
+        let elapsed = Date().timeIntervalSince(started)
+        return (out.status, try JSONDecoder().decode(Report.self, from: Data(out.stdout.utf8)), elapsed)
     }
 
     func probe(_ arguments: String...) throws -> CLIOutput {
@@ -68,10 +90,63 @@ final class ProbeTests: XCTestCase {
     }
 
     func testTimeoutIsNoAnswer() throws {
-        let out = try probe("--timeout", "1", "http://127.0.0.1:\(port)/slow")
-        XCTAssertEqual(out.status, 1)
-        XCTAssertTrue(out.stdout.contains("no answer (timed out)"), out.stdout)
-        XCTAssertTrue(out.stdout.contains("state: Unknown"), out.stdout)
+        let (status, r, _) = try report("--timeout", "1", "http://127.0.0.1:\(port)/slow")
+        XCTAssertEqual(status, 1)
+        XCTAssertEqual(r.state, "Unknown")
+        XCTAssertNil(r.status)
+        XCTAssertEqual(r.failure, "timed out: no complete answer within 1 s")
+    }
+
+    func testSlowlorisServerMeetsOneDeadlineForTheWholeAnswer() throws {
+        // The server sends its head at once, then a byte every 0.2 s for a minute.
+        let (status, r, elapsed) = try report("--timeout", "2", "http://127.0.0.1:\(port)/drip")
+        XCTAssertEqual(status, 1)
+        XCTAssertEqual(r.state, "Unknown")
+        XCTAssertEqual(r.failure, "timed out: no complete answer within 2 s")
+        XCTAssertLessThan(elapsed, 10)
+    }
+
+    func testGzipBombIsNeverInflated() throws {
+        // 50 MB of JSON sent gzip-compressed whatever was asked: read raw, bounded, not JSON.
+        let (status, r, _) = try report("http://127.0.0.1:\(port)/gzip")
+        XCTAssertEqual(status, 1)
+        XCTAssertEqual(r.status, 200)
+        XCTAssertEqual(r.state, "Unknown")
+        XCTAssertLessThanOrEqual(r.bodyBytes, 65_537)
+        XCTAssertEqual(r.warnings, ["response body is not valid JSON: health is Unknown"])
+    }
+
+    func testNoAcceptEncodingIsSent() throws {
+        // The endpoint answers Healthy only when the request has no Accept-Encoding header.
+        let (status, r, _) = try report("http://127.0.0.1:\(port)/echo-encoding")
+        XCTAssertEqual(status, 0)
+        XCTAssertEqual(r.state, "Healthy")
+    }
+
+    func testSelfSignedHttpsEndpointIsProbedWithoutVerification() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-tls-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        guard let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl"].first(where: FileManager.default.isExecutableFile) else {
+            throw XCTSkip("openssl is not on this machine: no self-signed certificate")
+        }
+        let make = Process()
+        make.executableURL = URL(fileURLWithPath: openssl)
+        make.arguments = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=rehearse-test", "-days", "1",
+                          "-keyout", dir + "/key.pem", "-out", dir + "/cert.pem"]
+        make.standardError = FileHandle.nullDevice
+        try make.run()
+        make.waitUntilExit()
+        XCTAssertEqual(make.terminationStatus, 0)
+        let (tls, tlsPort) = try startServer([dir + "/cert.pem", dir + "/key.pem"])
+        defer {
+            tls.terminate()
+            tls.waitUntilExit()
+        }
+        let (status, r, _) = try report("https://127.0.0.1:\(tlsPort)/healthy")
+        XCTAssertEqual(status, 0, "\(r)")
+        XCTAssertEqual(r.state, "Healthy")
+        XCTAssertEqual(r.phase, 1)
     }
 
     func testTcpProbe() throws {

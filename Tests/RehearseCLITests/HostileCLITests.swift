@@ -1,0 +1,145 @@
+import Foundation
+import XCTest
+
+/// Attacks that only the real binary can show: work no budget can count (the wall-clock
+/// backstop ends the process), output that tries to lie, and the events file.
+final class HostileCLITests: XCTestCase {
+    let scaleSet = """
+        scaleset { name = "web", capacity = 2, upgradePolicy = { mode = "Rolling" },
+                   healthExtension = { protocol = "http", port = 80, requestPath = "/" } }
+
+        """
+
+    func temporaryFolder() throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-hostile-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    func scenario(_ body: String) throws -> String {
+        let path = try temporaryFolder() + "/x.lua"
+        try (scaleSet + body).write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    func timed(_ arguments: [String]) throws -> (CLIOutput, Double) {
+        let started = Date()
+        let out = try runRehearse(arguments)
+        return (out, Date().timeIntervalSince(started))
+    }
+
+    func testBacktrackingPatternMeetsTheWallClockBackstop() throws {
+        let path = try scenario("""
+            health(function(vm)
+              return string.find(string.rep("a", 40), string.rep("a*", 20) .. "b") and "x" or nil
+            end)
+            at("PT1M", function() end)
+            """)
+        let (out, elapsed) = try timed(["run", path])
+        XCTAssertEqual(out.status, 2)
+        XCTAssertTrue(out.stderr.hasPrefix("rehearse: error: health: still running after 5000 ms of wall time"), out.stderr)
+        XCTAssertTrue(out.stderr.hasSuffix("/x.lua:4\n"), out.stderr)
+        XCTAssertTrue(out.stderr.contains("last line reached: "), out.stderr)
+        XCTAssertLessThan(elapsed, 20)
+    }
+
+    func testEphemeronChainCollectionMeetsTheBackstop() throws {
+        // __mode set after the metatable is attached (setmetatable could not refuse it); the
+        // collection is quadratic, and the backstop ends it.
+        let path = try scenario("""
+            health(function()
+              local mt = {}
+              local e = setmetatable({}, mt)
+              local keys = {}
+              for i = 1, 200000 do keys[i] = {} end
+              for i = 1, 199999 do e[keys[i]] = keys[i + 1] end
+              mt.__mode = "k"
+              local first = keys[1]
+              keys = nil
+              collectgarbage()
+              return { applicationHealthState = first and "Healthy" or "Unhealthy" }
+            end)
+            at("PT1M", function() end)
+            """)
+        let (out, elapsed) = try timed(["run", path])
+        XCTAssertEqual(out.status, 2, out.stderr)
+        XCTAssertTrue(out.stderr.contains("health: still running after 5000 ms of wall time"), out.stderr)
+        XCTAssertTrue(out.stderr.contains("/x.lua:"), out.stderr)
+        XCTAssertLessThan(elapsed, 30)
+    }
+
+    func testPrintCannotForgeTimelineLinesOrSendEscapes() throws {
+        let path = try scenario(#"print("ok\n      PT5M  upgradeCompleted  forged", "\27[2J\27[31mred")"#)
+        let out = try runRehearse(["run", path])
+        XCTAssertEqual(out.status, 0, out.stderr)
+        XCTAssertFalse(out.stdout.contains("\u{1B}"))
+        let printed = out.stdout.split(separator: "\n").filter { $0.hasPrefix("print: ") }
+        XCTAssertEqual(printed, ["print: ok\\n      PT5M  upgradeCompleted  forged\t\\u{1B}[2J\\u{1B}[31mred"])
+        XCTAssertFalse(out.stdout.split(separator: "\n").contains { $0.contains("upgradeCompleted") && !$0.hasPrefix("print: ") })
+    }
+
+    func testScriptErrorsCannotSendEscapes() throws {
+        let path = try scenario(#"error("\27[2Jgone\nrehearse: all fine")"#)
+        let out = try runRehearse(["run", path])
+        XCTAssertEqual(out.status, 2)
+        XCTAssertFalse(out.stderr.contains("\u{1B}"))
+        XCTAssertEqual(out.stderr.split(separator: "\n").count, 1, out.stderr)
+        XCTAssertTrue(out.stderr.contains(#"\u{1B}[2Jgone\nrehearse: all fine"#), out.stderr)
+    }
+
+    func testEventsWriteErrorsAreErrors() throws {
+        let (out, _) = try timed(["run", "--events", "/dev/full", "scripts/ten-at-twenty.lua"])
+        XCTAssertEqual(out.status, 2)
+        XCTAssertTrue(out.stderr.contains("cannot write the events file /dev/full: No space left on device"), out.stderr)
+        let missing = try runRehearse(["run", "--events", "/nonexistent-dir/e.jsonl", "scripts/ten-at-twenty.lua"])
+        XCTAssertEqual(missing.status, 2)
+        XCTAssertTrue(missing.stderr.contains("cannot open the events file /nonexistent-dir/e.jsonl: No such file or directory"), missing.stderr)
+    }
+
+    func eventLines(_ text: String) throws -> [[String: Any]] {
+        try text.split(separator: "\n").filter { $0.hasPrefix("{") }.map {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+        }
+    }
+
+    func testEventsFollowsLinksAndWritesIntoFifosWithoutReplacingThem() throws {
+        let dir = try temporaryFolder()
+        // A symbolic link stays a link; its target gets the events (a previous longer file is truncated).
+        try String(repeating: "old\n", count: 10_000).write(toFile: dir + "/target.jsonl", atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: dir + "/link.jsonl", withDestinationPath: dir + "/target.jsonl")
+        XCTAssertEqual(try runRehearse(["run", "--events", dir + "/link.jsonl", "scripts/ten-at-twenty.lua"]).status, 0)
+        XCTAssertEqual(try FileManager.default.destinationOfSymbolicLink(atPath: dir + "/link.jsonl"), dir + "/target.jsonl")
+        let written = try eventLines(String(contentsOfFile: dir + "/target.jsonl", encoding: .utf8))
+        XCTAssertEqual(written.last?["kind"] as? String, "runEnded")
+        XCTAssertFalse(try String(contentsOfFile: dir + "/target.jsonl", encoding: .utf8).contains("old"))
+
+        // A FIFO is written into (a reader drains it) and is still a FIFO afterwards.
+        XCTAssertEqual(mkfifo(dir + "/pipe", 0o644), 0)
+        let reader = Process()
+        reader.executableURL = URL(fileURLWithPath: "/bin/cat")
+        reader.arguments = [dir + "/pipe"]
+        let drained = Pipe()
+        reader.standardOutput = drained
+        try reader.run()
+        XCTAssertEqual(try runRehearse(["run", "--events", dir + "/pipe", "scripts/ten-at-twenty.lua"]).status, 0)
+        let fromPipe = drained.fileHandleForReading.readDataToEndOfFile()
+        reader.waitUntilExit()
+        XCTAssertEqual(try eventLines(String(decoding: fromPipe, as: UTF8.self)).count, written.count)
+        var info = stat()
+        XCTAssertEqual(stat(dir + "/pipe", &info), 0)
+        XCTAssertEqual(info.st_mode & S_IFMT, S_IFIFO)
+
+        // "-" is standard output.
+        let dash = try runRehearse(["run", "--json", "--events", "-", "scripts/ten-at-twenty.lua"])
+        XCTAssertEqual(dash.status, 0)
+        XCTAssertEqual(try eventLines(dash.stdout.components(separatedBy: "\n{\n").first ?? "").count, written.count)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: repositoryRoot + "/-"))
+    }
+
+    func testBadTimeLimitExitsTwoNamingTheOption() throws {
+        let out = try runRehearse(["run", "--time-limit", "5S", "scripts/ten-at-twenty.lua"])
+        XCTAssertEqual(out.status, 2)
+        XCTAssertTrue(out.stderr.contains("--time-limit 5S:"), out.stderr)
+        XCTAssertTrue(out.stderr.contains("an ISO 8601 duration such as P7D, PT12H or PT90M is allowed"), out.stderr)
+    }
+}

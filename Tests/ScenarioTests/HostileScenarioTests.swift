@@ -1,0 +1,236 @@
+import Foundation
+import LuaHost
+import Scenario
+import UpgradeEngine
+import XCTest
+
+/// Hostile scenario scripts and bundles: every one ends as a script error naming the callback,
+/// the line, the instance and the virtual time (or is made harmless), never as a crash, a hang or
+/// a silently wrong run.
+final class HostileScenarioTests: XCTestCase {
+    /// The script error a scenario ends with (loading or running it), or nil when it ran.
+    func scriptError(_ body: String, file: StaticString = #filePath, line: UInt = #line) throws -> (LuaError, String?)? {
+        let path = try writeScenario(baseScaleSet + "\n" + body)
+        do {
+            _ = try runScenario(path)
+            return nil
+        } catch ScenarioError.script(let error, let context) {
+            return (error, context)
+        } catch {
+            XCTFail("not a script error: \(error)", file: file, line: line)
+            return nil
+        }
+    }
+
+    func testDeepTablesAreRefusedWhereverTheHostReadsThem() throws {
+        let deep = "local t = {} for i = 1, 40 do t = { k = t } end"
+        for use in ["expect(t)", "update_model(t)", "manual_upgrade(t)"] {
+            let script = deep + "\n" + (use == "expect(t)" ? use : "at('PT1M', function() \(use) end)")
+            let (error, _) = try XCTUnwrap(scriptError(script), use)
+            XCTAssertTrue(error.message.contains("table nested deeper than 32 levels at value.k.k"), "\(use): \(error)")
+            XCTAssertTrue(error.location?.hasSuffix("scenario.lua:7") ?? false, "\(use): \(String(describing: error.location))")
+        }
+        // The same inside scaleset { model = ... }.
+        let path = try writeScenario("local t = 'v1' for i = 1, 40 do t = { k = t } end\nscaleset { name = 'web', capacity = 2, model = t }")
+        XCTAssertThrowsError(try Scenario(path: path, options: options())) { error in
+            guard case ScenarioError.script(let e, _) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(e.message.contains("table nested deeper than 32 levels"), "\(e)")
+        }
+    }
+
+    func testFaultResultTooDeepNamesFaultInstanceAndTime() throws {
+        let (error, context) = try XCTUnwrap(scriptError("""
+            fault(function(vm, op) local t = {} for i = 1, 40 do t = { t } end return t end)
+            at("PT1M", function() update_model { image = "v2" } end)
+            """))
+        XCTAssertEqual(error.function, "fault")
+        XCTAssertTrue(error.message.contains("table nested deeper than 32 levels"), "\(error)")
+        XCTAssertEqual(context, "fault of web_0 at PT1M")
+    }
+
+    func testCyclicCustomMetricsNameHealthInstanceAndTime() throws {
+        let (error, context) = try XCTUnwrap(scriptError("""
+            health(function(vm) local c = {} c.rollingUpgrade = c return { applicationHealthState = "Healthy", customMetrics = c } end)
+            at("PT1M", function() update_model { image = "v2" } end)
+            """))
+        XCTAssertEqual(error.function, "health")
+        XCTAssertTrue(error.message.contains("customMetrics that cannot be read: value.rollingUpgrade contains itself (a cycle)"), "\(error)")
+        XCTAssertEqual(context, "health of web_0 at PT1M")
+    }
+
+    func testPhaseCalledDuringAnActionRunsUnderTheMemoryCap() throws {
+        let (error, context) = try XCTUnwrap(scriptError("""
+            phase(function(vm) local s = string.rep("x", 1e9) return 0 end)
+            at("PT1M", function() update_model { image = "v2" } end)
+            """))
+        XCTAssertEqual(error.kind, .memory(64 << 20))
+        XCTAssertEqual(error.function, "phase")
+        XCTAssertEqual(context, "phase of web_0 at PT1M")
+    }
+
+    func testNestedFailureEndsTheRunEvenWhenTheScriptCatchesIt() throws {
+        let (error, context) = try XCTUnwrap(scriptError("""
+            phase(function(vm)
+              while true do end
+            end)
+            at("PT1M", function() local ok = pcall(update_model, { image = "v2" }) print("caught", ok) end)
+            """))
+        XCTAssertEqual(error.kind, .budget(10_000_000))
+        XCTAssertTrue(error.location?.hasSuffix("scenario.lua:7") ?? false, "\(String(describing: error.location))")
+        XCTAssertEqual(context, "phase of web_0 at PT1M")
+    }
+
+    func testNestedBudgetIsTheSameOnEveryRun() throws {
+        // The action's own work plus the phase calls would exceed one shared budget; each call
+        // has its own, so this passes every time (it failed 11 of 15 runs when budgets were shared).
+        let path = try writeScenario(baseScaleSet + """
+
+            phase(function(vm) local x = 0 for i = 1, 600000 do x = x + i end return 0 end)
+            at("PT1M", function() local x = 0 for i = 1, 3000000 do x = x + i end update_model { image = "v2" } end)
+            expect { code = "Completed" }
+            """)
+        for _ in 0..<5 {
+            let (result, _) = try runScenario(path)
+            XCTAssertEqual(result.failedExpectations, [])
+        }
+    }
+
+    func testActionsOnlyInsideAtAndDefinitionsOnlyAtTopLevel() throws {
+        let inPhase = try XCTUnwrap(scriptError("""
+            phase(function(vm) update_model { image = "v" .. vm.id } return 0 end)
+            at("PT1M", function() update_model { image = "v2" } end)
+            """))
+        XCTAssertEqual(inPhase.0.function, "phase")
+        XCTAssertTrue(inPhase.0.message.hasSuffix("update_model acts on the running scale set: call it inside an at(...) callback, not inside phase"), inPhase.0.message)
+        XCTAssertEqual(inPhase.1, "phase of web_0 at PT1M")
+
+        let atInHealth = try XCTUnwrap(scriptError("""
+            health(function(vm) at("PT9M", function() end) return { applicationHealthState = "Healthy" } end)
+            at("PT1M", function() end)
+            """))
+        XCTAssertTrue(atInHealth.0.message.hasSuffix("call it at the top level of the script or inside another at(...) callback, not inside health"), atInHealth.0.message)
+
+        let healthInAt = try XCTUnwrap(scriptError("at('PT1M', function() health(function() return nil end) end)"))
+        XCTAssertTrue(healthInAt.0.message.hasSuffix("health(...) describes the scenario: call it at the top level of the script, not inside an at(...) callback"), healthInAt.0.message)
+    }
+
+    func testAtInsideAtIsScheduled() throws {
+        var printed: [String] = []
+        var o = options(printed: { printed.append($0) })
+        o.pluginPath = []
+        let path = try writeScenario(baseScaleSet + """
+
+            at("PT1M", function() at("PT3M", function() print("inner at", os.clock()) end) end)
+            at("PT2M", function() print("outer at", os.clock()) end)
+            """)
+        _ = try Scenario(path: path, options: o).run()
+        XCTAssertEqual(printed, ["outer at\t120.0", "inner at\t180.0"])
+        let past = try XCTUnwrap(scriptError("at('PT2M', function() at('PT1M', function() end) end)"))
+        XCTAssertTrue(past.0.message.hasSuffix("at(PT1M) is in the past: the virtual clock reads PT2M"), past.0.message)
+    }
+
+    func testCapacityOfOneHundredThousandRuns() throws {
+        var o = options()
+        o.timeLimit = 5_000
+        let path = try writeScenario("""
+            scaleset { name = "web", capacity = 100000, upgradePolicy = { mode = "Rolling" },
+                       healthExtension = { protocol = "http", port = 80, requestPath = "/" } }
+            health(function(vm, now) return { applicationHealthState = "Healthy" } end)
+            at("PT1M", function() update_model { image = "v2" } end)
+            """)
+        let result = try Scenario(path: path, options: o).run()
+        // Every instance has its vm table and answered its first probe: the host's tables do not
+        // eat the script's 64 MiB.
+        XCTAssertGreaterThanOrEqual(result.summary.probes, 100_000)
+        XCTAssertTrue(result.summary.hitTimeLimit)
+    }
+
+    func testOutputIsTheSameOnEveryRun() throws {
+        let path = try writeScenario(baseScaleSet + """
+
+            local seen = {}
+            health(function(vm, now)
+              if now == 0 then
+                local t = { zeta = 1, alpha = 2, mid = 3, [vm.id + 1] = true }
+                local keys = {}
+                for k in pairs(t) do keys[#keys + 1] = tostring(k) end
+                print(vm.id, tostring({}), table.concat(keys, ","))
+              end
+              return { applicationHealthState = "Healthy" }
+            end)
+            at("PT1M", function() update_model { image = "v2" } end)
+            """)
+        func run() throws -> [String] {
+            var lines: [String] = []
+            _ = try Scenario(path: path, options: options(printed: { lines.append($0) })).run { lines.append($0.jsonLine) }
+            return lines
+        }
+        let first = try run()
+        XCTAssertEqual(first.first, "0\ttable: #1\t1,alpha,mid,zeta")
+        XCTAssertEqual(try run(), first)
+    }
+
+    // MARK: Bundles
+
+    func pluginRoot(_ bundles: [String: [String: String]]) throws -> String {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-plugins-\(UUID().uuidString)").path
+        for (folder, files) in bundles {
+            for (name, text) in files {
+                let path = root + "/" + folder + "/" + name
+                try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                try text.write(toFile: path, atomically: true, encoding: .utf8)
+            }
+        }
+        return root
+    }
+
+    func manifest(_ name: String) -> String {
+        #"{ "name": "\#(name)", "version": "1.0.0", "api": ">=1.0.0 <2.0.0", "description": "test" }"#
+    }
+
+    func run(_ script: String, pluginPath: [String]) throws -> ScenarioResult {
+        var o = options()
+        o.pluginPath = pluginPath
+        return try Scenario(path: try writeScenario(baseScaleSet + "\n" + script), options: o).run()
+    }
+
+    func testHugeManifestIsNotReadAndBundlesAreReadOnlyWhenRequired() throws {
+        let root = try pluginRoot(["good": ["rehearse-plugin.json": manifest("good"), "init.lua": "return { answer = 42 }"]])
+        try FileManager.default.createDirectory(atPath: root + "/huge", withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: root + "/huge/rehearse-plugin.json", contents: nil)
+        let handle = FileHandle(forWritingAtPath: root + "/huge/rehearse-plugin.json")!
+        try handle.truncate(atOffset: 1 << 30)
+        try handle.close()
+        let catalog = PluginCatalog(searchPath: [root])
+        XCTAssertEqual(catalog.bundles.map(\.manifest.name), ["good"])
+        XCTAssertEqual(catalog.problems, ["manifest \(root)/huge/rehearse-plugin.json is 1073741824 bytes; at most 65536 are read"])
+        // A run that requires the good bundle works; one that requires nothing never reads a manifest.
+        XCTAssertEqual(try run("local g = require 'good' assert(g.answer == 42)", pluginPath: [root]).failedExpectations, [])
+        let scenario = try Scenario(path: try writeScenario(baseScaleSet), options: { var o = options(); o.pluginPath = [root]; return o }())
+        _ = try scenario.run()
+    }
+
+    func testANameClaimedByTwoFoldersIsRefusedNamingBoth() throws {
+        let first = try pluginRoot(["evil": ["rehearse-plugin.json": manifest("slow-boot"), "init.lua": "return 'evil'"]])
+        do {
+            _ = try run("require 'slow-boot'", pluginPath: [first, repositoryRoot + "/plugins"])
+            XCTFail("ran")
+        } catch ScenarioError.script(let error, _) {
+            XCTAssertTrue(error.message.contains("bundle slow-boot is claimed by 2 folders on the plugin path: \(first)/evil and \(repositoryRoot)/plugins/slow-boot"), "\(error)")
+        }
+    }
+
+    func testSymbolicLinksLeadingOutOfABundleAreRefused() throws {
+        let root = try pluginRoot(["leaky": ["rehearse-plugin.json": manifest("leaky"), "init.lua": "return require 'leaky.secret'"]])
+        try FileManager.default.createSymbolicLink(atPath: root + "/leaky/secret.lua", withDestinationPath: "/etc/hostname")
+        do {
+            _ = try run("require 'leaky'", pluginPath: [root])
+            XCTFail("ran")
+        } catch ScenarioError.script(let error, _) {
+            XCTAssertTrue(error.message.contains("secret.lua leads out of its folder"), "\(error)")
+        }
+        let problems = PluginCatalog(searchPath: [root]).check()
+        XCTAssertEqual(problems.count, 1)
+        XCTAssertTrue(problems[0].hasSuffix("secret.lua leads out of its folder \(root)/leaky (a symbolic link?)"), problems[0])
+    }
+}
