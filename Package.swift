@@ -59,6 +59,9 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Fuzz targets for value conversion and the health-body and policy parsers: libFuzzer with
+        // `-sanitize=fuzzer -DFUZZING` (see the README), a corpus replayer otherwise.
+        .executableTarget(name: "rehearse-fuzz", dependencies: ["LuaHost", "UpgradeEngine"], swiftSettings: strict),
         .testTarget(name: "LuaHostTests", dependencies: ["LuaHost", "CLua"], swiftSettings: strict),
         .testTarget(name: "UpgradeEngineTests", dependencies: ["UpgradeEngine"], swiftSettings: strict),
         .testTarget(name: "RehearseCLITests", dependencies: ["rehearse"], exclude: ["Fixtures"], swiftSettings: strict),
