@@ -1,7 +1,9 @@
-/// One thing that happened, at one virtual time. Serialized as one JSON object per line.
+/// One thing that happened, at one virtual time: a typed payload per kind. Serialized as one JSON
+/// object per line; `detail`, the one-line text of the timeline, is rendered from the payload and
+/// never read back.
 public struct Event: Equatable, Sendable {
-    /// What kind of thing happened.
-    public enum Kind: String, Sendable {
+    /// What kind of thing happened (the payload's case).
+    public enum Kind: String, Sendable, CaseIterable {
         case modelUpdated, upgradeStarted, metricsRead, batchStarted, operationStarted, operationFinished
         case healthChanged, preBatchCheck, postBatchCheck, batchFinished, pause, upgradeCompleted
         case upgradeFaulted, upgradeCancelled, rollbackStarted, surgeCreated, surgeFallback, instanceDeleted
@@ -10,34 +12,137 @@ public struct Event: Equatable, Sendable {
 
     /// Milliseconds since the scenario epoch.
     public var time: Millis
-    public var kind: Kind
+    /// The instance it concerns, if one.
     public var instance: Int?
+    /// The batch (1-based, within the running rolling upgrade) it belongs to, if any.
     public var batch: Int?
+    /// The phase (PhaseOrderingNumber) of that batch; nil for unphased instances or no batch.
     public var phase: Int?
-    public var detail: String
+    /// What happened, with its facts.
+    public var payload: Payload
 
-    public init(time: Millis, kind: Kind, instance: Int? = nil, batch: Int? = nil, phase: Int? = nil, detail: String) {
+    public init(time: Millis, instance: Int? = nil, batch: Int? = nil, phase: Int? = nil, _ payload: Payload) {
         self.time = time
-        self.kind = kind
         self.instance = instance
         self.batch = batch
         self.phase = phase
-        self.detail = detail
+        self.payload = payload
     }
 
-    /// `{"batch":…,"detail":…,"instance":…,"kind":…,"phase":…,"time":…}`: keys sorted, absent
-    /// fields null, time in seconds.
-    public var json: JSON {
-        .object([
-            "time": time % 1000 == 0 ? .int(time / 1000) : .double(Double(time) / 1000),
-            "kind": .string(kind.rawValue),
-            "instance": instance.map(JSON.int) ?? .null,
-            "batch": batch.map(JSON.int) ?? .null,
-            "phase": phase.map(JSON.int) ?? .null,
-            "detail": .string(detail),
-        ])
-    }
+    public var kind: Kind { payload.kind }
+    /// The one-line text of the timeline, rendered from the payload (`Event+Text.swift`).
+    public var detail: String { renderDetail() }
+}
 
-    /// The event as one line of JSON.
-    public var jsonLine: String { json.serialized(pretty: false) }
+/// Why an instance's committed health changed.
+public enum HealthChangeReason: String, Sendable {
+    /// `numberOfProbes` consecutive identical probe results.
+    case probes
+    /// The grace period ended while the instance was still Initializing.
+    case gracePeriodEnded
+}
+
+/// A threshold check before or after a batch.
+public struct ThresholdCheck: Equatable, Sendable {
+    /// The instances that counted against the threshold (unhealthy; after a batch: unhealthy or failed upgraded ones).
+    public var counted: [Int]
+    /// The capacity when the upgrade started: the denominator.
+    public var capacity: Int
+    /// The threshold, in percent of `capacity`.
+    public var thresholdPercent: Int
+    /// Whether the check passed (`counted.count × 100 ≤ threshold × capacity`).
+    public var passed: Bool
+    /// `counted.count` in percent of `capacity`, rounded down.
+    public var percent: Int { capacity == 0 ? 0 : counted.count * 100 / capacity }
+}
+
+/// An operation on one instance, as it started.
+public struct OperationFacts: Equatable, Sendable {
+    public var kind: OperationKind
+    /// The instance's name, e.g. `web_3`.
+    public var name: String
+    /// The model version the operation brings the instance to (upgrade, rollback, create) or it runs (delete).
+    public var targetVersion: Int
+    /// Whether it restarts the instance (restart/reimage) rather than applying in place.
+    public var disruptive: Bool
+    /// How long it takes, in milliseconds.
+    public var duration: Millis
+    /// Whether the fault injector made it fail.
+    public var willFail: Bool
+    /// Under MaxSurge, the old instance a created one replaces.
+    public var replaces: Int?
+}
+
+/// How many candidates a rolling upgrade found in one phase.
+public struct PhaseCount: Equatable, Sendable {
+    /// The PhaseOrderingNumber; nil for the last, unphased group.
+    public var phase: Int?
+    public var count: Int
+}
+
+/// What happened, by kind, with its facts.
+public enum Payload: Equatable, Sendable {
+    /// A new model version (`changes` sorted by attribute) or, with no change, a generic update.
+    /// `via` names an OS image or extension upgrade that made it.
+    case modelUpdated(version: Int, changes: [String: String], via: String?)
+    case upgradeStarted(upgrade: Int, targetVersion: Int, reason: String, candidates: Int, capacity: Int, batchSize: Int,
+                        skipped: [Int], protected: [Int])
+    case metricsRead(phases: [PhaseCount])
+    case preBatchCheck(ThresholdCheck)
+    /// `shrunk`: the unhealthy budget made the batch smaller than maxBatchInstancePercent.
+    case batchStarted(instances: [Int], shrunk: Bool)
+    case surgeFallback(needed: Int, quota: Int)
+    case surgeCreated(name: String, replaces: Int, replacesName: String, version: Int)
+    case operationStarted(OperationFacts)
+    case operationFinished(kind: OperationKind, name: String, succeeded: Bool)
+    case healthChanged(from: HealthState, to: HealthState, reason: HealthChangeReason)
+    case batchFinished(healthy: Int, count: Int)
+    case postBatchCheck(ThresholdCheck)
+    /// Milliseconds before the next batch.
+    case pause(duration: Millis)
+    case rollbackStarted(name: String, toVersion: Int)
+    case upgradeCompleted(upgrade: Int, successful: Int, failed: Int)
+    case upgradeFaulted(code: String, message: String)
+    /// Cancelled by `cancel`, or superseded by a newer model (`supersededBy` says what).
+    case upgradeCancelled(upgrade: Int, supersededBy: String?)
+    case instanceDeleted(name: String)
+    /// `deleted`: the instances a scale-in removes; `short` when protected or busy ones were spared.
+    case scaled(from: Int, to: Int, deleted: [Int], short: Bool)
+    /// Manual mode: a model update that changes no instance.
+    case manualModeUpdate(outdated: Int)
+    /// A manual upgrade of `ids` (nil: `*`).
+    case manualUpgrade(ids: [Int]?, upgrading: Int, version: Int)
+    case automaticUpgrade(upgrading: Int)
+    case actionFailed(action: String, message: String)
+    case wireWarning(name: String, message: String)
+    case runEnded(hitTimeLimit: Bool)
+
+    public var kind: Event.Kind {
+        switch self {
+        case .modelUpdated: return .modelUpdated
+        case .upgradeStarted: return .upgradeStarted
+        case .metricsRead: return .metricsRead
+        case .preBatchCheck: return .preBatchCheck
+        case .batchStarted: return .batchStarted
+        case .surgeFallback: return .surgeFallback
+        case .surgeCreated: return .surgeCreated
+        case .operationStarted: return .operationStarted
+        case .operationFinished: return .operationFinished
+        case .healthChanged: return .healthChanged
+        case .batchFinished: return .batchFinished
+        case .postBatchCheck: return .postBatchCheck
+        case .pause: return .pause
+        case .rollbackStarted: return .rollbackStarted
+        case .upgradeCompleted: return .upgradeCompleted
+        case .upgradeFaulted: return .upgradeFaulted
+        case .upgradeCancelled: return .upgradeCancelled
+        case .instanceDeleted: return .instanceDeleted
+        case .scaled: return .scaled
+        case .manualModeUpdate, .manualUpgrade: return .manualUpgrade
+        case .automaticUpgrade: return .automaticUpgrade
+        case .actionFailed: return .actionFailed
+        case .wireWarning: return .wireWarning
+        case .runEnded: return .runEnded
+        }
+    }
 }

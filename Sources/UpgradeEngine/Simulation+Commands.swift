@@ -9,10 +9,9 @@ extension Simulation {
         let generic = attributes == models[models.count - 1]
         if !generic {
             models.append(attributes)
-            let changed = changes.keys.sorted().map { "\($0)=\(changes[$0]!)" }.joined(separator: ", ")
-            emit(.modelUpdated, detail: "model v\(modelVersion): \(changed)")
+            emit(.modelUpdated(version: modelVersion, changes: changes.filter { models[models.count - 2][$0.key] != $0.value }, via: nil))
         } else {
-            emit(.modelUpdated, detail: "generic model update (model v\(modelVersion) unchanged)")
+            emit(.modelUpdated(version: modelVersion, changes: [:], via: nil))
         }
         switch definition.policy.mode {
         case .rolling:
@@ -21,7 +20,7 @@ extension Simulation {
             try upgradeAllAtOnce()
         case .manual:
             let outdated = presentInstances.count { $0.modelVersion != modelVersion }
-            emit(.manualUpgrade, detail: "Manual mode: no instance changes; \(outdated) instance(s) not on the latest model")
+            emit(.manualModeUpdate(outdated: outdated))
         }
     }
 
@@ -29,7 +28,7 @@ extension Simulation {
     /// and no thresholds.
     private func upgradeAllAtOnce() throws {
         let targets = presentInstances.filter { !$0.protectFromScaleSetActions && $0.modelVersion != modelVersion && operations[$0.id] == nil }
-        emit(.automaticUpgrade, detail: "Automatic mode: upgrading \(targets.count) instance(s) at once")
+        emit(.automaticUpgrade(upgrading: targets.count))
         for vm in targets { try beginOperation(.upgrade, on: vm.id, targetVersion: modelVersion, upgrade: nil) }
     }
 
@@ -50,7 +49,7 @@ extension Simulation {
         }
         let targets = chosen.filter { $0 >= 0 && $0 < instances.count && instances[$0].isPresent && !instances[$0].protectFromScaleSetActions }
             .filter { instances[$0].modelVersion != modelVersion && operations[$0] == nil }
-        emit(.manualUpgrade, detail: "manual upgrade of \(ids == nil ? "*" : chosen.map(String.init).joined(separator: ", ")): \(targets.count) instance(s) to model v\(modelVersion)")
+        emit(.manualUpgrade(ids: ids == nil ? nil : chosen, upgrading: targets.count, version: modelVersion))
         for id in targets { try beginOperation(.upgrade, on: id, targetVersion: modelVersion, upgrade: nil) }
     }
 
@@ -73,7 +72,7 @@ extension Simulation {
         var attributes = models[models.count - 1]
         attributes[attribute] = value ?? "\(attributes[attribute] ?? attribute)+\(modelVersion + 1)"
         models.append(attributes)
-        emit(.modelUpdated, detail: "model v\(modelVersion): \(attribute)=\(attributes[attribute]!) (\(what))")
+        emit(.modelUpdated(version: modelVersion, changes: [attribute: attributes[attribute]!], via: what))
         try requestRollingUpgrade(reason: what)
     }
 
@@ -87,7 +86,7 @@ extension Simulation {
             if let quota = definition.quota, count > quota {
                 throw EngineError("scale(\(count)) refused: over the quota of \(quota)")
             }
-            emit(.scaled, detail: "scale out from \(present.count) to \(count)")
+            emit(.scaled(from: present.count, to: count, deleted: [], short: false))
             for _ in present.count..<count {
                 let id = addInstance(lifecycle: .creating, version: modelVersion, place: nil)
                 try beginOperation(.create, on: id, targetVersion: modelVersion, upgrade: nil)
@@ -96,8 +95,7 @@ extension Simulation {
             let removable = present.filter { !$0.protectFromScaleIn && !$0.protectFromScaleSetActions && operations[$0.id] == nil }
                 .map(\.id).sorted(by: >)
             let victims = Array(removable.prefix(present.count - count))
-            emit(.scaled, detail: "scale in from \(present.count) to \(count): deleting \(victims.sorted())"
-                + (victims.count < present.count - count ? " (the rest are protected or busy)" : ""))
+            emit(.scaled(from: present.count, to: count, deleted: victims.sorted(), short: victims.count < present.count - count))
             for id in victims { try beginOperation(.delete, on: id, targetVersion: instances[id].modelVersion, upgrade: nil) }
         }
     }

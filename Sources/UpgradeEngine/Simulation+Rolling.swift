@@ -92,7 +92,7 @@ extension Simulation {
             run.lastAction = "Cancel"
             run.lastActionTime = now
             if run.stage == .pausing { run.stage = .idle }
-            emit(.upgradeCancelled, detail: "rolling upgrade \(run.number) superseded by \(reason); operations in flight finish first")
+            emit(.upgradeCancelled(upgrade: run.number, supersededBy: reason))
         }
         pendingReason = reason
         startPending = true
@@ -119,10 +119,16 @@ extension Simulation {
                                     protected: protected)
         rolling = run
         let size = Planner.batchSize(capacity: run.capacity, percent: run.policy.maxBatchInstancePercent)
-        emit(.upgradeStarted, detail: "rolling upgrade \(run.number) to model v\(modelVersion) (\(reason)): \(queue.pending) of \(run.capacity) instances, batches of \(size)"
-            + (skipped.isEmpty ? "" : ", skipped \(skipped)") + (protected.isEmpty ? "" : ", protected \(protected)"))
-        let phased = queue.groups.reduce(into: [String: Int]()) { $0[$1.phase.map { "phase \($0)" } ?? "unphased", default: 0] += $1.members.count }
-        emit(.metricsRead, detail: phased.keys.sorted().map { "\($0): \(phased[$0]!)" }.joined(separator: ", ").ifEmpty("no candidates"))
+        emit(.upgradeStarted(upgrade: run.number, targetVersion: modelVersion, reason: reason, candidates: queue.pending,
+                             capacity: run.capacity, batchSize: size, skipped: skipped, protected: protected))
+        var phased: [PhaseCount] = []
+        for group in queue.groups {
+            if let i = phased.firstIndex(where: { $0.phase == group.phase }) { phased[i].count += group.members.count }
+            else { phased.append(PhaseCount(phase: group.phase, count: group.members.count)) }
+        }
+        // Numbered phases ascending, then the unphased group (the order the upgrade takes them).
+        phased.sort { ($0.phase ?? Int.max) < ($1.phase ?? Int.max) }
+        emit(.metricsRead(phases: phased))
         onRollingUpgradeStart?(Planner.plan(inputs, capacity: inputs.count, zonal: !definition.zones.isEmpty,
                                             orchestration: definition.orchestration,
                                             faultDomains: definition.effectiveFaultDomains, policy: run.policy))
@@ -149,12 +155,15 @@ extension Simulation {
                 let before = run.batchNumber == 0
                 let message = "\(before ? "Rolling Upgrade was not started" : "Rolling Upgrade stopped before batch \(run.batchNumber + 1)") because \(unhealthy.count) of \(run.capacity) instances (\(percent(unhealthy.count, of: run.capacity))) are unhealthy or unreachable, more than maxUnhealthyInstancePercent (\(run.policy.maxUnhealthyInstancePercent)%) allows."
                 let details = unhealthy.map { ErrorDetail(code: "RollingUpgradeInstanceUnhealthyError", target: target($0), message: "Instance found to be unhealthy or unreachable.") }
-                emit(.preBatchCheck, batch: run.batchNumber + 1, detail: "failed: \(unhealthy.count) unhealthy of \(run.capacity)")
+                emit(.preBatchCheck(ThresholdCheck(counted: unhealthy, capacity: run.capacity,
+                                                   thresholdPercent: run.policy.maxUnhealthyInstancePercent, passed: false)),
+                     batch: run.batchNumber + 1)
                 return fault(run, code: before ? "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade" : "MaxUnhealthyInstancePercentExceededInRollingUpgrade",
                              message: message, details: details)
             }
-            emit(.preBatchCheck, batch: run.batchNumber + 1,
-                 detail: "passed: \(unhealthy.count) of \(run.capacity) unhealthy (\(percent(unhealthy.count, of: run.capacity))), allowed \(run.policy.maxUnhealthyInstancePercent)%")
+            emit(.preBatchCheck(ThresholdCheck(counted: unhealthy, capacity: run.capacity,
+                                               thresholdPercent: run.policy.maxUnhealthyInstancePercent, passed: true)),
+                 batch: run.batchNumber + 1)
             let size = Planner.batchSize(capacity: run.capacity, percent: run.policy.maxBatchInstancePercent)
             let room = Planner.unhealthyAllowance(capacity: run.capacity, percent: run.policy.maxUnhealthyInstancePercent) - unhealthy.count
             guard let (planned, shrunk) = run.queue.next(size: size, room: room, isUnhealthy: { self.instances[$0].health.state.countsAsUnhealthy }) else {
@@ -171,14 +180,11 @@ extension Simulation {
             run.surge = [:]
             run.surgeFailed = []
             run.opFailed = []
-            let note = shrunk ? " (shrunk to stay within the unhealthy budget)" : ""
-            emit(.batchStarted, batch: run.batchNumber, phase: run.phase,
-                 detail: "batch \(run.batchNumber)\(run.phase.map { ", phase \($0)" } ?? ", unphased"): instances \(ids.map(String.init).joined(separator: ", "))\(note)")
+            emit(.batchStarted(instances: ids, shrunk: shrunk), batch: run.batchNumber, phase: run.phase)
             if run.policy.maxSurge {
                 let existing = instances.count { $0.lifecycle != .deleted }
                 if let quota = definition.quota, existing + ids.count > quota {
-                    emit(.surgeFallback, batch: run.batchNumber, phase: run.phase,
-                         detail: "MaxSurge would need \(existing + ids.count) instances, over the quota of \(quota): this batch upgrades in place")
+                    emit(.surgeFallback(needed: existing + ids.count, quota: quota), batch: run.batchNumber, phase: run.phase)
                 } else {
                     return try startSurgeBatch(run, ids)
                 }
@@ -203,8 +209,8 @@ extension Simulation {
             run.surge[old] = new
             run.inFlight.insert(new)
             run.watching.insert(new)
-            emit(.surgeCreated, instance: new, batch: run.batchNumber, phase: run.phase,
-                 detail: "\(instances[new].name) created on model v\(run.targetVersion) to replace \(vm.name)")
+            emit(.surgeCreated(name: instances[new].name, replaces: old, replacesName: vm.name, version: run.targetVersion),
+                 instance: new, batch: run.batchNumber, phase: run.phase)
             try beginOperation(.create, on: new, targetVersion: run.targetVersion, upgrade: run.number)
         }
     }
@@ -266,14 +272,16 @@ extension Simulation {
         let count = run.batch.count
         run.batch = []
         run.stage = .idle
-        emit(.batchFinished, batch: run.batchNumber, phase: run.phase, detail: "batch \(run.batchNumber): \(good) of \(count) upgraded and healthy")
+        emit(.batchFinished(healthy: good, count: count), batch: run.batchNumber, phase: run.phase)
         guard run.code == .rollingForward else {
             run.stage = .done
             return try startPendingUpgradeIfReady()
         }
         let badNow = run.failed + run.successful.sorted().filter { countsAsBad(run, $0) }
         if badNow.count * 100 > run.policy.maxUnhealthyUpgradedInstancePercent * run.capacity {
-            emit(.postBatchCheck, batch: run.batchNumber, detail: "failed: \(badNow.count) of \(run.capacity) upgraded instances unhealthy or failed")
+            emit(.postBatchCheck(ThresholdCheck(counted: badNow, capacity: run.capacity,
+                                                thresholdPercent: run.policy.maxUnhealthyUpgradedInstancePercent, passed: false)),
+                 batch: run.batchNumber)
             let first = badNow[0]
             let details = badNow.map { id in
                 ErrorDetail(code: "RollingUpgradeInstanceUnhealthyError", target: target(id),
@@ -285,12 +293,13 @@ extension Simulation {
             if run.policy.rollbackFailedInstancesOnPolicyBreach { try rollBack(run, badNow) }
             return
         }
-        emit(.postBatchCheck, batch: run.batchNumber,
-             detail: "passed: \(badNow.count) of \(run.capacity) upgraded instances unhealthy or failed, allowed \(run.policy.maxUnhealthyUpgradedInstancePercent)%")
+        emit(.postBatchCheck(ThresholdCheck(counted: badNow, capacity: run.capacity,
+                                            thresholdPercent: run.policy.maxUnhealthyUpgradedInstancePercent, passed: true)),
+             batch: run.batchNumber)
         if run.queue.isEmpty { return complete(run) }
         if run.policy.pauseTimeBetweenBatches > 0 {
             run.stage = .pausing
-            emit(.pause, batch: run.batchNumber, detail: "pausing \(ISODuration.format(run.policy.pauseTimeBetweenBatches)) before the next batch")
+            emit(.pause(duration: run.policy.pauseTimeBetweenBatches), batch: run.batchNumber)
             queue.schedule(.resume(upgrade: run.number), at: now + run.policy.pauseTimeBetweenBatches)
         } else {
             try startNextBatch(run)
@@ -300,7 +309,7 @@ extension Simulation {
     private func rollBack(_ run: RollingUpgradeRun, _ ids: [Int]) throws {
         for id in ids {
             guard let previous = run.previousVersion[id], instances[id].isPresent, operations[id] == nil else { continue }
-            emit(.rollbackStarted, instance: id, detail: "rolling \(instances[id].name) back to model v\(previous)")
+            emit(.rollbackStarted(name: instances[id].name, toVersion: previous), instance: id)
             try beginOperation(.rollback, on: id, targetVersion: previous, upgrade: run.number)
         }
     }
@@ -308,14 +317,14 @@ extension Simulation {
     private func complete(_ run: RollingUpgradeRun) {
         run.code = .completed
         run.stage = .done
-        emit(.upgradeCompleted, detail: "rolling upgrade \(run.number) completed: \(run.successful.count) upgraded, \(run.failed.count) failed")
+        emit(.upgradeCompleted(upgrade: run.number, successful: run.successful.count, failed: run.failed.count))
     }
 
     private func fault(_ run: RollingUpgradeRun, code: String, message: String, details: [ErrorDetail]) {
         run.code = .faulted
         run.stage = .done
         run.error = UpgradeError(code: code, message: message, details: details)
-        emit(.upgradeFaulted, batch: run.batchNumber, detail: "\(code): \(message)")
+        emit(.upgradeFaulted(code: code, message: message), batch: run.batchNumber)
     }
 
     /// Cancels the running rolling upgrade: operations already started finish, no new batch
@@ -328,7 +337,7 @@ extension Simulation {
         run.lastAction = "Cancel"
         run.lastActionTime = now
         if run.stage == .pausing { run.stage = .done }
-        emit(.upgradeCancelled, detail: "rolling upgrade \(run.number) cancelled; operations in flight finish, no new batch starts")
+        emit(.upgradeCancelled(upgrade: run.number, supersededBy: nil))
     }
 
     func statusOf(_ run: RollingUpgradeRun) -> RollingUpgradeStatus {

@@ -105,6 +105,8 @@ public final class Simulation {
         var disruptive: Bool
         /// The rolling upgrade that started it, if any.
         var upgrade: Int?
+        /// The batch of that upgrade it belongs to.
+        var batch: Int?
     }
 
     /// Builds the scale set (validated whole first) with its instances at time 0, each just
@@ -172,7 +174,7 @@ public final class Simulation {
             try dispatch(what)
         }
         if activityStart != nil { advanceClock(to: now) }
-        emit(.runEnded, detail: hitLimit ? "time limit reached with work left" : "nothing left to do")
+        emit(.runEnded(hitTimeLimit: hitLimit))
         return summary(hitLimit: hitLimit)
     }
 
@@ -204,8 +206,9 @@ public final class Simulation {
             guard instance.lifecycle == .running || instance.lifecycle == .upgrading, instance.health.startedAt == startedAt,
                   operations[id]?.disruptive != true
             else { return }
+            let before = instances[id].health.state
             if updateInstance(id, { $0.health.expireGrace(at: now) }) {
-                emit(.healthChanged, instance: id, detail: "grace period ended: \(instances[id].health.state.rawValue)")
+                emit(.healthChanged(from: before, to: instances[id].health.state, reason: .gracePeriodEnded), instance: id)
                 try healthChanged(id)
             }
         case .action(let index):
@@ -214,7 +217,7 @@ public final class Simulation {
             do {
                 try action.body(self)
             } catch let error as EngineError {
-                emit(.actionFailed, detail: "\(action.name): \(error.message)")
+                emit(.actionFailed(action: action.name, message: error.message))
             }
         case .resume(let number):
             guard let run = rolling, run.number == number, run.code == .rollingForward else { return }
@@ -224,8 +227,8 @@ public final class Simulation {
 
     // MARK: Events and availability
 
-    func emit(_ kind: Event.Kind, instance: Int? = nil, batch: Int? = nil, phase: Int? = nil, detail: String) {
-        onEvent?(Event(time: now, kind: kind, instance: instance, batch: batch, phase: phase, detail: detail))
+    func emit(_ payload: Payload, instance: Int? = nil, batch: Int? = nil, phase: Int? = nil) {
+        onEvent?(Event(time: now, instance: instance, batch: batch, phase: phase, payload))
     }
 
     func isServing(_ instance: borrowing Instance) -> Bool {
@@ -322,10 +325,11 @@ public final class Simulation {
         let result = judge.evaluate(reply, strictWire: strictWire)
         if !result.diagnostics.isEmpty { warn(result.diagnostics, about: id) }
         lastProbes[id] = result
+        let before = instances[id].health.state
         let changed = updateInstance(id) { $0.health.record(result.state, at: now) }
         queue.schedule(.probe(id: id, generation: probeGeneration[id]), at: now + probeInterval)
         if changed {
-            emit(.healthChanged, instance: id, detail: instances[id].health.state.rawValue)
+            emit(.healthChanged(from: before, to: instances[id].health.state, reason: .probes), instance: id)
             try healthChanged(id)
         }
     }
@@ -333,7 +337,7 @@ public final class Simulation {
     /// Reports each kind of wire oddity once per instance.
     func warn(_ diagnostics: [WireDiagnostic], about id: Int) {
         for diagnostic in diagnostics where warned.insert("\(id)/\(diagnostic.kind.rawValue)").inserted {
-            emit(.wireWarning, instance: id, detail: "\(instances[id].name): \(diagnostic.message)")
+            emit(.wireWarning(name: instances[id].name, message: diagnostic.message), instance: id)
         }
     }
 
@@ -365,7 +369,8 @@ public final class Simulation {
         }
         nextToken += 1
         let op = PendingOperation(kind: kind, token: nextToken, fail: outcome.fail, targetVersion: targetVersion,
-                                  disruptive: disruptive, upgrade: upgrade)
+                                  disruptive: disruptive, upgrade: upgrade,
+                                  batch: upgrade.flatMap { rolling?.number == $0 ? rolling?.batchNumber : nil })
         operations[id] = op
         noteActivity()
         switch kind {
@@ -381,13 +386,10 @@ public final class Simulation {
         case .create: break
         }
         let took = max(0, outcome.duration ?? duration)
-        var detail = "\(kind.rawValue) \(instances[id].name)"
-        if kind == .upgrade || kind == .rollback {
-            detail += " to model v\(targetVersion) (\(disruptive ? "restart/reimage" : "in place"))"
-        }
-        detail += ", \(ISODuration.format(took))\(outcome.fail ? ", will fail" : "")"
-        emit(.operationStarted, instance: id, batch: upgrade.flatMap { rolling?.number == $0 ? rolling?.batchNumber : nil },
-             detail: detail)
+        let replaces = kind == .create ? rolling?.surge.first(where: { $0.value == id })?.key : nil
+        emit(.operationStarted(OperationFacts(kind: kind, name: instances[id].name, targetVersion: targetVersion, disruptive: disruptive,
+                                              duration: took, willFail: outcome.fail, replaces: replaces)),
+             instance: id, batch: op.batch)
         queue.schedule(.operationDone(id: id, token: op.token), at: now + took)
     }
 
@@ -414,7 +416,7 @@ public final class Simulation {
         case .delete:
             removeInstance(id)
         }
-        emit(.operationFinished, instance: id, detail: "\(op.kind.rawValue) \(instances[id].name) \(succeeded ? "succeeded" : "failed")")
+        emit(.operationFinished(kind: op.kind, name: instances[id].name, succeeded: succeeded), instance: id, batch: op.batch)
         if let number = op.upgrade, let run = rolling, run.number == number {
             try operationFinished(run, id: id, succeeded: succeeded, kind: op.kind)
         }
@@ -427,7 +429,7 @@ public final class Simulation {
         updateInstance(id) { $0.lifecycle = .deleted }
         spreader.remove(zone: vm.zone, faultDomain: vm.faultDomain, updateDomain: vm.updateDomain)
         stopProbing(id)
-        emit(.instanceDeleted, instance: id, detail: "\(vm.name) deleted")
+        emit(.instanceDeleted(name: vm.name), instance: id)
     }
 
     /// Instances that exist and run (not being created, deleted or already gone).

@@ -74,7 +74,8 @@ struct Timeline {
     ]
 
     func line(for event: Event) -> String? {
-        let failedOperation = event.kind == .operationFinished && event.detail.hasSuffix("failed")
+        var failedOperation = false
+        if case .operationFinished(_, _, succeeded: false) = event.payload { failedOperation = true }
         guard verbose || Self.always.contains(event.kind) || failedOperation else { return nil }
         if event.kind == .wireWarning || event.kind == .runEnded { return nil }
         let time = ISODuration.format(event.time)

@@ -42,10 +42,25 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(a, b)
         let lines = a.split(separator: "\n")
         XCTAssertGreaterThan(lines.count, 100)
+        var objects: [[String: Any]] = []
         for line in lines {
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any]
-            XCTAssertEqual(Set(object.keys), ["batch", "detail", "instance", "kind", "phase", "time"])
+            XCTAssertTrue(Set(object.keys).isSuperset(of: ["batch", "detail", "instance", "kind", "phase", "time"]), "\(object.keys)")
+            objects.append(object)
         }
+        func of(_ kind: String) -> [[String: Any]] { objects.filter { $0["kind"] as? String == kind } }
+        // Typed fields beside the text: batch members as a list, the new health state, outcomes.
+        XCTAssertEqual(of("batchStarted").first?["instances"] as? [Int], [0, 5])
+        XCTAssertEqual(of("batchStarted").first?["shrunk"] as? Bool, false)
+        let health = try XCTUnwrap(of("healthChanged").first)
+        XCTAssertNotNil(health["instance"] as? Int)
+        XCTAssertEqual(health["state"] as? String, "Healthy")
+        XCTAssertEqual(health["from"] as? String, "Initializing")
+        let finished = of("operationFinished")
+        XCTAssertTrue(finished.allSatisfy { ["succeeded", "failed"].contains($0["outcome"] as? String ?? "") })
+        XCTAssertEqual(finished.first { $0["operation"] as? String == "create" }?["batch"] as? Int, 1)
+        let created = try XCTUnwrap(of("operationStarted").first { $0["operation"] as? String == "create" })
+        XCTAssertEqual(created["replaces"] as? Int, 0)
     }
 
     func testFailedExpectationExitsOne() throws {

@@ -113,7 +113,9 @@ final class ScenarioAPITests: XCTestCase {
         XCTAssertEqual(lenient.summary.status?.code, .completed)
         let warnings = events.filter { $0.kind == .wireWarning }
         XCTAssertEqual(warnings.count, 10)
-        XCTAssertTrue(warnings[0].detail.hasPrefix("web_0: customMetrics sent as a JSON object"), warnings[0].detail)
+        guard case .wireWarning(let name, let message) = warnings[0].payload else { return XCTFail("\(warnings[0])") }
+        XCTAssertEqual(name, "web_0")
+        XCTAssertTrue(message.hasPrefix("customMetrics sent as a JSON object"), message)
         // Phase 0 (even ids) then phase 1, one update domain per batch.
         XCTAssertEqual(events.filter { $0.kind == .batchStarted }.map(\.phase), [0, 0, 0, 0, 0, 1, 1, 1, 1, 1])
         let (strict, _) = try runScenario(path, strictWire: true)
@@ -153,8 +155,10 @@ final class ScenarioAPITests: XCTestCase {
             """))
         XCTAssertEqual(events.filter { $0.kind == .batchStarted }.first?.phase, 0)
         XCTAssertEqual(result.summary.status?.progress.failedInstanceCount, 1)
-        let firstOp = events.first { $0.kind == .operationStarted }!
-        XCTAssertTrue(firstOp.detail.hasSuffix(", PT30S"), firstOp.detail)
+        guard case .operationStarted(let firstOp) = events.first(where: { $0.kind == .operationStarted })?.payload else {
+            return XCTFail("no operation")
+        }
+        XCTAssertEqual(firstOp.duration, 30_000)
     }
 
     func testBuiltinFaultLibraryIsSeeded() throws {
@@ -166,7 +170,12 @@ final class ScenarioAPITests: XCTestCase {
             at("PT1M", function() update_model { image = "v2" } end)
             """
         let path = try writeScenario(text)
-        let failedOps = { (seed: UInt64) in try runScenario(path, seed: seed).1.filter { $0.detail.hasSuffix("failed") && $0.kind == .operationFinished }.compactMap(\.instance) }
+        let failedOps = { (seed: UInt64) in
+            try runScenario(path, seed: seed).1.filter {
+                if case .operationFinished(_, _, succeeded: false) = $0.payload { return true }
+                return false
+            }.compactMap(\.instance)
+        }
         XCTAssertEqual(try failedOps(1), try failedOps(1))
         XCTAssertNotEqual(try failedOps(1), try failedOps(2))
     }

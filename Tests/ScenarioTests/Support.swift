@@ -35,8 +35,12 @@ func runScenario(_ path: String, seed: UInt64 = 0, strictWire: Bool = false) thr
     return (result, events)
 }
 
+/// Each batch's instance ids, as "1, 2", from the typed `batchStarted` events.
 func batches(_ events: [Event]) -> [String] {
-    events.filter { $0.kind == .batchStarted }.map { $0.detail.components(separatedBy: ": instances ").last! }
+    events.compactMap { event in
+        if case .batchStarted(let ids, _) = event.payload { return ids.map(String.init).joined(separator: ", ") }
+        return nil
+    }
 }
 
 /// A minimal scale set in Lua, for tests that vary one thing.

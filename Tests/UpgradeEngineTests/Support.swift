@@ -29,9 +29,9 @@ struct Outcome {
 
     var status: RollingUpgradeStatus { summary.status! }
     func batches() -> [[Int]] {
-        events.filter { $0.kind == .batchStarted }.map { event in
-            event.detail.components(separatedBy: "instances ").last!.components(separatedBy: " (").first!
-                .split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces))! }
+        events.compactMap { event in
+            if case .batchStarted(let ids, _) = event.payload { return ids }
+            return nil
         }
     }
     func batchPhases() -> [Int?] { events.filter { $0.kind == .batchStarted }.map(\.phase) }

@@ -9,8 +9,8 @@ final class SurgeAndModesTests: XCTestCase {
         var present: Set<Int> = Set(0..<10)
         var created = 0, deleted = 0
         sim.onEvent = { event in
-            switch event.kind {
-            case .operationFinished where event.detail.hasPrefix("create") && event.detail.hasSuffix("succeeded"):
+            switch event.payload {
+            case .operationFinished(kind: .create, _, succeeded: true):
                 present.insert(event.instance!)
                 created += 1
             case .instanceDeleted:
@@ -36,8 +36,10 @@ final class SurgeAndModesTests: XCTestCase {
         let outcome = try simulate(scaleSet(6, zones: ["1", "2", "3"], { $0.policy.rolling.maxSurge = true }))
         let all = outcome.simulation.instances
         for new in all where new.id >= 6 {
-            let event = outcome.events.first { $0.kind == .surgeCreated && $0.instance == new.id }!
-            let oldID = Int(event.detail.components(separatedBy: "web_").last!)!
+            let oldID = outcome.events.compactMap { event -> Int? in
+                if case .surgeCreated(_, let replaces, _, _) = event.payload, event.instance == new.id { return replaces }
+                return nil
+            }.first!
             XCTAssertEqual(new.zone, all[oldID].zone)
             XCTAssertEqual(new.faultDomain, all[oldID].faultDomain)
             XCTAssertEqual(new.updateDomain, all[oldID].updateDomain)
@@ -85,8 +87,12 @@ final class SurgeAndModesTests: XCTestCase {
         ])
         let versions = outcome.simulation.instances.map(\.modelVersion)
         XCTAssertEqual(versions, [1, 2, 2, 1, 1, 1, 1, 1, 1, 1, 2, 2])
-        let refused = outcome.events.first { $0.kind == .actionFailed }!
-        XCTAssertTrue(refused.detail.contains("web/virtualMachines/7 is protected"), refused.detail)
+        let refused = outcome.events.compactMap { event -> String? in
+            if case .actionFailed(_, let message) = event.payload { return message }
+            return nil
+        }
+        XCTAssertEqual(refused.count, 1)
+        XCTAssertTrue(refused[0].contains("web/virtualMachines/7 is protected"), refused[0])
     }
 
     func testOSUpgradeUsesTheRollingPolicyInManualMode() throws {
@@ -98,7 +104,12 @@ final class SurgeAndModesTests: XCTestCase {
 
     func testExtensionUpgradeAppliesInPlace() throws {
         let outcome = try simulate(scaleSet(10, mode: .automatic), actions: [(60_000, { try $0.startExtensionUpgrade(version: "2.1") })])
-        XCTAssertTrue(outcome.events.filter { $0.kind == .operationStarted }.allSatisfy { $0.detail.contains("in place") })
+        let operations = outcome.events.compactMap { event -> OperationFacts? in
+            if case .operationStarted(let op) = event.payload { return op }
+            return nil
+        }
+        XCTAssertEqual(operations.count, 10)
+        XCTAssertTrue(operations.allSatisfy { $0.kind == .upgrade && !$0.disruptive && $0.duration == 30_000 })
         // In place: instances keep serving, so none is ever down.
         XCTAssertEqual(outcome.summary.availability?.lowestHealthy, 10)
     }

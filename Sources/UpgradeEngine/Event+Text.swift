@@ -1,0 +1,70 @@
+/// The one place where an event becomes text: the `detail` of the timeline and of the events file.
+extension Event {
+    func renderDetail() -> String {
+        switch payload {
+        case .modelUpdated(let version, let changes, let via):
+            if changes.isEmpty { return "generic model update (model v\(version) unchanged)" }
+            let changed = changes.keys.sorted().map { "\($0)=\(changes[$0]!)" }.joined(separator: ", ")
+            return "model v\(version): \(changed)" + (via.map { " (\($0))" } ?? "")
+        case .upgradeStarted(let upgrade, let target, let reason, let candidates, let capacity, let size, let skipped, let protected):
+            return "rolling upgrade \(upgrade) to model v\(target) (\(reason)): \(candidates) of \(capacity) instances, batches of \(size)"
+                + (skipped.isEmpty ? "" : ", skipped \(skipped)") + (protected.isEmpty ? "" : ", protected \(protected)")
+        case .metricsRead(let phases):
+            if phases.isEmpty { return "no candidates" }
+            return phases.map { "\($0.phase.map { "phase \($0)" } ?? "unphased"): \($0.count)" }.joined(separator: ", ")
+        case .preBatchCheck(let check):
+            if !check.passed { return "failed: \(check.counted.count) unhealthy of \(check.capacity)" }
+            return "passed: \(check.counted.count) of \(check.capacity) unhealthy (\(check.percent)%), allowed \(check.thresholdPercent)%"
+        case .batchStarted(let ids, let shrunk):
+            return "batch \(batch ?? 0)\(phase.map { ", phase \($0)" } ?? ", unphased"): instances \(ids.map(String.init).joined(separator: ", "))"
+                + (shrunk ? " (shrunk to stay within the unhealthy budget)" : "")
+        case .surgeFallback(let needed, let quota):
+            return "MaxSurge would need \(needed) instances, over the quota of \(quota): this batch upgrades in place"
+        case .surgeCreated(let name, _, let replacesName, let version):
+            return "\(name) created on model v\(version) to replace \(replacesName)"
+        case .operationStarted(let op):
+            var text = "\(op.kind.rawValue) \(op.name)"
+            if op.kind == .upgrade || op.kind == .rollback {
+                text += " to model v\(op.targetVersion) (\(op.disruptive ? "restart/reimage" : "in place"))"
+            }
+            return text + ", \(ISODuration.format(op.duration))\(op.willFail ? ", will fail" : "")"
+        case .operationFinished(let kind, let name, let succeeded):
+            return "\(kind.rawValue) \(name) \(succeeded ? "succeeded" : "failed")"
+        case .healthChanged(_, let to, let reason):
+            return reason == .gracePeriodEnded ? "grace period ended: \(to.rawValue)" : to.rawValue
+        case .batchFinished(let healthy, let count):
+            return "batch \(batch ?? 0): \(healthy) of \(count) upgraded and healthy"
+        case .postBatchCheck(let check):
+            if !check.passed { return "failed: \(check.counted.count) of \(check.capacity) upgraded instances unhealthy or failed" }
+            return "passed: \(check.counted.count) of \(check.capacity) upgraded instances unhealthy or failed, allowed \(check.thresholdPercent)%"
+        case .pause(let duration):
+            return "pausing \(ISODuration.format(duration)) before the next batch"
+        case .rollbackStarted(let name, let version):
+            return "rolling \(name) back to model v\(version)"
+        case .upgradeCompleted(let upgrade, let successful, let failed):
+            return "rolling upgrade \(upgrade) completed: \(successful) upgraded, \(failed) failed"
+        case .upgradeFaulted(let code, let message):
+            return "\(code): \(message)"
+        case .upgradeCancelled(let upgrade, let supersededBy):
+            if let supersededBy { return "rolling upgrade \(upgrade) superseded by \(supersededBy); operations in flight finish first" }
+            return "rolling upgrade \(upgrade) cancelled; operations in flight finish, no new batch starts"
+        case .instanceDeleted(let name):
+            return "\(name) deleted"
+        case .scaled(let from, let to, let deleted, let short):
+            if to >= from { return "scale out from \(from) to \(to)" }
+            return "scale in from \(from) to \(to): deleting \(deleted)" + (short ? " (the rest are protected or busy)" : "")
+        case .manualModeUpdate(let outdated):
+            return "Manual mode: no instance changes; \(outdated) instance(s) not on the latest model"
+        case .manualUpgrade(let ids, let upgrading, let version):
+            return "manual upgrade of \(ids.map { $0.map(String.init).joined(separator: ", ") } ?? "*"): \(upgrading) instance(s) to model v\(version)"
+        case .automaticUpgrade(let upgrading):
+            return "Automatic mode: upgrading \(upgrading) instance(s) at once"
+        case .actionFailed(let action, let message):
+            return "\(action): \(message)"
+        case .wireWarning(let name, let message):
+            return "\(name): \(message)"
+        case .runEnded(let hitTimeLimit):
+            return hitTimeLimit ? "time limit reached with work left" : "nothing left to do"
+        }
+    }
+}
