@@ -3,7 +3,9 @@ import UpgradeEngine
 
 /// What a scenario run produced.
 public struct ScenarioResult: Sendable {
-    public var summary: RunSummary
+    /// The run as data: events (when `ScenarioOptions.recordEvents`), summary, every instance's end.
+    public var record: RunRecord
+    public var summary: RunSummary { record.summary }
     /// How many rolling upgrades started.
     public var upgrades: Int
     /// Every failed expectation, as "expect at file:line: ...".
@@ -50,8 +52,11 @@ extension Scenario {
         let sim = try makeSimulation(strictWire: options.strictWire)
         defer { simulation = nil }
         var upgrades = 0
+        var events: [Event] = []
+        let keep = options.recordEvents
         sim.onEvent = { event in
             if event.kind == .upgradeStarted { upgrades += 1 }
+            if keep { events.append(event) }
             onEvent(event)
         }
         let summary: RunSummary
@@ -68,7 +73,8 @@ extension Scenario {
         for (table, location) in expectations {
             failures += Expectation.failures(table, summary: summary, upgrades: upgrades).map { "expect at \(location): \($0)" }
         }
-        return ScenarioResult(summary: summary, upgrades: upgrades, failedExpectations: failures, expectationCount: expectations.count)
+        let record = RunRecord(events: events, summary: summary, instances: sim.instanceOutcomes)
+        return ScenarioResult(record: record, upgrades: upgrades, failedExpectations: failures, expectationCount: expectations.count)
     }
 
     /// The batches of the scenario's first rolling upgrade, from the health its instances report

@@ -16,6 +16,9 @@ public struct ScenarioOptions {
     public var timeLimit: Millis = 7 * 86_400_000
     /// Where `print` in scripts goes.
     public var print: (String) -> Void = { Swift.print($0) }
+    /// Whether the run keeps every event in its `RunRecord` (a caller that streams events, as
+    /// the command line does, can spare the memory).
+    public var recordEvents = true
     /// The environment the plugin path is read from.
     public var environment: [String: String] = ProcessInfo.processInfo.environment
 

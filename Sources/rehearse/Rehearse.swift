@@ -34,6 +34,7 @@ struct ScenarioArguments: ParsableArguments {
         options.pluginPath = pluginPath
         options.strictWire = strictWire
         options.print = print
+        options.recordEvents = false
         switch ISODuration.parse(timeLimit) {
         case .success(let ms): options.timeLimit = ms
         case .failure(let error): throw fail(Message("--time-limit \(ScriptText.escaped(timeLimit)): \(error); an ISO 8601 duration such as P7D, PT12H or PT90M is allowed"))

@@ -50,6 +50,14 @@ struct RunCommand: ParsableCommand {
             }
             if !result.summary.skipped.isEmpty { print("Skipped (SkipUpgrade): \(result.summary.skipped)") }
             if !result.summary.protected.isEmpty { print("Protected (protectFromScaleSetActions): \(result.summary.protected)") }
+            let behind = result.record.instances.filter { $0.leftBehind != nil }
+            if !behind.isEmpty {
+                let byReason = LeftBehind.allCases.compactMap { reason -> String? in
+                    let ids = behind.filter { $0.leftBehind == reason }.map(\.id)
+                    return ids.isEmpty ? nil : "\(reason.rawValue) \(ids)"
+                }
+                print("Not on the newest model: " + byReason.joined(separator: ", "))
+            }
             if let a = result.summary.availability {
                 print("Availability: lowest healthy \(a.lowestHealthy) (capacity \(result.summary.capacity)), "
                     + "\(String(format: "%.0f", a.unavailableInstanceSeconds)) instance-seconds unavailable, "

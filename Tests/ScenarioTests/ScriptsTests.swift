@@ -71,3 +71,48 @@ final class ScriptsTests: XCTestCase {
         XCTAssertGreaterThan(a.count, 50)
     }
 }
+
+/// The run record: every instance's final state, and why it is not on the newest model.
+final class RunRecordTests: XCTestCase {
+    func record(_ script: String) throws -> RunRecord {
+        try Scenario(path: repositoryRoot + "/scripts/" + script, options: options()).run().record
+    }
+
+    func testSkippedInstanceIsLeftBehindAsSkipped() throws {
+        let record = try record("n-phase-skip.lua")
+        XCTAssertEqual(record.instances.filter { $0.leftBehind != nil }.map(\.id), [9])
+        XCTAssertEqual(record.instances[9].leftBehind, .skipped)
+        XCTAssertEqual(record.instances[9].modelVersion, 1)
+        XCTAssertEqual(record.instances.filter { $0.modelVersion == 2 }.count, 9)
+        XCTAssertTrue(record.instances.allSatisfy { $0.exists && $0.health == .healthy })
+        XCTAssertEqual(record.events.last?.payload, .runEnded(hitTimeLimit: false))
+    }
+
+    func testBreachBeforeTheFirstBatchLeavesEveryInstanceNotReached() throws {
+        let record = try record("pre-batch-breach.lua")
+        XCTAssertEqual(record.instances.count, 10)
+        XCTAssertTrue(record.instances.allSatisfy { $0.leftBehind == .notReached && $0.modelVersion == 1 })
+        XCTAssertEqual(record.instances.filter { $0.health == .unhealthy || $0.health == .unknown }.map(\.id), [2, 5, 8])
+        guard case .preBatchCheck(let check)? = record.events.first(where: { $0.kind == .preBatchCheck })?.payload else {
+            return XCTFail("no pre-batch check")
+        }
+        XCTAssertEqual(check.counted, [2, 5, 8])
+        XCTAssertEqual(check.percent, 30)
+        XCTAssertEqual(check.thresholdPercent, 20)
+        XCTAssertFalse(check.passed)
+    }
+
+    func testManualModeLeavesUnchosenInstancesNotUpgradedAndProtectedProtected() throws {
+        let record = try record("manual-mode.lua")
+        XCTAssertEqual(record.instances.map(\.modelVersion), [2, 2, 1, 1, 1, 1, 2, 2])
+        XCTAssertEqual(record.instances.map(\.leftBehind), [nil, nil, .notUpgraded, .notUpgraded, .notUpgraded, .protected, nil, nil])
+    }
+
+    func testMaxSurgeRecordsDeletedOldInstances() throws {
+        let record = try record("maxsurge.lua")
+        // 10 old instances deleted, 10 new ones on model 2.
+        XCTAssertEqual(record.instances.count, 20)
+        XCTAssertEqual(record.instances.filter { !$0.exists }.map(\.id), Array(0..<10))
+        XCTAssertTrue(record.instances.filter(\.exists).allSatisfy { $0.modelVersion == 2 && $0.leftBehind == nil })
+    }
+}

@@ -1,0 +1,67 @@
+/// Why an instance did not end a run on the newest model.
+public enum LeftBehind: String, Sendable, CaseIterable {
+    /// `protectFromScaleSetActions`: no upgrade touches it.
+    case protected
+    /// It reported `SkipUpgrade` when the latest rolling upgrade started.
+    case skipped
+    /// Its upgrade failed, or it was unhealthy once upgraded (the upgrade counted it failed).
+    case failed
+    /// The latest rolling upgrade stopped (faulted, cancelled, or the time limit) before its batch.
+    case notReached
+    /// No upgrade covered it: Manual mode without a manual upgrade, or Automatic mode's upgrade
+    /// not done yet.
+    case notUpgraded
+}
+
+/// Where one instance ended a run.
+public struct InstanceOutcome: Equatable, Sendable {
+    public var id: Int
+    /// `<scaleSetName>_<id>`.
+    public var name: String
+    public var zone: String?
+    /// The model version it runs at the end.
+    public var modelVersion: Int
+    /// Its committed health at the end.
+    public var health: HealthState
+    /// False once it was deleted (scale-in, a MaxSurge batch, a failed creation).
+    public var exists: Bool
+    /// Why it is not on the newest model; nil when it is, or when it no longer exists.
+    public var leftBehind: LeftBehind?
+}
+
+/// Everything a run produced, as data: its events in order, its summary and the final state of
+/// every instance. Text, JSON and reports are renderings of this; nothing parses them back.
+public struct RunRecord: Sendable {
+    /// Every event, in the order they happened (empty when the run did not keep them).
+    public var events: [Event]
+    public var summary: RunSummary
+    /// Every instance ever created, by id.
+    public var instances: [InstanceOutcome]
+
+    public init(events: [Event], summary: RunSummary, instances: [InstanceOutcome]) {
+        self.events = events
+        self.summary = summary
+        self.instances = instances
+    }
+}
+
+extension Simulation {
+    /// Each instance's final state and, when it is not on the newest model, why.
+    public var instanceOutcomes: [InstanceOutcome] {
+        let skipped = Set(rolling?.skipped ?? []), failed = Set(rolling?.failed ?? [])
+        let newest = modelVersion
+        return instances.map { vm in
+            let exists = vm.lifecycle != .deleted
+            var reason: LeftBehind?
+            if exists && vm.modelVersion != newest {
+                if vm.protectFromScaleSetActions { reason = .protected }
+                else if skipped.contains(vm.id) { reason = .skipped }
+                else if failed.contains(vm.id) { reason = .failed }
+                else if rolling != nil { reason = .notReached }
+                else { reason = .notUpgraded }
+            }
+            return InstanceOutcome(id: vm.id, name: vm.name, zone: vm.zone, modelVersion: vm.modelVersion,
+                                   health: vm.health.state, exists: exists, leftBehind: reason)
+        }
+    }
+}
