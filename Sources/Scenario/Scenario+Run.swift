@@ -80,6 +80,7 @@ extension Scenario {
     /// The batches of the scenario's first rolling upgrade, from the health its instances report
     /// when it starts, without running it. When the scenario starts none, the plan is made as if
     /// the model changed once every instance had left Initializing (or its grace had ended).
+    /// The loaded scenario is used as it is: its top level ran once, when it was loaded.
     public func plan() throws(ScenarioError) -> UpgradePlan {
         let sim = try makeSimulation(strictWire: options.strictWire)
         defer { simulation = nil }
@@ -91,18 +92,15 @@ extension Scenario {
         do {
             try sim.run(until: options.timeLimit)
             if let first { return first }
-            let fresh = try Scenario(path: path, options: options)
-            return try withExtendedLifetime(fresh) {
-                let settle = try fresh.makeSimulation(strictWire: options.strictWire)
-                defer { fresh.simulation = nil }
-                let grace = (definition.healthExtension?.gracePeriod ?? 0) * 1000
-                var time: Millis = 0
-                while time <= grace, settle.instances.contains(where: { $0.health.state == .initializing }) {
-                    try settle.advance(to: time)
-                    time += (definition.healthExtension?.intervalInSeconds ?? 5) * 1000
-                }
-                return try settle.planNow(assumingModelChange: true)
+            // No rolling upgrade: let the instances settle on the same clock, then plan.
+            let interval = (definition.healthExtension?.intervalInSeconds ?? 5) * 1000
+            let settled = sim.now + (definition.healthExtension?.gracePeriod ?? 0) * 1000
+            var time = sim.now
+            while time <= settled, sim.instances.contains(where: { $0.isPresent && $0.health.state == .initializing }) {
+                try sim.advance(to: time)
+                time += interval
             }
+            return try sim.planNow(assumingModelChange: true)
         } catch let error as ScenarioError {
             throw error
         } catch let error as LuaError {

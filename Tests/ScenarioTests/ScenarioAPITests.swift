@@ -193,3 +193,25 @@ final class ScenarioAPITests: XCTestCase {
         XCTAssertEqual(result.failedExpectations, [])
     }
 }
+
+/// `plan` and `run` share one loaded scenario: its top level runs once.
+final class PlanTests: XCTestCase {
+    func testPlanWithoutAnUpgradeRunsTheTopLevelOnceAndSettlesFirst() throws {
+        var printed: [String] = []
+        let path = try writeScenario(baseScaleSet + """
+
+            print("loaded")
+            health(function(vm, now)
+              if now < 20 then return nil end
+              return { applicationHealthState = vm.id == 3 and "Unhealthy" or "Healthy" }
+            end)
+            """)
+        let scenario = try Scenario(path: path, options: options(printed: { printed.append($0) }))
+        let plan = try scenario.plan()
+        XCTAssertEqual(printed, ["loaded"])
+        // Instance 3 settled Unhealthy (it had not answered before 20 s): with the 20% unhealthy
+        // budget (2 of 10) one healthy instance may go down beside it, so batches of one.
+        XCTAssertEqual(plan.batches.map(\.instances.count), Array(repeating: 1, count: 10))
+        XCTAssertEqual(Set(plan.batches.flatMap { $0.instances.map(\.id) }), Set(0..<10))
+    }
+}
