@@ -4,73 +4,6 @@ import UpgradeEngine
 /// The states a script's health table may name, matched without allocating.
 private let healthStates = LuaStringChoices(["Healthy", "Unhealthy"])
 
-extension Scenario {
-    /// The `vm` table handed to scripts for instance `vm`: made once per instance and kept, so
-    /// `vm.state` persists; `vm.model` is replaced when the instance's model changes.
-    func vmTable(for vm: borrowing Instance) -> LuaTableRef {
-        if vm.id >= vmTables.count {
-            vmTables += Array(repeating: nil, count: vm.id + 1 - vmTables.count)
-            vmVersions += Array(repeating: 0, count: vm.id + 1 - vmVersions.count)
-        }
-        if let ref = vmTables[vm.id] {
-            if vmVersions[vm.id] != vm.modelVersion {
-                state.setField(ref, "model", modelValue(vm.modelVersion))
-                vmVersions[vm.id] = vm.modelVersion
-            }
-            return ref
-        }
-        var fields: [String: LuaValue] = [
-            "id": .integer(vm.id), "name": .string(vm.name), "faultDomain": .integer(vm.faultDomain),
-            "updateDomain": .integer(vm.updateDomain), "model": modelValue(vm.modelVersion), "state": .table([:]),
-        ]
-        if let zone = vm.zone { fields["zone"] = .string(zone) }
-        let ref = state.reference(.table(fields))
-        vmTables[vm.id] = ref
-        vmVersions[vm.id] = vm.modelVersion
-        return ref
-    }
-
-    private func modelValue(_ version: Int) -> LuaValue {
-        var model = (simulation?.models[version - 1] ?? definition.model).mapValues(LuaValue.string)
-        model["version"] = .integer(version)
-        return .table(model)
-    }
-
-    func context(_ what: String, _ vm: borrowing Instance, _ time: Millis) -> String {
-        "\(what) of \(vm.name) at \(ISODuration.format(time))"
-    }
-
-    /// Calls `callback` with the instance's table and the time (seconds), handing the first
-    /// result to `read`. Script errors carry the instance and the time.
-    func invoke<R>(_ callback: Callback, _ what: String, _ vm: borrowing Instance, _ time: Millis, extra: String? = nil,
-                   read: (LuaStack) throws -> R) throws -> R {
-        let table = vmTable(for: vm)
-        let outer = activity
-        activity = .behaviour(what)
-        defer { activity = outer }
-        do {
-            return try state.call(callback.function, arguments: { stack in
-                stack.pushReference(table)
-                if let extra { stack.push(extra) }
-                if time % 1000 == 0 { stack.push(time / 1000) } else { stack.push(Double(time) / 1000) }
-                return extra == nil ? 2 : 3
-            }, read: read)
-        } catch var error as LuaError {
-            // A result the host could not read is the callback's error too, located where it was set.
-            if error.function == nil {
-                error.function = what
-                error.location = error.location ?? callback.location
-            }
-            throw ScenarioError.script(error, context: context(what, vm, time))
-        }
-    }
-
-    /// A result of the wrong kind: a script error located where the function was registered.
-    func badResult(_ callback: Callback, _ message: String, _ what: String, _ vm: borrowing Instance, _ time: Millis) -> ScenarioError {
-        .script(LuaError(kind: .runtime, message: message, location: callback.location, function: what), context: context(what, vm, time))
-    }
-}
-
 /// `health(function(vm, now) ... end)` as the engine's health source. With rich states, the
 /// custom metrics of each answer are kept in a Lua table (one slot per instance) and read only
 /// when a rolling upgrade starts: the per-probe cost is the state string alone.
@@ -78,10 +11,10 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
     let latest: LuaTableRef
     let deferMetrics: Bool
 
-    override init(_ scenario: Scenario, _ callback: Scenario.Callback) {
-        latest = scenario.state.referenceNewTable(arraySize: scenario.definition.capacity)
-        deferMetrics = scenario.definition.healthExtension?.richStates ?? false
-        super.init(scenario, callback)
+    init(_ runtime: ScriptRuntime, _ callback: Scenario.Callback, definition: ScaleSetDefinition) {
+        latest = runtime.state.referenceNewTable(arraySize: definition.capacity)
+        deferMetrics = definition.healthExtension?.richStates ?? false
+        super.init(runtime, callback)
     }
 
     deinit { state.release(latest) }
@@ -89,7 +22,7 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
     func probe(_ instance: borrowing Instance, at time: Millis) throws -> ProbeReply {
         var problem: String?
         let slot = instance.id + 1
-        let reply = try scenario.invoke(callback, "health", instance, time) { stack -> ProbeReply in
+        let reply = try runtime.invoke(callback, "health", instance, time) { stack -> ProbeReply in
             switch stack.type(at: -1) {
             case .nil, .none: return .noAnswer
             case .string: return .http(status: 200, body: stack.string(at: -1)!)
@@ -125,16 +58,15 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
                 return .noAnswer
             }
         }
-        if let problem { throw scenario.badResult(callback, problem, "health", instance, time) }
+        if let problem { throw runtime.badResult(callback, problem, "health", instance, time) }
         return reply
     }
 
     func latestMetrics(of instance: borrowing Instance) throws -> MetricsPayload? {
         do {
-            return try scenario.state.withSlot(latest, instance.id + 1) { stack throws(LuaError) in try Self.payload(stack) }
+            return try runtime.state.withSlot(latest, instance.id + 1) { stack throws(LuaError) in try Self.payload(stack) }
         } catch {
-            let now = scenario.simulation?.now ?? 0
-            throw scenario.badResult(callback, "health returned customMetrics that cannot be read: \((error as? LuaError)?.message ?? "\(error)")", "health", instance, now)
+            throw runtime.badResult(callback, "health returned customMetrics that cannot be read: \((error as? LuaError)?.message ?? "\(error)")", "health", instance, runtime.now)
         }
     }
 
@@ -193,19 +125,15 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
     }
 }
 
-/// A script function the engine calls, with the scenario that holds its Lua state.
+/// A script function the engine calls, with the runtime that holds its Lua state. The runtime
+/// never refers to the simulation, so holding it strongly makes no cycle.
 class ScriptBehavior {
-    /// Unretained: the engine calls a behaviour only while the scenario runs its simulation, so
-    /// the scenario is alive then; `unowned(unsafe)` spares a reference-count round trip on every
-    /// call. Nothing else (deinit included) may use it.
-    unowned(unsafe) let scenario: Scenario
-    /// The Lua state, kept alive for cleanup whatever outlives what.
-    let state: LuaState
+    let runtime: ScriptRuntime
     let callback: Scenario.Callback
+    var state: LuaState { runtime.state }
 
-    init(_ scenario: Scenario, _ callback: Scenario.Callback) {
-        self.scenario = scenario
-        self.state = scenario.state
+    init(_ runtime: ScriptRuntime, _ callback: Scenario.Callback) {
+        self.runtime = runtime
         self.callback = callback
     }
 }
@@ -213,8 +141,8 @@ class ScriptBehavior {
 /// `phase(function(vm) ... end)`: the phase each instance reports when an upgrade starts.
 final class LuaPhaseSource: ScriptBehavior, PhaseSource {
     func phase(of instance: Instance) throws -> Int? {
-        let time = scenario.simulation?.now ?? 0
-        let result = try scenario.invoke(callback, "phase", instance, time) { stack -> Int?? in
+        let time = runtime.now
+        let result = try runtime.invoke(callback, "phase", instance, time) { stack -> Int?? in
             switch stack.type(at: -1) {
             case .nil, .none: return .some(nil)
             case .number: return stack.integer(at: -1).flatMap { $0 >= 0 ? .some($0) : nil }
@@ -222,7 +150,7 @@ final class LuaPhaseSource: ScriptBehavior, PhaseSource {
             }
         }
         guard let result else {
-            throw scenario.badResult(callback, "phase must return a non-negative integer (PhaseOrderingNumber) or nil", "phase", instance, time)
+            throw runtime.badResult(callback, "phase must return a non-negative integer (PhaseOrderingNumber) or nil", "phase", instance, time)
         }
         return result
     }
@@ -231,14 +159,14 @@ final class LuaPhaseSource: ScriptBehavior, PhaseSource {
 /// `fault(function(vm, op, now) ... end)`: nil, { fail = true } or { duration = "PT5M" }.
 final class LuaFaultInjector: ScriptBehavior, FaultInjector {
     func outcome(of operation: OperationKind, on instance: Instance, at time: Millis) throws -> OperationOutcome? {
-        let value = try scenario.invoke(callback, "fault", instance, time, extra: operation.rawValue) { stack in
+        let value = try runtime.invoke(callback, "fault", instance, time, extra: operation.rawValue) { stack in
             try stack.value(at: -1)
         }
         switch value {
         case .nil: return nil
         default:
             guard let fields = value.fields else {
-                throw scenario.badResult(callback, "fault returned a \(value.typeName); return nil, { fail = true } or { duration = \"PT5M\" }", "fault", instance, time)
+                throw runtime.badResult(callback, "fault returned a \(value.typeName); return nil, { fail = true } or { duration = \"PT5M\" }", "fault", instance, time)
             }
             var outcome = OperationOutcome()
             for key in fields.keys.sorted() {
@@ -247,10 +175,10 @@ final class LuaFaultInjector: ScriptBehavior, FaultInjector {
                 case ("duration", let d):
                     switch DefinitionReader.duration(d) {
                     case .success(let ms): outcome.duration = ms
-                    case .failure(let m): throw scenario.badResult(callback, "fault's duration: \(m.text)", "fault", instance, time)
+                    case .failure(let m): throw runtime.badResult(callback, "fault's duration: \(m.text)", "fault", instance, time)
                     }
                 default:
-                    throw scenario.badResult(callback, "fault returned \(key) = \(fields[key]!.typeName); allowed fail = true/false, duration = \"PT5M\" or seconds", "fault", instance, time)
+                    throw runtime.badResult(callback, "fault returned \(key) = \(fields[key]!.typeName); allowed fail = true/false, duration = \"PT5M\" or seconds", "fault", instance, time)
                 }
             }
             return outcome

@@ -19,8 +19,9 @@ extension Scenario {
     func makeSimulation(strictWire: Bool) throws(ScenarioError) -> Simulation {
         let sim: Simulation
         do {
-            sim = try Simulation(definition, health: health.map { LuaHealthSource(self, $0) },
-                                 phases: phase.map { LuaPhaseSource(self, $0) }, faults: fault.map { LuaFaultInjector(self, $0) })
+            runtime.reset(model: definition.model)
+            sim = try Simulation(definition, health: health.map { LuaHealthSource(runtime, $0, definition: definition) },
+                                 phases: phase.map { LuaPhaseSource(runtime, $0) }, faults: fault.map { LuaFaultInjector(runtime, $0) })
         } catch {
             throw .definition(error.problems, location: scalesetLocation)
         }
@@ -35,6 +36,7 @@ extension Scenario {
     func schedule(_ callback: Callback, at time: Millis, on sim: Simulation) {
         sim.schedule(at: time, name: "at(\"\(ISODuration.format(time))\") at \(callback.location)") { [unowned self] sim in
             activity = .atCallback
+            runtime.now = sim.now
             defer { activity = .idle }
             do {
                 try state.call(callback.function, [])
@@ -54,7 +56,9 @@ extension Scenario {
         var upgrades = 0
         var events: [Event] = []
         let keep = options.recordEvents
+        let runtime = self.runtime
         sim.onEvent = { event in
+            runtime.observe(event)
             if event.kind == .upgradeStarted { upgrades += 1 }
             if keep { events.append(event) }
             onEvent(event)
@@ -85,6 +89,8 @@ extension Scenario {
         let sim = try makeSimulation(strictWire: options.strictWire)
         defer { simulation = nil }
         var first: UpgradePlan?
+        let runtime = self.runtime
+        sim.onEvent = { runtime.observe($0) }
         sim.onRollingUpgradeStart = { [unowned sim] plan in
             if first == nil { first = plan }
             sim.stop()

@@ -30,7 +30,8 @@ public struct ScenarioOptions {
 public final class Scenario {
     public let path: String
     public let options: ScenarioOptions
-    let state: LuaState
+    let runtime: ScriptRuntime
+    var state: LuaState { runtime.state }
     /// The plugin catalog, read the first time a script requires something that is not built in.
     public var catalog: PluginCatalog { lazyCatalog.value }
     let lazyCatalog: LazyCatalog
@@ -47,26 +48,18 @@ public final class Scenario {
     var expectations: [(table: LuaValue, location: String)] = []
     var scalesetValue: LuaValue?
 
-    /// What the script is doing now, which decides what it may call: definitions (`scaleset`,
-    /// `health`, `at` …) at the top level, actions inside `at` callbacks, neither inside the
-    /// callbacks the engine makes (`health`, `phase`, `fault`).
-    enum Activity: Equatable {
-        case loading, idle, atCallback, behaviour(String)
+    typealias Activity = ScriptRuntime.Activity
+    var activity: Activity {
+        get { runtime.activity }
+        set { runtime.activity = newValue }
     }
-    @exclusivity(unchecked) var activity = Activity.loading
-    /// An error raised inside a host function (a nested health, phase or fault call failed while an
-    /// action ran) that must end the run whatever the script does with the Lua error.
-    var fatal: (any Error)?
+    var fatal: (any Error)? {
+        get { runtime.fatal }
+        set { runtime.fatal = newValue }
+    }
 
     /// The simulation an `at` callback acts on, while one runs.
-    var simulation: Simulation? {
-        didSet { clock.simulation = simulation }
-    }
-    let clock = VirtualClock()
-    /// Per-instance `vm` tables and the model version each shows. Unchecked exclusivity: read
-    /// on every probe, touched only by `vmTable(for:)` on the simulation's thread.
-    @exclusivity(unchecked) var vmTables: [LuaTableRef?] = []
-    @exclusivity(unchecked) var vmVersions: [Int] = []
+    var simulation: Simulation?
 
     /// A script function the engine calls, with where it was registered.
     struct Callback {
@@ -81,13 +74,13 @@ public final class Scenario {
         self.options = options
         lazyCatalog = LazyCatalog(searchPath: PluginCatalog.searchPath(explicit: options.pluginPath, environment: options.environment))
         do {
-            state = try LuaState(limits: options.limits)
+            runtime = ScriptRuntime(state: try LuaState(limits: options.limits), model: [:])
         } catch {
             throw .file("cannot create a Lua state: \(error)")
         }
         let lazyCatalog = self.lazyCatalog
-        let clock = self.clock
-        var sandbox = LuaSandboxOptions(seed: options.seed, print: options.print, clock: { clock.seconds })
+        let runtime = self.runtime
+        var sandbox = LuaSandboxOptions(seed: options.seed, print: options.print, clock: { [unowned runtime] in Double(runtime.now) / 1000 })
         sandbox.resolveModule = { name in
             if let builtin = BuiltinLibrary.modules[name] { return (builtin, "(builtin)/\(name).lua") }
             let catalog = lazyCatalog.value
@@ -149,10 +142,4 @@ final class LazyCatalog {
         built = catalog
         return catalog
     }
-}
-
-/// What `os.time` and `os.clock` read in a scenario: the running simulation's clock.
-final class VirtualClock {
-    weak var simulation: Simulation?
-    var seconds: Double { Double(simulation?.now ?? 0) / 1000 }
 }

@@ -1,0 +1,119 @@
+import LuaHost
+import UpgradeEngine
+
+/// The running side of a loaded scenario: its Lua state and what the engine's calls into it
+/// need (each instance's `vm` table, the model versions, the virtual clock, what the script is
+/// doing now). It knows nothing of the simulation: the engine hands each call an instance
+/// snapshot and the time, and model versions arrive as `modelUpdated` events.
+final class ScriptRuntime {
+    /// What the script is doing now, which decides what it may call: definitions (`scaleset`,
+    /// `health`, `at` …) at the top level, actions inside `at` callbacks, neither inside the
+    /// callbacks the engine makes (`health`, `phase`, `fault`).
+    enum Activity: Equatable {
+        case loading, idle, atCallback, behaviour(String)
+    }
+
+    let state: LuaState
+    /// Read and written on every probe, on the simulation's one thread, never while a behaviour
+    /// that could reach it runs: unchecked exclusivity spares a runtime check per access.
+    @exclusivity(unchecked) var activity = Activity.loading
+    /// An error raised inside a host function (a nested health, phase or fault call failed while
+    /// an action ran) that must end the run whatever the script does with the Lua error.
+    var fatal: (any Error)?
+    /// The virtual time of the call in progress, in milliseconds (`os.clock`, `os.time`).
+    @exclusivity(unchecked) var now: Millis = 0
+    /// Model attributes by version (version n is `models[n - 1]`).
+    var models: [[String: String]]
+    /// Per-instance `vm` tables and the model version each shows (same reasoning as `activity`).
+    @exclusivity(unchecked) var vmTables: [LuaTableRef?] = []
+    @exclusivity(unchecked) var vmVersions: [Int] = []
+
+    init(state: LuaState, model: [String: String]) {
+        self.state = state
+        models = [model]
+    }
+
+    /// Forgets what a previous simulation left (the `vm` tables, later model versions).
+    func reset(model: [String: String]) {
+        for ref in vmTables.compactMap({ $0 }) { state.release(ref) }
+        vmTables = []
+        vmVersions = []
+        models = [model]
+        now = 0
+    }
+
+    /// Follows the engine's model versions from its events.
+    func observe(_ event: Event) {
+        if case .modelUpdated(let version, let changes, _) = event.payload, version > models.count {
+            var attributes = models[models.count - 1]
+            for (key, value) in changes { attributes[key] = value }
+            models.append(attributes)
+        }
+    }
+
+    /// The `vm` table handed to scripts for instance `vm`: made once per instance and kept, so
+    /// `vm.state` persists; `vm.model` is replaced when the instance's model changes.
+    func vmTable(for vm: borrowing Instance) -> LuaTableRef {
+        if vm.id >= vmTables.count {
+            vmTables += Array(repeating: nil, count: vm.id + 1 - vmTables.count)
+            vmVersions += Array(repeating: 0, count: vm.id + 1 - vmVersions.count)
+        }
+        if let ref = vmTables[vm.id] {
+            if vmVersions[vm.id] != vm.modelVersion {
+                state.setField(ref, "model", modelValue(vm.modelVersion))
+                vmVersions[vm.id] = vm.modelVersion
+            }
+            return ref
+        }
+        var fields: [String: LuaValue] = [
+            "id": .integer(vm.id), "name": .string(vm.name), "faultDomain": .integer(vm.faultDomain),
+            "updateDomain": .integer(vm.updateDomain), "model": modelValue(vm.modelVersion), "state": .table([:]),
+        ]
+        if let zone = vm.zone { fields["zone"] = .string(zone) }
+        let ref = state.reference(.table(fields))
+        vmTables[vm.id] = ref
+        vmVersions[vm.id] = vm.modelVersion
+        return ref
+    }
+
+    private func modelValue(_ version: Int) -> LuaValue {
+        var model = models[min(max(version, 1), models.count) - 1].mapValues(LuaValue.string)
+        model["version"] = .integer(version)
+        return .table(model)
+    }
+
+    func context(_ what: String, _ vm: borrowing Instance, _ time: Millis) -> String {
+        "\(what) of \(vm.name) at \(ISODuration.format(time))"
+    }
+
+    /// Calls `callback` with the instance's table and the time (seconds), handing the first
+    /// result to `read`. Script errors carry the instance and the time.
+    func invoke<R>(_ callback: Scenario.Callback, _ what: String, _ vm: borrowing Instance, _ time: Millis, extra: String? = nil,
+                   read: (LuaStack) throws -> R) throws -> R {
+        let table = vmTable(for: vm)
+        let outer = activity
+        activity = .behaviour(what)
+        now = time
+        defer { activity = outer }
+        do {
+            return try state.call(callback.function, arguments: { stack in
+                stack.pushReference(table)
+                if let extra { stack.push(extra) }
+                if time % 1000 == 0 { stack.push(time / 1000) } else { stack.push(Double(time) / 1000) }
+                return extra == nil ? 2 : 3
+            }, read: read)
+        } catch var error as LuaError {
+            // A result the host could not read is the callback's error too, located where it was set.
+            if error.function == nil {
+                error.function = what
+                error.location = error.location ?? callback.location
+            }
+            throw ScenarioError.script(error, context: context(what, vm, time))
+        }
+    }
+
+    /// A result of the wrong kind: a script error located where the function was registered.
+    func badResult(_ callback: Scenario.Callback, _ message: String, _ what: String, _ vm: borrowing Instance, _ time: Millis) -> ScenarioError {
+        .script(LuaError(kind: .runtime, message: message, location: callback.location, function: what), context: context(what, vm, time))
+    }
+}
