@@ -71,6 +71,7 @@ struct DefinitionReader {
                 problems += error.problems.map { Problem(field: "scaleset.\($0.field)", $0.message) }
             }
         }
+        var extensionRefused = false
         if let health = fields["healthExtension"] {
             do {
                 let (settings, warnings) = try HealthExtensionSettings.parse(json(health))
@@ -78,6 +79,7 @@ struct DefinitionReader {
                 self.warnings += warnings.map { Problem(field: "scaleset.\($0.field)", $0.message) }
             } catch {
                 problems += error.problems.map { Problem(field: "scaleset.\($0.field)", $0.message) }
+                extensionRefused = true
             }
         }
         if let lb = fields["loadBalancerProbe"] {
@@ -90,7 +92,7 @@ struct DefinitionReader {
         if let uds = integer(fields, "updateDomains") { d.updateDomainCount = uds }
         if let location = string(fields, "location") { d.location = location }
         if let timings = fields["timings"] { d.timings = readTimings(timings) }
-        problems += d.validate().map { Problem(field: "scaleset.\($0.field)", $0.message) }
+        problems += d.validate(healthSourceDeclared: extensionRefused).map { Problem(field: "scaleset.\($0.field)", $0.message) }
         return d
     }
 

@@ -85,8 +85,10 @@ public struct ScaleSetDefinition: Equatable, Sendable {
     /// Whether instances report health at all.
     public var hasHealthSource: Bool { healthExtension != nil || (orchestration == .uniform && loadBalancerProbe) }
 
-    /// Every problem with the definition, all at once.
-    public func validate() -> [Problem] {
+    /// Every problem with the definition, all at once. `healthSourceDeclared`: a health source
+    /// was given but its settings were refused (reported on their own), so the rule that Rolling
+    /// needs one is not broken as well: one problem never causes another.
+    public func validate(healthSourceDeclared: Bool = false) -> [Problem] {
         var problems: [Problem] = []
         if name.isEmpty || name.count > 64 || !name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) {
             problems.append(Problem(field: "name", "\"\(name)\" is not a scale set name; allowed 1–64 letters, digits, '-' and '_'"))
@@ -95,7 +97,7 @@ public struct ScaleSetDefinition: Equatable, Sendable {
         if Set(zones).count != zones.count { problems.append(Problem(field: "zones", "lists a zone twice: \(zones)")) }
         problems += policy.rolling.problems()
         if let healthExtension { problems += healthExtension.validate().problems }
-        if policy.mode == .rolling && !hasHealthSource {
+        if policy.mode == .rolling && !hasHealthSource && !healthSourceDeclared {
             problems.append(Problem(field: "upgradePolicy.mode", Self.noHealthSourceMessage + (orchestration == .flexible && loadBalancerProbe ? " (Flexible orchestration needs the health extension; a load-balancer probe is not enough)" : "")))
         }
         for id in protected.union(protectedFromScaleIn).sorted() where !(0..<capacity).contains(id) {

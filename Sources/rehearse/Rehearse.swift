@@ -16,6 +16,21 @@ struct Rehearse: ParsableCommand {
             """,
         subcommands: [RunCommand.self, PlanCommand.self, ValidateCommand.self, PluginsCommand.self, ProbeCommand.self]
     )
+
+    /// Runs the command line. A bad option or argument is bad input like any other: exit 2 with
+    /// the parser's message (what is wrong and the usage), not the parser's own 64.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                printError(fullMessage(for: error))
+                Foundation.exit(2)
+            }
+            exit(withError: error)
+        }
+    }
 }
 
 /// Options every command that loads a scenario shares.

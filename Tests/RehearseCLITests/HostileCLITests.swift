@@ -111,6 +111,14 @@ final class HostileCLITests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: repositoryRoot + "/-"))
     }
 
+    func testUnknownOptionsAndMissingArgumentsExitTwo() throws {
+        let unknown = try runRehearse(["run", "--bogus", "scripts/ten-at-twenty.lua"])
+        XCTAssertEqual(unknown.status, 2)
+        XCTAssertTrue(unknown.stderr.contains("Unknown option '--bogus'"), unknown.stderr)
+        XCTAssertEqual(try runRehearse(["run"]).status, 2)
+        XCTAssertEqual(try runRehearse(["run", "--help"]).status, 0)
+    }
+
     func testBadTimeLimitExitsTwoNamingTheOption() throws {
         let out = try runRehearse(["run", "--time-limit", "5S", "scripts/ten-at-twenty.lua"])
         XCTAssertEqual(out.status, 2)

@@ -215,3 +215,27 @@ final class PlanTests: XCTestCase {
         XCTAssertEqual(Set(plan.batches.flatMap { $0.instances.map(\.id) }), Set(0..<10))
     }
 }
+
+/// Validation reports every problem at once, and one problem never hides or causes another.
+final class ValidationTests: XCTestCase {
+    func problems(_ script: String) throws -> [Problem] {
+        do {
+            _ = try Scenario(path: try writeScenario(script), options: options())
+            return []
+        } catch ScenarioError.definition(let problems, _) {
+            return problems
+        }
+    }
+
+    func testRefusedExtensionSettingsDoNotAlsoCountAsNoHealthSource() throws {
+        let found = try problems("""
+            scaleset { name = "web", capacity = 4, upgradePolicy = { mode = "Rolling" },
+                       healthExtension = { protocol = "tcp", requestPath = "/", intervalInSeconds = 100 } }
+            """)
+        XCTAssertEqual(found.map(\.field), ["scaleset.healthExtension.requestPath", "scaleset.healthExtension.intervalInSeconds",
+                                            "scaleset.healthExtension.port"])
+        // With no extension at all, the missing health source is the one problem.
+        XCTAssertEqual(try problems("scaleset { name = 'web', capacity = 4, upgradePolicy = { mode = 'Rolling' } }").map(\.field),
+                       ["scaleset.upgradePolicy.mode"])
+    }
+}
