@@ -2,8 +2,9 @@
 import PackageDescription
 
 /// Strictness shared by every Swift target: Swift 6 language mode comes from the tools version,
-/// existential `any` is required where a protocol is used as a type.
-let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
+/// existential `any` is required where a protocol is used as a type, and a file sees only the
+/// members of modules it imports itself (no leaking through another file's imports).
+let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility")]
 
 let package = Package(
     name: "rehearse",
@@ -19,6 +20,7 @@ let package = Package(
         // extension) no certificate verification, which URLSession cannot turn off on Linux.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.30.0"),
     ],
     targets: [
         // Debian's liblua5.4-dev, found through pkg-config; the shim header gives Swift the macros.
@@ -39,7 +41,8 @@ let package = Package(
             name: "HealthProbe",
             dependencies: [
                 "UpgradeEngine", .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: strict
         ),

@@ -1,6 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOHTTP1
+import NIOSSL
 import UpgradeEngine
 
 /// One real probe of a live endpoint, made the way the Application Health extension makes it:

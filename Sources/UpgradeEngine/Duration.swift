@@ -28,7 +28,7 @@ public enum ISODuration {
             guard let unit = rest.first else { return .failure(.init(text, "number \(number) has no unit")) }
             rest = rest.dropFirst()
             guard !sawFraction else { return .failure(.init(text, "only the last part may have a fraction")) }
-            guard let value = Double(number.replacingOccurrences(of: ",", with: ".")) else {
+            guard let value = Double(String(number.map { $0 == "," ? "." : $0 })) else {
                 return .failure(.init(text, "'\(number)' is not a number"))
             }
             sawFraction = number.contains(".") || number.contains(",")

@@ -95,7 +95,7 @@ extension HealthExtensionSettings {
         if let v = value.member("typeHandlerVersion") {
             switch v {
             case .string(let s): version = s
-            case .double(let d): version = String(format: "%.1f", d)
+            case .double(let d): version = String((d * 10).rounded() / 10)
             case .int(let i): version = "\(i).0"
             default: reader.problem("typeHandlerVersion", "is \(v.kindName); allowed \"1.0\" or \"2.0\"")
             }

@@ -2,6 +2,7 @@ import ArgumentParser
 import CLuaBench
 import Foundation
 import Scenario
+import UpgradeEngine
 
 /// The scenario's health function, also called directly from C for the per-call reference.
 let scenarioHealth = """
