@@ -140,8 +140,7 @@ class ScriptBehavior {
 
 /// `phase(function(vm) ... end)`: the phase each instance reports when an upgrade starts.
 final class LuaPhaseSource: ScriptBehavior, PhaseSource {
-    func phase(of instance: Instance) throws -> Int? {
-        let time = runtime.now
+    func phase(of instance: Instance, at time: Millis) throws -> Int? {
         let result = try runtime.invoke(callback, "phase", instance, time) { stack -> Int?? in
             switch stack.type(at: -1) {
             case .nil, .none: return .some(nil)

@@ -15,7 +15,8 @@ extension HealthSource {
 /// Overrides the phase an instance reports in its custom metrics (the scenario's `phase`).
 public protocol PhaseSource: AnyObject {
     /// The phase for `instance`, or nil to keep what its metrics say.
-    func phase(of instance: Instance) throws -> Int?
+    /// `time`: when the upgrade asks (milliseconds on the virtual clock).
+    func phase(of instance: Instance, at time: Millis) throws -> Int?
 }
 
 /// The kinds of operation the engine performs on an instance.
@@ -53,7 +54,7 @@ public final class ClosureHealthSource: HealthSource {
 public final class ClosurePhaseSource: PhaseSource {
     let body: (Instance) throws -> Int?
     public init(_ body: @escaping (Instance) throws -> Int?) { self.body = body }
-    public func phase(of instance: Instance) throws -> Int? { try body(instance) }
+    public func phase(of instance: Instance, at time: Millis) throws -> Int? { try body(instance) }
 }
 
 /// A fault injector made of a closure.

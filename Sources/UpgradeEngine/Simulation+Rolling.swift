@@ -67,7 +67,7 @@ extension Simulation {
                 metrics = CustomMetrics.parse(payload, diagnostics: &diagnostics)
                 warn(diagnostics, about: vm.id)
             }
-            let phase = try phases?.phase(of: vm) ?? metrics?.phase
+            let phase = try phases?.phase(of: vm, at: now) ?? metrics?.phase
             return PlanInput(id: vm.id, zone: vm.zone, faultDomain: vm.faultDomain, updateDomain: vm.updateDomain,
                              unhealthy: vm.health.state.countsAsUnhealthy, upToDate: vm.modelVersion == modelVersion,
                              protected: vm.protectFromScaleSetActions, phase: phase, skip: metrics?.skipUpgrade ?? false)
@@ -87,13 +87,7 @@ extension Simulation {
     /// Asks for a rolling upgrade. A running one is superseded: it is cancelled, its operations
     /// in flight finish, and then the new one starts for the newest model (README: decisions).
     func requestRollingUpgrade(reason: String) throws {
-        if let run = rolling, run.code == .rollingForward {
-            run.code = .cancelled
-            run.lastAction = "Cancel"
-            run.lastActionTime = now
-            if run.stage == .pausing { run.stage = .idle }
-            emit(.upgradeCancelled(upgrade: run.number, supersededBy: reason))
-        }
+        if let run = rolling, run.code == .rollingForward { cancel(run, supersededBy: reason) }
         pendingReason = reason
         startPending = true
         try startPendingUpgradeIfReady()
@@ -333,11 +327,17 @@ extension Simulation {
         guard let run = rolling, run.code == .rollingForward else {
             throw EngineError("There is no ongoing Rolling Upgrade to cancel.")
         }
+        cancel(run, supersededBy: nil)
+    }
+
+    /// The one cancel: no new batch starts; operations already started finish and count by their
+    /// own outcome. `supersededBy` names the newer model update that cancels it, if one does.
+    private func cancel(_ run: RollingUpgradeRun, supersededBy reason: String?) {
         run.code = .cancelled
         run.lastAction = "Cancel"
         run.lastActionTime = now
         if run.stage == .pausing { run.stage = .done }
-        emit(.upgradeCancelled(upgrade: run.number, supersededBy: nil))
+        emit(.upgradeCancelled(upgrade: run.number, supersededBy: reason))
     }
 
     func statusOf(_ run: RollingUpgradeRun) -> RollingUpgradeStatus {

@@ -1,0 +1,92 @@
+/// Operations on instances (upgrade, create, delete, rollback): start, fault decision, finish.
+extension Simulation {
+    // MARK: Operations
+
+    /// Starts `kind` on instance `id`. The fault injector decides failure and duration.
+    func beginOperation(_ kind: OperationKind, on id: Int, targetVersion: Int, upgrade: Int?) throws {
+        let outcome = try faults?.outcome(of: kind, on: instances[id], at: now) ?? OperationOutcome()
+        let timings = definition.timings
+        let disruptive: Bool
+        let duration: Millis
+        switch kind {
+        case .upgrade:
+            disruptive = ChangeRules.isDisruptive(from: models[instances[id].modelVersion - 1], to: models[targetVersion - 1])
+            duration = disruptive ? timings.disruptiveUpgrade : timings.inPlaceUpgrade
+        case .rollback:
+            disruptive = true
+            duration = timings.rollback
+        case .create:
+            disruptive = false
+            duration = timings.create
+        case .delete:
+            disruptive = false
+            duration = timings.delete
+        }
+        nextToken += 1
+        let op = PendingOperation(kind: kind, token: nextToken, fail: outcome.fail, targetVersion: targetVersion,
+                                  disruptive: disruptive, upgrade: upgrade,
+                                  batch: upgrade.flatMap { rolling?.number == $0 ? rolling?.batchNumber : nil })
+        operations[id] = op
+        noteActivity()
+        switch kind {
+        case .upgrade, .rollback:
+            updateInstance(id) { vm in
+                vm.lifecycle = kind == .upgrade ? .upgrading : .rollingBack
+                if disruptive { vm.health.restart(at: now) }
+            }
+            if disruptive { stopProbing(id) }
+        case .delete:
+            updateInstance(id) { $0.lifecycle = .deleting }
+            stopProbing(id)
+        case .create: break
+        }
+        let took = max(0, outcome.duration ?? duration)
+        let replaces = kind == .create ? rolling?.surge.first(where: { $0.value == id })?.key : nil
+        emit(.operationStarted(OperationFacts(kind: kind, name: instances[id].name, targetVersion: targetVersion, disruptive: disruptive,
+                                              duration: took, willFail: outcome.fail, replaces: replaces)),
+             instance: id, batch: op.batch)
+        queue.schedule(.operationDone(id: id, token: op.token), at: now + took)
+    }
+
+    func finishOperation(_ id: Int, _ op: PendingOperation) throws {
+        let succeeded = !op.fail
+        switch op.kind {
+        case .upgrade, .rollback:
+            updateInstance(id) { vm in
+                vm.lifecycle = .running
+                if succeeded { vm.modelVersion = op.targetVersion }
+                if op.disruptive { vm.health.restart(at: now) }
+            }
+            if op.disruptive { startProbing(id) }
+        case .create:
+            if succeeded {
+                updateInstance(id) { vm in
+                    vm.lifecycle = .running
+                    vm.health.restart(at: now)
+                }
+                startProbing(id)
+            } else {
+                removeInstance(id)
+            }
+        case .delete:
+            removeInstance(id)
+        }
+        emit(.operationFinished(kind: op.kind, name: instances[id].name, succeeded: succeeded), instance: id, batch: op.batch)
+        if let number = op.upgrade, let run = rolling, run.number == number {
+            try operationFinished(run, id: id, succeeded: succeeded, kind: op.kind)
+        }
+        try startPendingUpgradeIfReady()
+    }
+
+    func removeInstance(_ id: Int) {
+        let vm = instances[id]
+        guard vm.lifecycle != .deleted else { return }
+        updateInstance(id) { $0.lifecycle = .deleted }
+        spreader.remove(zone: vm.zone, faultDomain: vm.faultDomain, updateDomain: vm.updateDomain)
+        stopProbing(id)
+        emit(.instanceDeleted(name: vm.name), instance: id)
+    }
+
+    /// Instances that exist and run (not being created, deleted or already gone).
+    var presentInstances: [Instance] { instances.filter(\.isPresent) }
+}

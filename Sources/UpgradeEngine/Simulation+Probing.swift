@@ -1,0 +1,76 @@
+/// Instances, their placement and their probes: the health state machine fed by the health source.
+extension Simulation {
+    // MARK: Instances and probes
+
+    @discardableResult
+    func addInstance(lifecycle: Lifecycle, version: Int, place: (zone: String?, faultDomain: Int, updateDomain: Int)?) -> Int {
+        let id = instances.count
+        let spot: (zone: String?, faultDomain: Int, updateDomain: Int)
+        if let place {
+            spot = place
+            spreader.add(zone: place.zone, faultDomain: place.faultDomain, updateDomain: place.updateDomain)
+        } else {
+            spot = spreader.place()
+        }
+        let settings = probeSettings ?? HealthExtensionSettings()
+        var instance = Instance(id: id, name: "\(definition.name)_\(id)", zone: spot.zone, faultDomain: spot.faultDomain,
+                                updateDomain: spot.updateDomain, modelVersion: version,
+                                protectFromScaleSetActions: definition.protected.contains(id),
+                                protectFromScaleIn: definition.protectedFromScaleIn.contains(id), lifecycle: lifecycle,
+                                health: HealthTracker(settings: settings, startedAt: now))
+        if probeSettings == nil { instance.health.markHealthyWithoutProbes() }
+        instances.append(instance)
+        lastProbes.append(nil)
+        probeGeneration.append(0)
+        if isServing(instance) { serving += 1 }
+        if lifecycle == .running { startProbing(id) }
+        return id
+    }
+
+    /// (Re)starts probing and the grace clock of instance `id` from now.
+    func startProbing(_ id: Int) {
+        probeGeneration[id] += 1
+        guard let settings = probeSettings else {
+            updateInstance(id) { $0.health.markHealthyWithoutProbes() }
+            return
+        }
+        queue.schedule(.probe(id: id, generation: probeGeneration[id]), at: now)
+        queue.schedule(.graceExpiry(id: id, startedAt: instances[id].health.startedAt), at: now + settings.gracePeriod * 1000)
+    }
+
+    func stopProbing(_ id: Int) { probeGeneration[id] += 1 }
+
+    func probe(_ id: Int) throws {
+        guard probing else { return }
+        guard instances[id].lifecycle == .running || instances[id].lifecycle == .upgrading else { return }
+        probeCount += 1
+        let reply: ProbeReply
+        if let health {
+            let all = instances  // one buffer retain; the element is then lent, not copied
+            reply = try health.probe(all[id], at: now)
+        } else {
+            reply = .structured(state: "Healthy", metrics: nil)
+        }
+        let result = judge.evaluate(reply, strictWire: strictWire)
+        if !result.diagnostics.isEmpty { warn(result.diagnostics, about: id) }
+        lastProbes[id] = result
+        let before = instances[id].health.state
+        let changed = updateInstance(id) { $0.health.record(result.state, at: now) }
+        queue.schedule(.probe(id: id, generation: probeGeneration[id]), at: now + probeInterval)
+        if changed {
+            emit(.healthChanged(from: before, to: instances[id].health.state, reason: .probes), instance: id)
+            try healthChanged(id)
+        }
+    }
+
+    /// Reports each kind of wire oddity once per instance.
+    func warn(_ diagnostics: [WireDiagnostic], about id: Int) {
+        for diagnostic in diagnostics where warned.insert("\(id)/\(diagnostic.kind.rawValue)").inserted {
+            emit(.wireWarning(name: instances[id].name, message: diagnostic.message), instance: id)
+        }
+    }
+
+    func healthChanged(_ id: Int) throws {
+        if let run = rolling, run.code == .rollingForward, run.watching.contains(id) { try advance(run) }
+    }
+}
