@@ -31,7 +31,7 @@ public enum BoundedFile {
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size) + 1)
         var count = 0
         while count < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
+            let n = readInto(&bytes, from: fd, at: count)
             if n < 0 && errno == EINTR { continue }
             guard n >= 0 else { throw Refusal(path: path, problem: "cannot be read: \(String(cString: strerror(errno)))") }
             if n == 0 { break }

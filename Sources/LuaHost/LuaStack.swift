@@ -46,10 +46,7 @@ public struct LuaStack {
     public func push(_ value: Bool) { lua_pushboolean(L, value ? 1 : 0) }
     /// Pushes a string (bytes as UTF-8; Lua strings may hold any bytes).
     public func push(_ value: String) {
-        var value = value
-        value.withUTF8 { bytes in
-            _ = bytes.withMemoryRebound(to: CChar.self) { lua_pushlstring(L, $0.baseAddress, $0.count) }
-        }
+        pushBytes(L, value)
     }
 
     /// Pushes any `LuaValue`, building tables as needed.
@@ -373,7 +370,7 @@ public struct LuaStringChoices: Sendable {
         var length = 0
         guard let bytes = clua_tolstring(L, index, &length) else { return nil }
         for (i, choice) in choices.enumerated() where choice.utf8CodeUnitCount == length {
-            if memcmp(bytes, choice.utf8Start, length) == 0 { return i }
+            if sameBytes(bytes, choice, length) { return i }
         }
         return nil
     }

@@ -1,5 +1,6 @@
 import CLua
 import CLuaSupport
+import Glibc
 
 // Every raw pointer of the LuaHost module lives in this file: reading Lua's string bytes and
 // passing Swift closures through C as opaque pointers.
@@ -12,6 +13,34 @@ func readString(_ L: OpaquePointer, _ index: Int32) -> String {
     return bytes.withMemoryRebound(to: UInt8.self, capacity: length) {
         String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
     }
+}
+
+/// Pushes a Swift string's UTF-8 bytes as a Lua string.
+@usableFromInline
+func pushBytes(_ L: OpaquePointer, _ value: String) {
+    var value = value
+    value.withUTF8 { bytes in
+        _ = bytes.withMemoryRebound(to: CChar.self) { lua_pushlstring(L, $0.baseAddress, $0.count) }
+    }
+}
+
+/// Compiles `text` as a text chunk named `chunkName`; Lua's status.
+func loadText(_ L: OpaquePointer, _ text: String, chunkName: String) -> Int32 {
+    var text = text
+    return text.withUTF8 { bytes in
+        bytes.withMemoryRebound(to: CChar.self) { clua_loadbufferx(L, $0.baseAddress, $0.count, chunkName, "t") }
+    }
+}
+
+/// Whether `length` bytes at `bytes` equal the static string `choice` (of that length).
+@usableFromInline
+func sameBytes(_ bytes: UnsafePointer<CChar>, _ choice: StaticString, _ length: Int) -> Bool {
+    memcmp(bytes, choice.utf8Start, length) == 0
+}
+
+/// Reads from `fd` into `bytes` from offset `count` to its end; what `read(2)` returns.
+func readInto(_ bytes: inout [UInt8], from fd: Int32, at count: Int) -> Int {
+    bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
 }
 
 /// The identity of the table at `index` (its address, only ever compared, never shown).

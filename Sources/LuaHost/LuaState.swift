@@ -92,12 +92,7 @@ public final class LuaState {
     /// Compiles `text` as a chunk named `chunkName` (shown in errors as `chunkName:line`).
     /// Precompiled bytecode is refused.
     public func load(_ text: String, chunkName: String) throws -> LuaFunctionRef {
-        var text = text
-        let status = text.withUTF8 { bytes in
-            bytes.withMemoryRebound(to: CChar.self) {
-                clua_loadbufferx(L, $0.baseAddress, $0.count, "@" + chunkName, "t")
-            }
-        }
+        let status = loadText(L, text, chunkName: "@" + chunkName)
         guard status == LUA_OK else {
             let raw = stack.string(at: -1) ?? "cannot load \(chunkName)"
             clua_pop(L, 1)
