@@ -1,9 +1,9 @@
 import LuaHost
 import UpgradeEngine
 
-/// `expect { ... }`: what the final status and the run must show. Each key is checked; a run
-/// whose expectation fails exits 1 and names each failure.
-enum Expectation {
+/// `expect { ... }`, read once when the script is loaded: what the final status and the run must
+/// show. A run whose expectation fails exits 1 and names each failure.
+public struct Expectation: Equatable, Sendable {
     /// The keys `expect` understands, with what each compares.
     static let keys: [String: String] = [
         "code": "runningStatus.code: RollingForward, Cancelled, Completed or Faulted",
@@ -15,62 +15,94 @@ enum Expectation {
         "upgrades": "how many rolling upgrades started",
     ]
 
-    /// Problems with an `expect` table itself (unknown keys, wrong types).
-    static func validate(_ table: LuaValue) -> [String] {
-        guard let fields = table.fields else { return ["expected a table such as { code = \"Completed\" }"] }
+    /// Where the script called `expect` (`file:line`).
+    public var location: String
+    public var code: String?
+    public var errorCode: String?
+    public var successful: Int?
+    public var failed: Int?
+    public var inProgress: Int?
+    public var pending: Int?
+    public var skipped: [Int]?
+    public var protected: [Int]?
+    /// The fewest serving instances must be at least this many.
+    public var minHealthy: Int?
+    /// How many rolling upgrades started.
+    public var upgrades: Int?
+
+    /// Reads an `expect` table; the problems name each bad key and what is allowed.
+    static func parse(_ table: LuaValue, location: String) -> (Expectation, [String]) {
+        var expectation = Expectation(location: location)
+        guard let fields = table.fields else { return (expectation, ["expected a table such as { code = \"Completed\" }"]) }
         var problems: [String] = []
         for key in fields.keys.sorted() {
-            guard keys[key] != nil else {
-                problems.append("unknown key \(key); allowed \(keys.keys.sorted().joined(separator: ", "))")
-                continue
-            }
             let value = fields[key]!
-            switch key {
-            case "code", "errorCode":
-                if value.stringValue == nil { problems.append("\(key) must be a string") }
-            case "skipped", "protected":
-                if case .array(let items) = value, items.allSatisfy({ $0.intValue != nil }) { break }
-                problems.append("\(key) must be a list of instance ids")
-            default:
+            func number() -> Int? {
                 if value.intValue == nil { problems.append("\(key) must be a whole number") }
+                return value.intValue
+            }
+            func list() -> [Int]? {
+                if case .array(let items) = value, items.allSatisfy({ $0.intValue != nil }) { return items.compactMap(\.intValue) }
+                problems.append("\(key) must be a list of instance ids")
+                return nil
+            }
+            func text() -> String? {
+                if value.stringValue == nil { problems.append("\(key) must be a string") }
+                return value.stringValue
+            }
+            switch key {
+            case "code": expectation.code = text()
+            case "errorCode": expectation.errorCode = text()
+            case "successful": expectation.successful = number()
+            case "failed": expectation.failed = number()
+            case "inProgress": expectation.inProgress = number()
+            case "pending": expectation.pending = number()
+            case "skipped": expectation.skipped = list()
+            case "protected": expectation.protected = list()
+            case "minHealthy": expectation.minHealthy = number()
+            case "upgrades": expectation.upgrades = number()
+            default: problems.append("unknown key \(key); allowed \(keys.keys.sorted().joined(separator: ", "))")
             }
         }
-        return problems
+        return (expectation, problems)
     }
 
-    /// Every way `summary` differs from `table`, as sentences.
-    static func failures(_ table: LuaValue, summary: RunSummary, upgrades: Int) -> [String] {
-        guard let fields = table.fields else { return [] }
+    /// Every way the run differs from this expectation, in key order.
+    func failures(summary: RunSummary, upgrades actualUpgrades: Int) -> [ExpectationFailure] {
         let status = summary.status
-        var failures: [String] = []
-        func check<T: Equatable>(_ key: String, _ actual: T?, _ expected: T?, show: (T?) -> String) {
-            if actual != expected { failures.append("\(key) is \(show(actual)), expected \(show(expected))") }
+        var failures: [ExpectationFailure] = []
+        func check<T: Equatable>(_ key: String, _ actual: T?, _ expected: T?, _ show: (T?) -> String) {
+            guard let expected, actual != expected else { return }
+            failures.append(ExpectationFailure(location: location, key: key, actual: show(actual), expected: show(expected)))
         }
         let text = { (s: String?) in s ?? "none" }
         let number = { (n: Int?) in n.map(String.init) ?? "none" }
         let list = { (l: [Int]?) in l.map { "\($0)" } ?? "none" }
-        for key in fields.keys.sorted() {
-            let value = fields[key]!
-            switch key {
-            case "code": check(key, status?.code.rawValue, value.stringValue, show: text)
-            case "errorCode": check(key, status?.error?.code, value.stringValue, show: text)
-            case "successful": check(key, status?.progress.successfulInstanceCount, value.intValue, show: number)
-            case "failed": check(key, status?.progress.failedInstanceCount, value.intValue, show: number)
-            case "inProgress": check(key, status?.progress.inProgressInstanceCount, value.intValue, show: number)
-            case "pending": check(key, status?.progress.pendingInstanceCount, value.intValue, show: number)
-            case "skipped":
-                if case .array(let items) = value { check(key, summary.skipped, items.compactMap(\.intValue), show: list) }
-            case "protected":
-                if case .array(let items) = value { check(key, summary.protected, items.compactMap(\.intValue), show: list) }
-            case "minHealthy":
-                let lowest = summary.availability?.lowestHealthy
-                if let want = value.intValue, (lowest ?? Int.max) < want {
-                    failures.append("minHealthy: the fewest serving instances was \(lowest!), expected at least \(want)")
-                }
-            case "upgrades": check(key, upgrades, value.intValue, show: number)
-            default: break
-            }
+        check("code", status?.code.rawValue, code, text)
+        check("errorCode", status?.error?.code, errorCode, text)
+        check("failed", status?.progress.failedInstanceCount, failed, number)
+        check("inProgress", status?.progress.inProgressInstanceCount, inProgress, number)
+        if let minHealthy, let lowest = summary.availability?.lowestHealthy, lowest < minHealthy {
+            failures.append(ExpectationFailure(location: location, key: "minHealthy", actual: String(lowest), expected: "at least \(minHealthy)"))
         }
+        check("pending", status?.progress.pendingInstanceCount, pending, number)
+        check("protected", summary.protected, protected, list)
+        check("skipped", summary.skipped, skipped, list)
+        check("successful", status?.progress.successfulInstanceCount, successful, number)
+        check("upgrades", actualUpgrades, upgrades, number)
         return failures
     }
+}
+
+/// One way a run differed from an `expect`.
+public struct ExpectationFailure: Equatable, Sendable, CustomStringConvertible {
+    /// Where the `expect` is (`file:line`).
+    public var location: String
+    /// The key that failed, e.g. `code`.
+    public var key: String
+    /// What the run showed, and what was expected, as the status prints them.
+    public var actual: String
+    public var expected: String
+
+    public var description: String { "expect at \(location): \(key) is \(actual), expected \(expected)" }
 }

@@ -50,7 +50,7 @@ extension Scenario {
         }
         state.register("expect") { [unowned self] args in
             try requireTopLevel("expect")
-            expectations.append((try args.table(1), args.callerLocation ?? path))
+            expectationTables.append((try args.table(1), args.callerLocation ?? path))
             return []
         }
         registerAction("update_model") { sim, args in

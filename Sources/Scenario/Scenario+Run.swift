@@ -8,8 +8,10 @@ public struct ScenarioResult: Sendable {
     public var summary: RunSummary { record.summary }
     /// How many rolling upgrades started.
     public var upgrades: Int
-    /// Every failed expectation, as "expect at file:line: ...".
-    public var failedExpectations: [String]
+    /// Every way the run differed from its `expect` calls.
+    public var failures: [ExpectationFailure]
+    /// The same, as "expect at file:line: code is Completed, expected Faulted".
+    public var failedExpectations: [String] { failures.map(\.description) }
     /// How many `expect` calls the script made.
     public var expectationCount: Int
 }
@@ -73,12 +75,9 @@ extension Scenario {
         } catch {
             throw .file("\(error)")
         }
-        var failures: [String] = []
-        for (table, location) in expectations {
-            failures += Expectation.failures(table, summary: summary, upgrades: upgrades).map { "expect at \(location): \($0)" }
-        }
+        let failures = expectations.flatMap { $0.failures(summary: summary, upgrades: upgrades) }
         let record = RunRecord(events: events, summary: summary, instances: sim.instanceOutcomes)
-        return ScenarioResult(record: record, upgrades: upgrades, failedExpectations: failures, expectationCount: expectations.count)
+        return ScenarioResult(record: record, upgrades: upgrades, failures: failures, expectationCount: expectations.count)
     }
 
     /// The batches of the scenario's first rolling upgrade, from the health its instances report

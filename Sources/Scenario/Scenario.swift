@@ -45,7 +45,9 @@ public final class Scenario {
     var phase: Callback?
     var fault: Callback?
     var timeline: [(time: Millis, callback: Callback)] = []
-    var expectations: [(table: LuaValue, location: String)] = []
+    /// The script's `expect` calls, read when it was loaded.
+    public private(set) var expectations: [Expectation] = []
+    var expectationTables: [(table: LuaValue, location: String)] = []
     var scalesetValue: LuaValue?
 
     typealias Activity = ScriptRuntime.Activity
@@ -122,8 +124,10 @@ public final class Scenario {
         if health == nil && definition.hasHealthSource && definition.healthExtension != nil {
             warnings.append("\(path): no health(...) function: every probe answers Healthy")
         }
-        for (table, location) in expectations {
-            problems += Expectation.validate(table).map { Problem(field: "expect at \(location)", $0) }
+        for (table, location) in expectationTables {
+            let (expectation, found) = Expectation.parse(table, location: location)
+            expectations.append(expectation)
+            problems += found.map { Problem(field: "expect at \(location)", $0) }
         }
         warnings += reader.warnings.map(\.description)
         guard problems.isEmpty else { throw .definition(problems, location: scalesetLocation) }

@@ -96,9 +96,10 @@ final class ScenarioAPITests: XCTestCase {
             expect { code = "Faulted", successful = 3 }
             """)
         let result = try scenario.run()
-        XCTAssertEqual(result.failedExpectations.count, 2)
-        XCTAssertTrue(result.failedExpectations[0].hasSuffix("scenario.lua:7: code is Completed, expected Faulted"), result.failedExpectations[0])
-        XCTAssertTrue(result.failedExpectations[1].hasSuffix("scenario.lua:7: successful is 10, expected 3"), result.failedExpectations[1])
+        XCTAssertEqual(result.failures.map(\.key), ["code", "successful"])
+        XCTAssertEqual(result.failures.map(\.actual), ["Completed", "10"])
+        XCTAssertEqual(result.failures.map(\.expected), ["Faulted", "3"])
+        XCTAssertTrue(result.failures.allSatisfy { $0.location.hasSuffix("scenario.lua:7") })
     }
 
     func testCustomMetricsAsObjectOnTheWireWarnsAndStrictWireMakesItUnknown() throws {
