@@ -95,7 +95,7 @@ public struct Expectation: Equatable, Sendable {
 }
 
 /// One way a run differed from an `expect`.
-public struct ExpectationFailure: Equatable, Sendable, CustomStringConvertible {
+public struct ExpectationFailure: Error, Equatable, Sendable, CustomStringConvertible {
     /// Where the `expect` is (`file:line`).
     public var location: String
     /// The key that failed, e.g. `code`.

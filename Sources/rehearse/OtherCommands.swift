@@ -59,7 +59,7 @@ struct ValidateCommand: ParsableCommand {
         options.print = { _ in }
         do {
             let scenario = try Scenario(path: file, options: options)
-            for warning in scenario.warnings { printError("rehearse: warning: \(warning)") }
+            for warning in scenario.warnings { warn(warning) }
             let d = scenario.definition
             print("\(file): ok (\(d.name), \(d.capacity) instances, \(d.policy.mode.rawValue) mode\(d.zones.isEmpty ? "" : ", zones \(d.zones.joined(separator: ","))"))")
         } catch {
@@ -95,7 +95,7 @@ struct PluginsCommand: ParsableCommand {
                 print("\(m.name) \(m.version) (api \(m.api)\(bundle.isCompatible ? "" : ", INCOMPATIBLE with \(hostAPIVersion)"));\(provides) \(m.description) [\(bundle.folder)]")
             }
             if catalog.bundles.isEmpty { print("no bundles on the plugin path: \(catalog.searchPath.joined(separator: ", "))") }
-            for problem in catalog.problems { printError("rehearse: warning: \(problem)") }
+            for problem in catalog.problems { warn(problem) }
         }
     }
 
@@ -106,7 +106,7 @@ struct PluginsCommand: ParsableCommand {
         func run() throws {
             let catalog = path.catalog
             let problems = catalog.check()
-            for problem in problems { printError("rehearse: \(problem)") }
+            report(problems.map { Diagnostic(.error, $0) })
             guard problems.isEmpty else { throw ExitCode(2) }
             print("\(catalog.bundles.count) bundle(s) ok")
         }

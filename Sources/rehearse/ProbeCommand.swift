@@ -57,7 +57,7 @@ struct ProbeCommand: ParsableCommand {
             print("phase: \(metrics.phase.map(String.init) ?? "none (last phase)")")
             print("skipUpgrade: \(metrics.skipUpgrade)")
         }
-        for diagnostic in result.diagnostics { printError("rehearse: warning: \(diagnostic.message)") }
+        for diagnostic in result.diagnostics { warn(diagnostic.message) }
         if result.state != .healthy { throw ExitCode(1) }
     }
 }

@@ -64,17 +64,48 @@ func printError(_ text: String) {
     FileHandle.standardError.write(Data((ScriptText.escaped(text, keepingNewlines: true) + "\n").utf8))
 }
 
-/// Prints a scenario failure and exits 2.
+/// Prints what `error` stands for and returns its exit status (2 for bad input).
 func fail(_ error: any Error) -> ExitCode {
-    printError("rehearse: error: \(error)")
-    return ExitCode(2)
+    let diagnostics = Diagnostic.of(error)
+    report(diagnostics, header: (error as? ScenarioError).flatMap(definitionHeader))
+    return ExitCode(diagnostics.map(\.exitCode).max() ?? 2)
+}
+
+/// The one renderer of diagnostics on standard error. One diagnostic is one line,
+/// `rehearse: error: message (context)`, with its location first when the message does not
+/// carry it; several problems of one definition are listed under `header`.
+func report(_ diagnostics: [Diagnostic], header: String? = nil) {
+    if let header, diagnostics.count > 1 {
+        printError("rehearse: error: \(header)\(diagnostics.count) problems in the scenario:")
+        for d in diagnostics { printError("  - \(d.location.map { "\($0): " } ?? "")\(d.message)") }
+        return
+    }
+    for d in diagnostics {
+        var line = "rehearse: \(d.severity.rawValue): "
+        if let header { line += header }
+        if let location = d.location, !d.message.contains(location) { line += "\(location): " }
+        line += d.message
+        if let context = d.context, header == nil { line += " (\(context))" }
+        printError(line)
+    }
+}
+
+/// `file:line: ` before a definition's problems.
+func definitionHeader(_ error: ScenarioError) -> String? {
+    if case .definition(_, let location) = error { return location.map { "\($0): " } ?? "" }
+    return nil
+}
+
+/// A warning on standard error, through the same renderer.
+func warn(_ message: String, location: String? = nil) {
+    report([Diagnostic(.warning, message, location: location)])
 }
 
 /// Loads a scenario, turning its errors into exit status 2.
 func loadScenario(_ arguments: ScenarioArguments, print: @escaping (String) -> Void) throws -> Scenario {
     do {
         let scenario = try Scenario(path: arguments.scenario, options: try arguments.options(print: print))
-        for warning in scenario.warnings { printError("rehearse: warning: \(warning)") }
+        for warning in scenario.warnings { warn(warning) }
         return scenario
     } catch let error as ValidationError {
         throw error

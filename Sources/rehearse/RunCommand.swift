@@ -30,7 +30,7 @@ struct RunCommand: ParsableCommand {
         do {
             result = try loaded.run { event in
                 eventFile?.writeLine(event.jsonLine)
-                if event.kind == .wireWarning { printError("rehearse: warning: \(event.detail)") }
+                if case .wireWarning(let name, let message) = event.payload { warn(message, location: name) }
                 if !quiet, let line = timeline.line(for: event) { print(line) }
             }
         } catch {
@@ -65,8 +65,8 @@ struct RunCommand: ParsableCommand {
             }
             if result.summary.hitTimeLimit { print("Stopped at the time limit with work left.") }
         }
-        for failure in result.failedExpectations { printError("rehearse: \(failure)") }
-        if !result.failedExpectations.isEmpty { throw ExitCode(1) }
+        report(result.failures.flatMap { Diagnostic.of($0) })
+        if !result.failures.isEmpty { throw ExitCode(1) }
         if !json && result.expectationCount > 0 { print("All \(result.expectationCount) expectation(s) held.") }
     }
 }

@@ -1,0 +1,51 @@
+import LuaHost
+import UpgradeEngine
+
+/// One thing the user must know, whatever produced it: what is wrong, where (a `file:line`, a
+/// field path, a file), what was running, and the exit status it leads to. Every error and
+/// warning of a scenario, a policy, a bundle or an option becomes diagnostics; the command line
+/// renders them in one place.
+public struct Diagnostic: Equatable, Sendable {
+    public enum Severity: String, Sendable {
+        case error, warning
+    }
+
+    public var severity: Severity
+    /// What is wrong, with the value found and what is allowed where there is a rule.
+    public var message: String
+    /// Where: `file:line`, a field path such as `scaleset.healthExtension.port`, or a file.
+    public var location: String?
+    /// What was running, e.g. `health of web_3 at PT10S`.
+    public var context: String?
+    /// The exit status: 2 for bad input of any kind, 1 for an expectation that failed, 0 for a warning.
+    public var exitCode: Int32
+
+    public init(_ severity: Severity = .error, _ message: String, location: String? = nil, context: String? = nil, exitCode: Int32? = nil) {
+        self.severity = severity
+        self.message = message
+        self.location = location
+        self.context = context
+        self.exitCode = exitCode ?? (severity == .error ? 2 : 0)
+    }
+
+    /// The diagnostics an error stands for (a definition with three problems gives three).
+    public static func of(_ error: any Error) -> [Diagnostic] {
+        switch error {
+        case let error as ScenarioError:
+            switch error {
+            case .file(let message): return [Diagnostic(.error, message)]
+            case .script(let lua, let context):
+                return [Diagnostic(.error, lua.description, location: lua.location, context: context)]
+            case .definition(let problems, let location):
+                return problems.map { Diagnostic(.error, $0.message, location: $0.field, context: location) }
+            }
+        case let failure as ValidationFailure:
+            return failure.problems.map { Diagnostic(.error, $0.message, location: $0.field) }
+        case let failure as ExpectationFailure:
+            return [Diagnostic(.error, "\(failure.key) is \(failure.actual), expected \(failure.expected)",
+                               location: "expect at \(failure.location)", exitCode: 1)]
+        default:
+            return [Diagnostic(.error, "\(error)")]
+        }
+    }
+}
