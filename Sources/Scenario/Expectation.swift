@@ -104,5 +104,12 @@ public struct ExpectationFailure: Error, Equatable, Sendable, CustomStringConver
     public var actual: String
     public var expected: String
 
+    public init(location: String, key: String, actual: String, expected: String) {
+        self.location = location
+        self.key = key
+        self.actual = actual
+        self.expected = expected
+    }
+
     public var description: String { "expect at \(location): \(key) is \(actual), expected \(expected)" }
 }
