@@ -14,6 +14,7 @@ public enum ISODuration {
         var inTime = false
         var sawPart = false
         var sawFraction = false
+        var lastRank = 0  // D = 1, H = 2, M = 3, S = 4: each at most once, in that order
         while !rest.isEmpty {
             if rest.first == "T" || rest.first == "t" {
                 guard !inTime else { return .failure(.init(text, "it has a second 'T'")) }
@@ -33,16 +34,23 @@ public enum ISODuration {
             }
             sawFraction = number.contains(".") || number.contains(",")
             let seconds: Double
+            let rank: Int
             switch (unit.uppercased(), inTime) {
-            case ("D", false): seconds = 86_400
-            case ("H", true): seconds = 3_600
-            case ("M", true): seconds = 60
-            case ("S", true): seconds = 1
+            case ("D", false): (seconds, rank) = (86_400, 1)
+            case ("H", true): (seconds, rank) = (3_600, 2)
+            case ("M", true): (seconds, rank) = (60, 3)
+            case ("S", true): (seconds, rank) = (1, 4)
             case ("Y", false), ("M", false), ("W", false):
                 return .failure(.init(text, "years, months and weeks are not allowed (their length varies); use days, hours, minutes, seconds"))
             default:
                 return .failure(.init(text, "unit '\(unit)' is not allowed \(inTime ? "after" : "before") 'T'"))
             }
+            guard rank > lastRank else {
+                return .failure(.init(text, rank == lastRank
+                    ? "'\(unit)' appears twice; each of D, H, M, S at most once"
+                    : "'\(unit)' comes after a smaller unit; the order is D, then T, then H, M, S"))
+            }
+            lastRank = rank
             total += value * seconds
             sawPart = true
         }

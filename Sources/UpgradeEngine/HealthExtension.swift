@@ -49,7 +49,10 @@ public struct HealthExtensionSettings: Equatable, Sendable {
         func bad(_ field: String, _ message: String) { problems.append(Problem(field: "\(prefix).\(field)", message)) }
         if let port, !(1...65535).contains(port) { bad("port", "\(port) is out of range; allowed 1–65535") }
         if `protocol` == .tcp && port == nil { bad("port", "is required for protocol tcp") }
-        if `protocol` != .tcp && (requestPath ?? "").isEmpty { bad("requestPath", "is required for protocol \(`protocol`.rawValue)") }
+        if `protocol` != .tcp && (requestPath ?? "").isEmpty {
+            // Azure's documentation requires it; the extension itself probes "/" without complaint.
+            warnings.append(Problem(field: "\(prefix).requestPath", "is missing for protocol \(`protocol`.rawValue): Azure's documentation requires it; the extension probes \"/\""))
+        }
         if !(5...60).contains(intervalInSeconds) { bad("intervalInSeconds", "\(intervalInSeconds) is out of range; allowed 5–60 (seconds)") }
         if !(1...24).contains(numberOfProbes) { bad("numberOfProbes", "\(numberOfProbes) is out of range; allowed 1–24") }
         if intervalInSeconds * numberOfProbes > 240 {

@@ -100,7 +100,8 @@ struct ProbeJudge: Sendable {
         case .http, .https:
             guard richStates else {
                 switch reply {
-                case .http(let status, _) where (200...299).contains(status): return ProbeResult(state: .healthy, diagnostics: refusedMetrics(reply))
+                // Binary states: "expected to return a 200 response code"; any other status is Unhealthy.
+                case .http(let status, _) where status == 200: return ProbeResult(state: .healthy, diagnostics: refusedMetrics(reply))
                 case .structured: return ProbeResult(state: .healthy, diagnostics: refusedMetrics(reply))
                 case .tcp(connected: true): return ProbeResult(state: .healthy)
                 default: return ProbeResult(state: .unhealthy)

@@ -121,9 +121,10 @@ final class HealthTests: XCTestCase {
     func testSettingsValidationReportsEveryProblem() {
         let settings = HealthExtensionSettings(protocol: .http, port: 70_000, requestPath: "", intervalInSeconds: 60, numberOfProbes: 5, gracePeriod: 3)
         let problems = settings.validate().problems.map(\.description)
+        // An empty requestPath is a warning (SPEC, second edition), not one of the problems.
+        XCTAssertEqual(settings.validate().warnings.map(\.field), ["healthExtension.requestPath"])
         XCTAssertEqual(problems, [
             "healthExtension.port: 70000 is out of range; allowed 1–65535",
-            "healthExtension.requestPath: is required for protocol http",
             "healthExtension.numberOfProbes: intervalInSeconds × numberOfProbes is 300; allowed at most 240 seconds",
             "healthExtension.gracePeriod: 3 is out of range; allowed 5–14400 (seconds)",
         ])
@@ -139,5 +140,38 @@ final class HealthTests: XCTestCase {
 
     func testDefaultGracePeriodIsIntervalTimesProbes() {
         XCTAssertEqual(HealthExtensionSettings(protocol: .http, requestPath: "/", intervalInSeconds: 10, numberOfProbes: 3).gracePeriod, 30)
+    }
+
+    /// The extension's own test "basic states = m,h,h,u,u,i,i": numberOfProbes 2, interval 5 s,
+    /// so a 10 s grace period; grace expiry is checked before a result counts, so the second
+    /// Healthy (at 10 s) commits Unknown, not Healthy.
+    func testExtensionSequenceMHHUUIIWithTwoProbesEndsUnknown() {
+        let settings = HealthExtensionSettings(protocol: .http, port: 8080, requestPath: "health", intervalInSeconds: 5, numberOfProbes: 2)
+        XCTAssertEqual(settings.gracePeriod, 10)
+        var tracker = HealthTracker(settings: settings, startedAt: 0)
+        let results: [HealthState] = [.unknown, .healthy, .healthy, .unhealthy, .unhealthy, .unknown, .unknown]
+        var committed: [HealthState] = []
+        for (i, result) in results.enumerated() {
+            tracker.record(result, at: i * 5_000)
+            committed.append(tracker.state)
+        }
+        XCTAssertEqual(committed, [.initializing, .initializing, .unknown, .unknown, .unhealthy, .unhealthy, .unknown])
+    }
+
+    /// Binary states (typeHandlerVersion 1.0): "expected to return a 200 response code".
+    func testBinaryStatesAreHealthyOnStatus200Only() {
+        let binary = HealthExtensionSettings(protocol: .http, port: 80, requestPath: "/", typeHandlerVersion: "1.0")
+        XCTAssertEqual(binary.evaluate(.http(status: 200, body: "")).state, .healthy)
+        XCTAssertEqual(binary.evaluate(.http(status: 204, body: "")).state, .unhealthy)
+        XCTAssertEqual(binary.evaluate(.http(status: 299, body: "")).state, .unhealthy)
+        XCTAssertEqual(binary.evaluate(.http(status: 503, body: "")).state, .unhealthy)
+    }
+
+    /// Azure's documentation requires requestPath for http/https; the extension does not
+    /// enforce it: a warning, not a refusal.
+    func testMissingRequestPathIsAWarningNotAProblem() {
+        let (problems, warnings) = HealthExtensionSettings(protocol: .http, port: 80, requestPath: nil).validate()
+        XCTAssertEqual(problems, [])
+        XCTAssertEqual(warnings.map(\.field), ["healthExtension.requestPath"])
     }
 }

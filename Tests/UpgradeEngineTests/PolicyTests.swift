@@ -45,6 +45,14 @@ final class PolicyTests: XCTestCase {
         }
     }
 
+    /// Each designator at most once and in the order D, H, M, S.
+    func testDurationDesignatorsOutOfOrderOrRepeatedAreRefused() {
+        for text in ["PT1S1M", "PT1M1M", "PT1S1H", "P1DT1M1H", "PT2S2S"] {
+            guard case .failure = ISODuration.parse(text) else { return XCTFail("\(text) accepted") }
+        }
+        XCTAssertEqual(try ISODuration.parse("P1DT1H1M1.5S").get(), 90_061_500)
+    }
+
     func testDurations() {
         XCTAssertEqual(try ISODuration.parse("PT2S").get(), 2_000)
         XCTAssertEqual(try ISODuration.parse("PT1M30S").get(), 90_000)
