@@ -344,6 +344,34 @@ public struct LuaTableView {
         return LuaType(rawValue: type) ?? .none
     }
 
+    /// The string key of this table equal to `name` ignoring ASCII case (the smallest, byte-wise,
+    /// when several are), or nil. For wire keys that Azure matches case-insensitively.
+    public func key(caseInsensitive name: String) -> String? {
+        let wanted = name.lowercased()
+        var found: String?
+        lua_pushnil(L)
+        while lua_next(L, index) != 0 {
+            clua_pop(L, 1)
+            guard lua_type(L, -1) == LUA_TSTRING else { continue }
+            var length = 0
+            _ = clua_tolstring(L, -1, &length)
+            guard length == wanted.utf8.count else { continue }
+            let key = readString(L, -1)
+            if key.lowercased() == wanted, found.map({ key < $0 }) ?? true { found = key }
+        }
+        return found
+    }
+
+    /// Copies `t[key]` (any string key) into slot `slot` of the table kept by `table`; its type.
+    public func copy(key: String, into table: LuaTableRef, slot: Int) -> LuaType {
+        _ = lua_rawgeti(L, CLUA_REGISTRYINDEX, lua_Integer(table.ref))
+        LuaStack(L: L).push(key)
+        let type = lua_rawget(L, index)
+        lua_rawseti(L, -2, lua_Integer(slot))
+        clua_pop(L, 1)
+        return LuaType(rawValue: type) ?? .none
+    }
+
     /// How many entries the table has (all keys, not only 1...n).
     public var entryCount: Int {
         var count = 0

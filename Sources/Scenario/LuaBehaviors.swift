@@ -49,8 +49,10 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
                         return .noAnswer
                     }
                 }
-                if table.copy("customMetrics", into: latest, slot: slot) == .nil {
-                    _ = table.copy("CustomMetrics", into: latest, slot: slot)
+                if table.copy("customMetrics", into: latest, slot: slot) == .nil,
+                   table.copy("CustomMetrics", into: latest, slot: slot) == .nil,
+                   let key = table.key(caseInsensitive: "customMetrics") {
+                    _ = table.copy(key: key, into: latest, slot: slot)
                 }
                 return .structured(state: state, metrics: .deferred)
             default:
@@ -77,17 +79,32 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
         case 1?: return "Unhealthy"
         default:
             if let other = table.string("applicationHealthState") { return other }
-            return table.string("ApplicationHealthState")
+            if let other = table.string("ApplicationHealthState") { return other }
+            // Keys are case-insensitive on the wire; a table is judged like the same body.
+            guard let key = table.key(caseInsensitive: "applicationHealthState") else { return nil }
+            return (try? table.value(forKey: key))?.stringValue
         }
     }
 
     /// Custom metrics of an answer table, read now.
     static func metrics(_ table: LuaTableView) throws(LuaError) -> MetricsPayload? {
         let key: StaticString = table.type("customMetrics") == .nil ? "CustomMetrics" : "customMetrics"
-        guard table.type(key) != .nil else { return nil }
+        guard table.type(key) != .nil else {
+            guard let other = table.key(caseInsensitive: "customMetrics") else { return nil }
+            return try payload(of: table.value(forKey: other))
+        }
         if let text = table.string(key) { return .string(text) }
         if let fast = table.table(key, readFast) ?? nil { return fast }
         return .object(json(try table.value(forKey: key.description)))
+    }
+
+    /// Custom metrics already converted: a string stays the wire form, anything else is judged whole.
+    static func payload(of value: LuaValue) -> MetricsPayload? {
+        switch value {
+        case .nil: return nil
+        case .string(let text): return .string(text)
+        default: return .object(json(value))
+        }
     }
 
     /// Custom metrics at the top of the stack: a string stays the wire form; a table whose

@@ -261,3 +261,31 @@ final class DiagnosticTests: XCTestCase {
         XCTAssertEqual(Diagnostic.of(failure), [Diagnostic(.error, "code is Completed, expected Faulted", location: "expect at x.lua:9", exitCode: 1)])
     }
 }
+
+/// A health answer as a Lua table is judged like the same answer as a body: keys are
+/// case-insensitive on the wire, so they are in a table too.
+final class HealthAnswerCasingTests: XCTestCase {
+    func phases(_ answer: String) throws -> [Int?] {
+        let path = try writeScenario(baseScaleSet + """
+
+            health(function(vm, now)
+              local phase = vm.id % 2
+              return \(answer)
+            end)
+            at("PT1M", function() update_model { image = "v2" } end)
+            """)
+        let (result, events) = try runScenario(path)
+        XCTAssertEqual(result.summary.status?.code, .completed)
+        return events.filter { $0.kind == .batchStarted }.map(\.phase)
+    }
+
+    func testOtherCasingsOfStateAndMetricsInATableMatchTheBody() throws {
+        let metrics = #"'{"rollingUpgrade": {"PhaseOrderingNumber": ' .. phase .. '}}'"#
+        let body = try phases(#"'{"APPLICATIONHEALTHSTATE": "Healthy", "customMETRICS": ' .. string.format("%q", "{\"rollingUpgrade\": {\"PhaseOrderingNumber\": " .. phase .. "}}") .. '}'"#)
+        let table = try phases("{ APPLICATIONHEALTHSTATE = \"Healthy\", customMETRICS = \(metrics) }")
+        let usual = try phases("{ applicationHealthState = \"Healthy\", customMetrics = \(metrics) }")
+        XCTAssertEqual(usual, [0, 0, 0, 0, 0, 1, 1, 1, 1, 1])
+        XCTAssertEqual(table, usual)
+        XCTAssertEqual(body, usual)
+    }
+}
