@@ -23,6 +23,9 @@ final class RollingUpgradeRun {
     var batch: [Int] = []
     /// Old id → new id for the current MaxSurge batch.
     var surge: [Int: Int] = [:]
+    /// A MaxSurge batch met the quota: this batch and every later one of this upgrade run in
+    /// place (SPEC §5).
+    var surgeFellBack = false
     var surgeFailed: Set<Int> = []
     var inFlight: Set<Int> = []
     /// Instances whose health change may end the current batch's wait.
@@ -159,7 +162,12 @@ extension Simulation {
                                                thresholdPercent: run.policy.maxUnhealthyInstancePercent, passed: true)),
                  batch: run.batchNumber + 1)
             let size = Planner.batchSize(capacity: run.capacity, percent: run.policy.maxBatchInstancePercent)
-            let room = Planner.unhealthyAllowance(capacity: run.capacity, percent: run.policy.maxUnhealthyInstancePercent) - unhealthy.count
+            // Only a batch that takes instances down shrinks to the unhealthy budget: a MaxSurge
+            // batch creates its new instances first, an in-place change stops nothing (SPEC §4.3).
+            let takesDown = !(run.policy.maxSurge && !run.surgeFellBack) && upgradeIsDisruptive(run)
+            let room = takesDown
+                ? Planner.unhealthyAllowance(capacity: run.capacity, percent: run.policy.maxUnhealthyInstancePercent) - unhealthy.count
+                : Int.max
             guard let (planned, shrunk) = run.queue.next(size: size, room: room, isUnhealthy: { self.instances[$0].health.state.countsAsUnhealthy }) else {
                 return complete(run)
             }
@@ -175,9 +183,10 @@ extension Simulation {
             run.surgeFailed = []
             run.opFailed = []
             emit(.batchStarted(instances: ids, shrunk: shrunk), batch: run.batchNumber, phase: run.phase)
-            if run.policy.maxSurge {
+            if run.policy.maxSurge && !run.surgeFellBack {
                 let existing = instances.count { $0.lifecycle != .deleted }
                 if let quota = definition.quota, existing + ids.count > quota {
+                    run.surgeFellBack = true
                     emit(.surgeFallback(needed: existing + ids.count, quota: quota), batch: run.batchNumber, phase: run.phase)
                 } else {
                     return try startSurgeBatch(run, ids)
@@ -192,6 +201,13 @@ extension Simulation {
             }
             return
         }
+    }
+
+    /// Whether bringing any out-of-date instance to the upgrade's model restarts it.
+    private func upgradeIsDisruptive(_ run: RollingUpgradeRun) -> Bool {
+        let target = models[run.targetVersion - 1]
+        let versions = Set(instances.lazy.filter { $0.isPresent && $0.modelVersion != run.targetVersion }.map(\.modelVersion))
+        return versions.contains { ChangeRules.isDisruptive(from: models[$0 - 1], to: target) }
     }
 
     private func startSurgeBatch(_ run: RollingUpgradeRun, _ ids: [Int]) throws {

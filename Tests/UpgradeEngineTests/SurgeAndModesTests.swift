@@ -46,13 +46,42 @@ final class SurgeAndModesTests: XCTestCase {
         }
     }
 
-    func testMaxSurgeFallsBackInPlaceAtTheQuota() throws {
-        // Quota 11: a batch of 2 new instances would make 12, so every batch upgrades in place.
+    func testMaxSurgeQuotaFallbackLastsForTheRestOfTheUpgrade() throws {
+        // Quota 11: the first batch of 2 new instances would make 12, so it upgrades in place,
+        // and so does every later batch of this upgrade (logged once).
         let outcome = try simulate(scaleSet(10, { $0.policy.rolling.maxSurge = true; $0.quota = 11 }))
-        XCTAssertEqual(outcome.count(.surgeFallback), 5)
+        XCTAssertEqual(outcome.count(.surgeFallback), 1)
+        XCTAssertEqual(outcome.batches().map(\.count), [2, 2, 2, 2, 2])
         XCTAssertEqual(outcome.count(.surgeCreated), 0)
         XCTAssertEqual(outcome.status.code, .completed)
         XCTAssertTrue(outcome.simulation.instances.allSatisfy { $0.modelVersion == 2 })
+    }
+
+    /// A MaxSurge batch takes nothing down, so the unhealthy budget never shrinks it: 10
+    /// instances at 50% (one update domain, so no domain boundary) run as two batches of 5,
+    /// not five of 2.
+    func testMaxSurgeBatchesAreNeverShrunkByTheUnhealthyBudget() throws {
+        let outcome = try simulate(scaleSet(10, {
+            $0.policy.rolling.maxSurge = true
+            $0.policy.rolling.maxBatchInstancePercent = 50
+            $0.updateDomainCount = 1
+        }))
+        XCTAssertEqual(outcome.batches().map(\.count), [5, 5])
+        XCTAssertTrue(outcome.events.allSatisfy {
+            if case .batchStarted(_, let shrunk) = $0.payload { return !shrunk }
+            return true
+        })
+        XCTAssertEqual(outcome.status.code, .completed)
+    }
+
+    /// An in-place change (an extension upgrade) stops nothing either: batches of 5 at 50%.
+    func testInPlaceBatchesAreNeverShrunkByTheUnhealthyBudget() throws {
+        let outcome = try simulate(scaleSet(10, mode: .automatic, { $0.policy.rolling.maxBatchInstancePercent = 50; $0.updateDomainCount = 1 }),
+                                   actions: [(60_000, { try $0.startExtensionUpgrade(version: "2.1") })])
+        XCTAssertEqual(outcome.batches().map(\.count), [5, 5])
+        // A disruptive change with the same policy is shrunk to the 20% budget: batches of 2.
+        let disruptive = try simulate(scaleSet(10, { $0.policy.rolling.maxBatchInstancePercent = 50; $0.updateDomainCount = 1 }))
+        XCTAssertEqual(disruptive.batches().map(\.count), [2, 2, 2, 2, 2])
     }
 
     func testUnhealthySurgeInstanceCountsAsFailedAndItsOldCounterpartStays() throws {
