@@ -10,6 +10,9 @@ enum Scheduled: Sendable {
     case action(index: Int)
     /// Rolling upgrade number `upgrade` ends its pause between batches.
     case resume(upgrade: Int)
+    /// Rolling upgrade number `upgrade` was cancelled: its current batch settles without waiting
+    /// for health once its operations have ended.
+    case settle(upgrade: Int)
 }
 
 /// Scheduled things by (time, order of scheduling): ties run in the order they were scheduled,

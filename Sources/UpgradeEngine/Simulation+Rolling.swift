@@ -354,6 +354,9 @@ extension Simulation {
         run.lastActionTime = now
         if run.stage == .pausing { run.stage = .done }
         emit(.upgradeCancelled(upgrade: run.number, supersededBy: reason))
+        // A batch waiting only for its instances' health settles now: nothing stays in
+        // progress, and MaxSurge deletes the old instances whose new ones are Healthy.
+        queue.schedule(.settle(upgrade: run.number), at: now)
     }
 
     func statusOf(_ run: RollingUpgradeRun) -> RollingUpgradeStatus {

@@ -155,6 +155,7 @@ public final class Simulation {
     /// Whether anything is left that can change the outcome.
     var hasWork: Bool {
         actionsLeft > 0 || !operations.isEmpty || startPending || rolling?.code == .rollingForward
+            || rolling.map { [.upgrading, .surgeCreating, .surgeDeleting].contains($0.stage) } ?? false
     }
 
     /// Runs until no upgrade runs, no operation is in flight and no action is left, or until
@@ -222,6 +223,9 @@ public final class Simulation {
         case .resume(let number):
             guard let run = rolling, run.number == number, run.code == .rollingForward else { return }
             try startNextBatch(run)
+        case .settle(let number):
+            guard let run = rolling, run.number == number else { return }
+            try advance(run)
         }
     }
 

@@ -17,6 +17,13 @@ final class ScriptsTests: XCTestCase {
         XCTAssertEqual(result.summary.status?.policy.pauseTimeBetweenBatches, 10_000)
     }
 
+    func testCancelDuringTheHealthWait() throws {
+        let (result, events) = try run("cancel-health-wait.lua")
+        XCTAssertEqual(batches(events), ["0, 5"])
+        XCTAssertEqual(result.summary.status?.progress.inProgressInstanceCount, 0)
+        XCTAssertEqual(result.record.instances.filter { $0.modelVersion == 2 }.map(\.id), [0, 5])
+    }
+
     func testNPhaseWithSkip() throws {
         let (result, events) = try run("n-phase-skip.lua")
         XCTAssertEqual(batches(events), ["4, 5", "6, 7", "0, 1", "2, 3", "8"])

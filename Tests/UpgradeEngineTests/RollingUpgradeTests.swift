@@ -236,4 +236,33 @@ final class RollingUpgradeTests: XCTestCase {
         XCTAssertEqual(first, second)
         XCTAssertGreaterThan(first.count, 1000)
     }
+
+    /// A cancel that lands while a batch waits for its upgraded instances' health (SPEC §4.9):
+    /// the batch settles by its own outcome and nothing stays in progress.
+    func testCancelDuringTheHealthWaitLeavesNothingInProgress() throws {
+        // Batch 1 upgrades from 60 s to 180 s; upgraded instances do not answer until 300 s and
+        // the grace period is 10 minutes, so at 200 s the batch is waiting for their health.
+        let outcome = try simulate(scaleSet(10, { $0.healthExtension?.gracePeriod = 600 }), health: { vm, time in
+            vm.modelVersion == 2 && time < 300_000 ? .noAnswer : .http(status: 200, body: wireBody())
+        }, actions: [(60_000, { try $0.updateModel(["image": "v2"]) }), (200_000, { try $0.cancelRollingUpgrade() })])
+        XCTAssertEqual(outcome.status.code, .cancelled)
+        XCTAssertEqual(outcome.status.progress.inProgressInstanceCount, 0)
+        XCTAssertEqual(outcome.status.progress.successfulInstanceCount, 2)
+        XCTAssertEqual(outcome.status.progress.pendingInstanceCount, 8)
+        XCTAssertEqual(outcome.count(.batchFinished), 1)
+    }
+
+    /// The same under MaxSurge: new instances not yet Healthy are deleted and their old
+    /// counterparts stay, so the scale set ends at its capacity, not above it.
+    func testCancelDuringTheMaxSurgeHealthWaitEndsAtCapacity() throws {
+        // New instances are created from 60 s to 210 s and do not answer until 400 s.
+        let outcome = try simulate(scaleSet(10, { $0.policy.rolling.maxSurge = true }), health: { vm, time in
+            vm.id >= 10 && time < 400_000 ? .noAnswer : .http(status: 200, body: wireBody())
+        }, actions: [(60_000, { try $0.updateModel(["image": "v2"]) }), (250_000, { try $0.cancelRollingUpgrade() })])
+        XCTAssertEqual(outcome.status.code, .cancelled)
+        XCTAssertEqual(outcome.status.progress.inProgressInstanceCount, 0)
+        let existing = outcome.simulation.instances.filter { $0.lifecycle != .deleted }
+        XCTAssertEqual(existing.count, 10)
+        XCTAssertTrue(existing.allSatisfy { $0.modelVersion == 1 })
+    }
 }
