@@ -84,12 +84,15 @@ extension Scenario {
     /// when it starts, without running it. When the scenario starts none, the plan is made as if
     /// the model changed once every instance had left Initializing (or its grace had ended).
     /// The loaded scenario is used as it is: its top level ran once, when it was loaded.
-    public func plan() throws(ScenarioError) -> UpgradePlan {
+    public func plan(onEvent: @escaping (Event) -> Void = { _ in }) throws(ScenarioError) -> UpgradePlan {
         let sim = try makeSimulation(strictWire: options.strictWire)
         defer { simulation = nil }
         var first: UpgradePlan?
         let runtime = self.runtime
-        sim.onEvent = { runtime.observe($0) }
+        sim.onEvent = { event in
+            runtime.observe(event)
+            onEvent(event)
+        }
         sim.onRollingUpgradeStart = { [unowned sim] plan in
             if first == nil { first = plan }
             sim.stop()

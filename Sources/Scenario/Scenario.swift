@@ -124,6 +124,10 @@ public final class Scenario {
         if health == nil && definition.hasHealthSource && definition.healthExtension != nil {
             warnings.append("\(path): no health(...) function: every probe answers Healthy")
         }
+        if let phase, definition.hasHealthSource, !(definition.healthExtension?.richStates ?? false) {
+            problems.append(Problem(field: "phase at \(phase.location)",
+                                    "phase() stands for the PhaseOrderingNumber custom metric, which needs rich health states (typeHandlerVersion 2.0) over http or https; this scale set's health source reports binary states or tcp"))
+        }
         for (table, location) in expectationTables {
             let (expectation, found) = Expectation.parse(table, location: location)
             expectations.append(expectation)

@@ -14,6 +14,8 @@ public struct PlanInput: Equatable, Sendable {
     public var phase: Int?
     /// `SkipUpgrade`.
     public var skip: Bool
+    /// A candidate whose latest answer was not Healthy: its metrics (phase, skip) do not count.
+    public var withoutMetrics = false
 
     public init(id: Int, zone: String? = nil, faultDomain: Int = 0, updateDomain: Int = 0, unhealthy: Bool = false,
                 upToDate: Bool = false, protected: Bool = false, phase: Int? = nil, skip: Bool = false) {
@@ -57,6 +59,9 @@ public struct UpgradePlan: Equatable, Sendable {
     public var skipped: [Int]
     /// Instances with `protectFromScaleSetActions`.
     public var protected: [Int]
+    /// Candidates whose latest answer was not Healthy (or who had not answered) when planned:
+    /// no phase and no skip, whatever their metrics say.
+    public var withoutMetrics: [Int] = []
 
     /// `{"batches":[{"phase":0,"instances":[{"id":3,"zone":"1","faultDomain":0,"updateDomain":0}]}],"skipped":[4],"protected":[7]}`,
     /// keys in that documented order.
@@ -65,6 +70,7 @@ public struct UpgradePlan: Equatable, Sendable {
             JSONField("batches", .array(batches.map {
                 .ordered([JSONField("phase", $0.phase.map(JSON.int) ?? .null), JSONField("instances", .array($0.instances.map(\.json)))])
             })),
+            JSONField("withoutMetrics", .array(withoutMetrics.map(JSON.int))),
             JSONField("skipped", .array(skipped.map(JSON.int))),
             JSONField("protected", .array(protected.map(JSON.int))),
         ])
@@ -207,17 +213,18 @@ public enum Planner {
     /// The whole plan without running time: batches are cut with the health each instance has
     /// at the start (the unhealthy budget is assumed to stay as it is then).
     public static func plan(_ inputs: [PlanInput], capacity: Int, zonal: Bool, orchestration: Orchestration,
-                            faultDomains: Int, policy: RollingUpgradePolicy) -> UpgradePlan {
+                            faultDomains: Int, policy: RollingUpgradePolicy, takesDown: Bool = true) -> UpgradePlan {
         var (queue, skipped, protected) = self.queue(inputs, zonal: zonal, orchestration: orchestration,
                                                       faultDomains: faultDomains, policy: policy)
         let size = batchSize(capacity: capacity, percent: policy.maxBatchInstancePercent)
         let unhealthyNow = inputs.count(where: \.unhealthy)
-        let room = unhealthyAllowance(capacity: capacity, percent: policy.maxUnhealthyInstancePercent) - unhealthyNow
+        let room = takesDown ? unhealthyAllowance(capacity: capacity, percent: policy.maxUnhealthyInstancePercent) - unhealthyNow : Int.max
         let unhealthy = Set(inputs.filter(\.unhealthy).map(\.id))
         var batches: [PlannedBatch] = []
         while let next = queue.next(size: size, room: room, isUnhealthy: { unhealthy.contains($0) }) {
             batches.append(next.batch)
         }
-        return UpgradePlan(batches: batches, skipped: skipped, protected: protected)
+        return UpgradePlan(batches: batches, skipped: skipped, protected: protected,
+                           withoutMetrics: inputs.filter(\.withoutMetrics).map(\.id).sorted())
     }
 }

@@ -42,6 +42,8 @@ public struct WireDiagnostic: Equatable, Hashable, Sendable, CustomStringConvert
         case bodyNotJSON, bodyNotObject, bodyTooLarge, stateMissing, stateUnknown
         case metricsAsObject, metricsNotJSON, metricsNotObject, metricsEmpty, metricsNoRollingUpgrade
         case metricsBadPhase, metricsBadSkip, metricsUnknownKey, metricsRefused
+        /// A candidate whose latest answer was not Healthy when an upgrade started: no phase, no skip.
+        case metricsNotFromHealthy
     }
 
     public var kind: Kind

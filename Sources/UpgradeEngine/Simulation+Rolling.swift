@@ -63,17 +63,33 @@ extension Simulation {
     /// What the planner sees of the scale set now: health, model and metrics (or the phase
     /// source's answer) of every present instance.
     func planInputs() throws -> [PlanInput] {
-        try presentInstances.map { vm in
-            var metrics = lastProbes[vm.id]?.metrics
-            if lastProbes[vm.id]?.metricsDeferred == true, let payload = try health?.latestMetrics(of: vm) {
-                var diagnostics: [WireDiagnostic] = []
-                metrics = CustomMetrics.parse(payload, diagnostics: &diagnostics)
-                warn(diagnostics, about: vm.id)
+        let rich = probeSettings?.richStates ?? false
+        return try presentInstances.map { vm in
+            let candidate = vm.modelVersion != modelVersion && !vm.protectFromScaleSetActions
+            // Custom metrics (and the phase() shorthand, which stands for them) count only from an
+            // answer whose state is Healthy (SPEC §3).
+            let answeredHealthy = !probing || lastProbes[vm.id]?.state == .healthy
+            var metrics: CustomMetrics?
+            var phase: Int?
+            if answeredHealthy {
+                metrics = lastProbes[vm.id]?.metrics
+                if lastProbes[vm.id]?.metricsDeferred == true, let payload = try health?.latestMetrics(of: vm) {
+                    var diagnostics: [WireDiagnostic] = []
+                    metrics = CustomMetrics.parse(payload, diagnostics: &diagnostics)
+                    warn(diagnostics, about: vm.id)
+                }
+                phase = try phases?.phase(of: vm, at: now) ?? metrics?.phase
+            } else if candidate && rich {
+                let latest = lastProbes[vm.id].map { "was \($0.state.rawValue)" } ?? "had not come yet"
+                warn([WireDiagnostic(kind: .metricsNotFromHealthy,
+                                     message: "no phase and no skip: its latest answer \(latest) when the upgrade was planned, and custom metrics count only from Healthy answers")],
+                     about: vm.id)
             }
-            let phase = try phases?.phase(of: vm, at: now) ?? metrics?.phase
-            return PlanInput(id: vm.id, zone: vm.zone, faultDomain: vm.faultDomain, updateDomain: vm.updateDomain,
-                             unhealthy: vm.health.state.countsAsUnhealthy, upToDate: vm.modelVersion == modelVersion,
-                             protected: vm.protectFromScaleSetActions, phase: phase, skip: metrics?.skipUpgrade ?? false)
+            var input = PlanInput(id: vm.id, zone: vm.zone, faultDomain: vm.faultDomain, updateDomain: vm.updateDomain,
+                                  unhealthy: vm.health.state.countsAsUnhealthy, upToDate: vm.modelVersion == modelVersion,
+                                  protected: vm.protectFromScaleSetActions, phase: phase, skip: metrics?.skipUpgrade ?? false)
+            input.withoutMetrics = candidate && rich && !answeredHealthy
+            return input
         }
     }
 
@@ -84,7 +100,7 @@ extension Simulation {
         if assumingModelChange { for i in inputs.indices { inputs[i].upToDate = false } }
         return Planner.plan(inputs, capacity: inputs.count, zonal: !definition.zones.isEmpty,
                             orchestration: definition.orchestration, faultDomains: definition.effectiveFaultDomains,
-                            policy: definition.policy.rolling)
+                            policy: definition.policy.rolling, takesDown: !definition.policy.rolling.maxSurge)
     }
 
     /// Asks for a rolling upgrade. A running one is superseded: it is cancelled, its operations
@@ -128,7 +144,8 @@ extension Simulation {
         emit(.metricsRead(phases: phased))
         onRollingUpgradeStart?(Planner.plan(inputs, capacity: inputs.count, zonal: !definition.zones.isEmpty,
                                             orchestration: definition.orchestration,
-                                            faultDomains: definition.effectiveFaultDomains, policy: run.policy))
+                                            faultDomains: definition.effectiveFaultDomains, policy: run.policy,
+                                            takesDown: !run.policy.maxSurge && upgradeIsDisruptive(run)))
         try startNextBatch(run)
     }
 

@@ -16,7 +16,13 @@ struct PlanCommand: ParsableCommand {
     func run() throws {
         let loaded = try loadScenario(scenario, print: { printError("print: \($0)") })
         let plan: UpgradePlan
-        do { plan = try loaded.plan() } catch { throw fail(error) }
+        do {
+            plan = try loaded.plan { event in
+                if case .wireWarning(let name, let message) = event.payload { warn(message, location: name) }
+            }
+        } catch {
+            throw fail(error)
+        }
         if json {
             print(plan.json.serialized(pretty: false))
             return
@@ -28,6 +34,7 @@ struct PlanCommand: ParsableCommand {
             print("batch \(i + 1) (\(batch.phase.map { "phase \($0)" } ?? "unphased")): \(members.joined(separator: ", "))")
         }
         if plan.batches.isEmpty { print("no batches: no instance needs an upgrade") }
+        if !plan.withoutMetrics.isEmpty { print("without metrics (latest answer not Healthy): \(plan.withoutMetrics)") }
         print("skipped: \(plan.skipped)")
         print("protected: \(plan.protected)")
     }

@@ -289,3 +289,54 @@ final class HealthAnswerCasingTests: XCTestCase {
         XCTAssertEqual(body, usual)
     }
 }
+
+/// Custom metrics count only from Healthy answers (SPEC §3): an instance still Initializing when
+/// an upgrade starts gets no phase and is named, in run and in plan alike.
+final class MetricsFromHealthyAnswersTests: XCTestCase {
+    let script = baseScaleSet + """
+
+        health(function(vm, now)
+          if vm.id == 3 and now < 600 then return nil end   -- 3 has not answered at 1 min
+          return { applicationHealthState = "Healthy",
+                   customMetrics = { rollingUpgrade = { PhaseOrderingNumber = vm.id == 3 and 0 or 1 } } }
+        end)
+        at("PT1M", function() update_model { image = "v2" } end)
+        """
+
+    func testInitializingInstanceGetsNoPhaseAndIsNamedInRunAndPlan() throws {
+        let path = try writeScenario(script)
+        let (_, events) = try runScenario(path)
+        let named = events.compactMap { event -> String? in
+            if case .wireWarning(let name, let message) = event.payload, message.hasPrefix("no phase and no skip") { return name }
+            return nil
+        }
+        XCTAssertEqual(named, ["web_3"])
+        // 3 would lead as phase 0; without metrics it goes last, unphased.
+        XCTAssertEqual(events.filter { $0.kind == .batchStarted }.map(\.phase).last, .some(nil))
+
+        var planned: [String] = []
+        let plan = try Scenario(path: path, options: options()).plan { event in
+            if case .wireWarning(let name, _) = event.payload { planned.append(name) }
+        }
+        XCTAssertEqual(plan.withoutMetrics, [3])
+        XCTAssertEqual(planned, ["web_3"])
+        XCTAssertNil(plan.batches.last?.phase)
+        XCTAssertEqual(plan.batches.last?.instances.map(\.id).contains(3), true)
+    }
+
+    func testPhaseShorthandIsRefusedWithBinaryStatesOrTcp() throws {
+        for health in [#"{ protocol = "tcp", port = 22 }"#, #"{ protocol = "http", port = 80, requestPath = "/", typeHandlerVersion = "1.0" }"#] {
+            let path = try writeScenario("""
+                scaleset { name = "web", capacity = 4, upgradePolicy = { mode = "Rolling" }, healthExtension = \(health) }
+                phase(function(vm) return 0 end)
+                """)
+            do {
+                _ = try Scenario(path: path, options: options())
+                XCTFail("accepted with \(health)")
+            } catch ScenarioError.definition(let problems, _) {
+                XCTAssertEqual(problems.count, 1)
+                XCTAssertTrue(problems[0].field.hasPrefix("phase at "), problems[0].field)
+            }
+        }
+    }
+}

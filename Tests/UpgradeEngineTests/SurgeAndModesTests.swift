@@ -224,7 +224,7 @@ final class SurgeAndModesTests: XCTestCase {
         XCTAssertEqual(plan.protected, [7])
         let json = plan.json.serialized(pretty: false)
         XCTAssertTrue(json.hasPrefix(#"{"batches":[{"phase":0,"instances":[{"id":0,"zone":null,"faultDomain":0,"updateDomain":0},{"id":2,"#), json)
-        XCTAssertTrue(json.hasSuffix(#"]}],"skipped":[4],"protected":[7]}"#), json)
+        XCTAssertTrue(json.hasSuffix(#"]}],"withoutMetrics":[],"skipped":[4],"protected":[7]}"#), json)
     }
 }
 
