@@ -157,16 +157,24 @@ class ScriptBehavior {
 
 /// `phase(function(vm) ... end)`: the phase each instance reports when an upgrade starts.
 final class LuaPhaseSource: ScriptBehavior, PhaseSource {
-    func phase(of instance: Instance, at time: Millis) throws -> Int? {
-        let result = try runtime.invoke(callback, "phase", instance, time) { stack -> Int?? in
+    /// An integer is the PhaseOrderingNumber; a table is the `rollingUpgrade` metric itself
+    /// (`{ PhaseOrderingNumber = 1 }`, `{ SkipUpgrade = true }`, keys in any casing), so the
+    /// shorthand says all that the wire form can; nil keeps what the metrics say.
+    func metrics(of instance: Instance, at time: Millis) throws -> CustomMetrics? {
+        let result = try runtime.invoke(callback, "phase", instance, time) { stack -> CustomMetrics?? in
             switch stack.type(at: -1) {
             case .nil, .none: return .some(nil)
-            case .number: return stack.integer(at: -1).flatMap { $0 >= 0 ? .some($0) : nil }
+            case .number: return stack.integer(at: -1).flatMap { $0 >= 0 ? .some(CustomMetrics(phase: $0)) : nil }
+            case .table:
+                var diagnostics: [WireDiagnostic] = []
+                let value = try stack.value(at: -1)
+                let parsed = CustomMetrics.parse(.object(json(.table(["rollingUpgrade": value]))), diagnostics: &diagnostics)
+                return diagnostics.isEmpty ? .some(parsed) : nil
             default: return nil
             }
         }
         guard let result else {
-            throw runtime.badResult(callback, "phase must return a non-negative integer (PhaseOrderingNumber) or nil", "phase", instance, time)
+            throw runtime.badResult(callback, "phase must return a non-negative integer (PhaseOrderingNumber), a table such as { PhaseOrderingNumber = 1, SkipUpgrade = false }, or nil", "phase", instance, time)
         }
         return result
     }

@@ -12,11 +12,11 @@ extension HealthSource {
     public func latestMetrics(of instance: borrowing Instance) throws -> MetricsPayload? { nil }
 }
 
-/// Overrides the phase an instance reports in its custom metrics (the scenario's `phase`).
+/// Stands for the rolling-upgrade custom metrics an instance reports (the scenario's `phase`).
 public protocol PhaseSource: AnyObject {
-    /// The phase for `instance`, or nil to keep what its metrics say.
-    /// `time`: when the upgrade asks (milliseconds on the virtual clock).
-    func phase(of instance: Instance, at time: Millis) throws -> Int?
+    /// The instance's `PhaseOrderingNumber` and `SkipUpgrade`, or nil to keep what its metrics
+    /// say. `time`: when the upgrade asks (milliseconds on the virtual clock).
+    func metrics(of instance: Instance, at time: Millis) throws -> CustomMetrics?
 }
 
 /// The kinds of operation the engine performs on an instance.
@@ -54,7 +54,9 @@ public final class ClosureHealthSource: HealthSource {
 public final class ClosurePhaseSource: PhaseSource {
     let body: (Instance) throws -> Int?
     public init(_ body: @escaping (Instance) throws -> Int?) { self.body = body }
-    public func phase(of instance: Instance, at time: Millis) throws -> Int? { try body(instance) }
+    public func metrics(of instance: Instance, at time: Millis) throws -> CustomMetrics? {
+        try body(instance).map { CustomMetrics(phase: $0) }
+    }
 }
 
 /// A fault injector made of a closure.

@@ -78,7 +78,8 @@ extension Simulation {
                     metrics = CustomMetrics.parse(payload, diagnostics: &diagnostics)
                     warn(diagnostics, about: vm.id)
                 }
-                phase = try phases?.phase(of: vm, at: now) ?? metrics?.phase
+                if let stated = try phases?.metrics(of: vm, at: now) { metrics = stated }
+                phase = metrics?.phase
             } else if candidate && rich {
                 let latest = lastProbes[vm.id].map { "was \($0.state.rawValue)" } ?? "had not come yet"
                 warn([WireDiagnostic(kind: .metricsNotFromHealthy,

@@ -18,6 +18,22 @@ final class PluginTests: XCTestCase {
         XCTAssertEqual(result.summary.skipped, [5])
     }
 
+    /// `phase(tier.phase)` and `health(tier.metrics(...))` are the bundle's two documented forms:
+    /// they must plan the same upgrade, witness skipped in both.
+    func testPrimaryReplicaPhaseAndMetricsFormsAgree() throws {
+        let example = try String(contentsOfFile: repositoryRoot + "/plugins/primary-replica/example.lua", encoding: .utf8)
+        let phaseForm = example.replacingOccurrences(
+            of: "health(tier.metrics(function(vm, now) return { applicationHealthState = \"Healthy\" } end))",
+            with: "health(function(vm, now) return { applicationHealthState = \"Healthy\" } end)\nphase(tier.phase)")
+        XCTAssertNotEqual(phaseForm, example)
+        let (metricsResult, metricsEvents) = try runExample("primary-replica")
+        let (phaseResult, phaseEvents) = try runScenario(try writeScenario(phaseForm))
+        XCTAssertEqual(phaseResult.failedExpectations, [])
+        XCTAssertEqual(batches(phaseEvents), batches(metricsEvents))
+        XCTAssertEqual(phaseResult.summary.skipped, [5])
+        XCTAssertEqual(phaseResult.summary.skipped, metricsResult.summary.skipped)
+    }
+
     func testSlowBootWaitsForTheApplication() throws {
         let (_, events) = try runExample("slow-boot")
         // Each batch: 4 minutes of upgrade, then 90 s until the application answers.

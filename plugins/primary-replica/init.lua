@@ -5,7 +5,8 @@
 --   phase(tier.phase)                       -- the phase shorthand, or
 --   health(tier.metrics(function(vm, now) ... end))  -- the same as customMetrics on the wire
 --
--- Replicas get phase 0, primaries phase 1; witnesses report SkipUpgrade = true.
+-- Replicas get phase 0, primaries phase 1; witnesses report SkipUpgrade = true. Both forms say
+-- the same: tier.phase returns the rollingUpgrade metric itself.
 local M = {}
 
 local function set_of(list, what)
@@ -33,8 +34,8 @@ function M.tier(opts)
 
   function tier.phase(vm)
     local role = tier.role(vm)
-    if role == "witness" then return nil end
-    return role == "primary" and M.PRIMARY_PHASE or M.REPLICA_PHASE
+    if role == "witness" then return { SkipUpgrade = true } end
+    return { PhaseOrderingNumber = role == "primary" and M.PRIMARY_PHASE or M.REPLICA_PHASE }
   end
 
   -- Wraps a health function so its answers carry the tier's custom metrics in wire form
@@ -48,7 +49,7 @@ function M.tier(opts)
       if role == "witness" then
         fields = '"SkipUpgrade": true'
       else
-        fields = '"PhaseOrderingNumber": ' .. tier.phase(vm)
+        fields = '"PhaseOrderingNumber": ' .. tier.phase(vm).PhaseOrderingNumber
       end
       answer.customMetrics = '{"rollingUpgrade": {' .. fields .. '}}'
       return answer

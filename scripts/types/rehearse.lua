@@ -81,8 +81,10 @@ function scaleset(definition) end
 ---@param fn rehearse.HealthFunction
 function health(fn) end
 
----Shorthand for PhaseOrderingNumber: called for each instance when a rolling upgrade starts.
----@param fn fun(vm: rehearse.VM): integer|nil
+---Shorthand for the rollingUpgrade custom metric: called for each instance when a rolling upgrade
+---starts. Return the PhaseOrderingNumber, the metric itself ({ PhaseOrderingNumber = 1 },
+---{ SkipUpgrade = true }) or nil to keep what the instance's metrics say.
+---@param fn fun(vm: rehearse.VM): integer|{ PhaseOrderingNumber: integer?, SkipUpgrade: boolean? }|nil
 function phase(fn) end
 
 ---Decides the fate of every operation: nil, { fail = true } or { duration = "PT5M" }.
