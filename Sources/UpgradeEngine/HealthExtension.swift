@@ -80,14 +80,14 @@ extension HealthExtensionSettings {
         }
         reader.refuseUnknown(members, known: ["protocol", "port", "requestPath", "intervalInSeconds", "numberOfProbes", "gracePeriod", "typeHandlerVersion"])
         var proto = ProbeProtocol.http
-        if let p = value.member("protocol") {
+        if let p = value.field("protocol") {
             if case .string(let s) = p, let parsed = ProbeProtocol(rawValue: s.lowercased()) { proto = parsed } else {
                 reader.problem("protocol", "\(p.serialized(pretty: false)) is not a protocol; allowed tcp, http, https")
             }
         }
-        let port = value.member("port").flatMap { _ in reader.integer(value, "", "port", 1...65535, unit: "port") }
+        let port = value.field("port").flatMap { _ in reader.integer(value, "", "port", 1...65535, unit: "port") }
         var path: String?
-        if let p = value.member("requestPath") {
+        if let p = value.field("requestPath") {
             if case .string(let s) = p { path = s } else { reader.problem("requestPath", "is \(p.kindName); expected a path string such as \"/health\"") }
             if proto == .tcp { reader.problem("requestPath", "is not allowed with protocol tcp") }
         }
@@ -95,7 +95,7 @@ extension HealthExtensionSettings {
         let probes = reader.integer(value, "", "numberOfProbes", 1...24, unit: "probes") ?? 1
         let grace = reader.integer(value, "", "gracePeriod", 5...14400, unit: "seconds")
         var version = "2.0"
-        if let v = value.member("typeHandlerVersion") {
+        if let v = value.field("typeHandlerVersion") {
             switch v {
             case .string(let s): version = s
             case .double(let d): version = String((d * 10).rounded() / 10)

@@ -24,6 +24,13 @@ public enum JSON: Equatable, Sendable {
 
     /// The member whose key equals `key` ignoring case (ARM and the health extension match keys
     /// that way); the exact spelling wins when several match.
+    /// A member of an ARM document (policy, extension settings): as `member`, but JSON `null`
+    /// means the field is absent, as real `az vmss show` output and ARM templates use it.
+    public func field(_ key: String) -> JSON? {
+        guard let value = member(key), value != .null else { return nil }
+        return value
+    }
+
     public func member(_ key: String) -> JSON? {
         guard let o = object else { return nil }
         if let exact = o[key] { return exact }

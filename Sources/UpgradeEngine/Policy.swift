@@ -92,7 +92,7 @@ extension UpgradePolicy {
     /// Parses an already decoded `upgradePolicy` value.
     public static func parse(_ value: JSON) throws(ValidationFailure) -> UpgradePolicy {
         var policyValue = value
-        if let inner = value.member("properties")?.member("upgradePolicy") ?? value.member("upgradePolicy") {
+        if let inner = value.field("properties")?.field("upgradePolicy") ?? value.field("upgradePolicy") {
             policyValue = inner
         }
         var reader = FieldReader(prefix: "upgradePolicy")
@@ -101,14 +101,14 @@ extension UpgradePolicy {
             throw ValidationFailure([Problem(field: "upgradePolicy", "is \(policyValue.kindName); expected an object with mode and rollingUpgradePolicy")])
         }
         reader.refuseUnknown(members, known: ["mode", "rollingUpgradePolicy"])
-        if let mode = policyValue.member("mode") {
+        if let mode = policyValue.field("mode") {
             if case .string(let text) = mode, let parsed = UpgradeMode(parsing: text) {
                 policy.mode = parsed
             } else {
                 reader.problem("mode", "\(mode.serialized(pretty: false)) is not a mode; allowed Automatic, Manual, Rolling")
             }
         }
-        if let rolling = policyValue.member("rollingUpgradePolicy") {
+        if let rolling = policyValue.field("rollingUpgradePolicy") {
             policy.rolling = reader.rollingPolicy(rolling)
         }
         guard reader.problems.isEmpty else { throw ValidationFailure(reader.problems) }
@@ -133,7 +133,7 @@ struct FieldReader {
     }
 
     mutating func integer(_ object: JSON, _ path: String, _ key: String, _ range: ClosedRange<Int>, unit: String) -> Int? {
-        guard let value = object.member(key) else { return nil }
+        guard let value = object.field(key) else { return nil }
         let field = path.isEmpty ? key : "\(path).\(key)"
         if case .double(let d) = value, d == d.rounded(), abs(d) < 1e15 { return integer(.object([key: .int(Int(d))]), path, key, range, unit: unit) }
         switch value {
@@ -145,7 +145,7 @@ struct FieldReader {
     }
 
     mutating func bool(_ object: JSON, _ path: String, _ key: String, acceptStrings: Bool) -> Bool? {
-        guard let value = object.member(key) else { return nil }
+        guard let value = object.field(key) else { return nil }
         switch value {
         case .bool(let b): return b
         case .string(let s) where acceptStrings && ["true", "false"].contains(s.lowercased()): return s.lowercased() == "true"
@@ -156,7 +156,7 @@ struct FieldReader {
     }
 
     mutating func duration(_ object: JSON, _ path: String, _ key: String) -> Millis? {
-        guard let value = object.member(key) else { return nil }
+        guard let value = object.field(key) else { return nil }
         guard case .string(let text) = value else {
             problem("\(path).\(key)", "\(value.serialized(pretty: false)) is \(value.kindName); allowed an ISO 8601 duration such as PT2S")
             return nil

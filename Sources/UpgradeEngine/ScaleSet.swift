@@ -97,6 +97,13 @@ public struct ScaleSetDefinition: Equatable, Sendable {
         if Set(zones).count != zones.count { problems.append(Problem(field: "zones", "lists a zone twice: \(zones)")) }
         problems += policy.rolling.problems()
         if let healthExtension { problems += healthExtension.validate().problems }
+        if (healthExtension != nil || healthSourceDeclared) && loadBalancerProbe {
+            problems.append(Problem(field: "loadBalancerProbe", "Only one source of health monitoring can be used: this scale set has the Application Health extension and a load-balancer probe; keep one"))
+        }
+        if policy.rolling.rollbackFailedInstancesOnPolicyBreach && orchestration == .flexible {
+            problems.append(Problem(field: "upgradePolicy.rollingUpgradePolicy.rollbackFailedInstancesOnPolicyBreach",
+                                    "true is for Uniform orchestration only (Azure's rolling upgrade documentation); this scale set is Flexible"))
+        }
         if policy.mode == .rolling && !hasHealthSource && !healthSourceDeclared {
             problems.append(Problem(field: "upgradePolicy.mode", Self.noHealthSourceMessage + (orchestration == .flexible && loadBalancerProbe ? " (Flexible orchestration needs the health extension; a load-balancer probe is not enough)" : "")))
         }

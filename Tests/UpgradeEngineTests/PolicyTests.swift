@@ -73,4 +73,31 @@ final class PolicyTests: XCTestCase {
         XCTAssertEqual(Timestamp.format(61_250), "2024-01-01T00:01:01.2500000+00:00")
         XCTAssertEqual(Timestamp.format(60 * 86_400_000), "2024-03-01T00:00:00.0000000+00:00")
     }
+
+    /// Real `az vmss show` output and ARM templates carry nulls: null means the field is absent.
+    func testNullMeansAbsentInPolicyAndExtension() throws {
+        let policy = try UpgradePolicy.parse(json: #"{"mode": "Rolling", "rollingUpgradePolicy": {"maxBatchInstancePercent": null, "pauseTimeBetweenBatches": null, "maxSurge": null}}"#)
+        XCTAssertEqual(policy.rolling, RollingUpgradePolicy())
+        let (settings, _) = try HealthExtensionSettings.parse(.object(["protocol": .string("http"), "port": .int(80), "requestPath": .string("/"),
+                                                                       "numberOfProbes": .null, "gracePeriod": .null]))
+        XCTAssertEqual(settings.numberOfProbes, 1)
+        XCTAssertEqual(settings.gracePeriod, 5)
+    }
+
+    /// "Only one source of health monitoring can be used"; rollback on policy breach is Uniform only.
+    func testOneHealthSourceAndRollbackUniformOnly() {
+        var both = ScaleSetDefinition(name: "web", capacity: 4)
+        both.policy.mode = .rolling
+        both.healthExtension = HealthExtensionSettings(protocol: .http, port: 80, requestPath: "/")
+        both.loadBalancerProbe = true
+        XCTAssertEqual(both.validate().map(\.field), ["loadBalancerProbe"])
+        var flexible = ScaleSetDefinition(name: "web", capacity: 4)
+        flexible.orchestration = .flexible
+        flexible.policy.mode = .rolling
+        flexible.healthExtension = HealthExtensionSettings(protocol: .http, port: 80, requestPath: "/")
+        flexible.policy.rolling.rollbackFailedInstancesOnPolicyBreach = true
+        XCTAssertEqual(flexible.validate().map(\.field), ["upgradePolicy.rollingUpgradePolicy.rollbackFailedInstancesOnPolicyBreach"])
+        flexible.orchestration = .uniform
+        XCTAssertEqual(flexible.validate(), [])
+    }
 }
