@@ -36,16 +36,15 @@ extension Simulation {
     /// once. Refused whole when an id does not exist or is protected.
     public func manualUpgrade(ids: [Int]?) throws {
         let chosen = ids ?? presentInstances.map(\.id)
-        var problems: [String] = []
-        for id in chosen {
-            if id < 0 || id >= instances.count || !instances[id].isPresent {
-                problems.append("instance \(id) does not exist")
-            } else if instances[id].protectFromScaleSetActions {
-                problems.append("instance \(definition.name)/virtualMachines/\(id) is protected from scale set actions (protectFromScaleSetActions) and cannot be upgraded")
+        if ids != nil {
+            let missing = chosen.filter { $0 < 0 || $0 >= instances.count || !instances[$0].isPresent }
+            if !missing.isEmpty {
+                throw EngineError("manual upgrade refused: instance(s) \(missing.map(String.init).joined(separator: ", ")) do not exist")
             }
-        }
-        if ids != nil && problems.isEmpty == false {
-            throw EngineError("manual upgrade refused: " + problems.joined(separator: "; "))
+            let protected = Set(chosen.filter { instances[$0].protectFromScaleSetActions }).sorted()
+            if !protected.isEmpty {
+                throw EngineError("InstanceIds may not contain instances that are protected from scale set actions. The following instance ids are protected from scale set action: \(protected.map(String.init).joined(separator: ", ")).")
+            }
         }
         let targets = chosen.filter { $0 >= 0 && $0 < instances.count && instances[$0].isPresent && !instances[$0].protectFromScaleSetActions }
             .filter { instances[$0].modelVersion != modelVersion && operations[$0] == nil }

@@ -156,8 +156,9 @@ extension Simulation {
 
     private func target(_ id: Int) -> String { "\(definition.name)/virtualMachines/\(id)" }
 
-    private func percent(_ count: Int, of total: Int) -> String {
-        total == 0 ? "0%" : "\(count * 100 / total)%"
+    /// `count` in percent of `total`, rounded half up (2 of 7 is 28.57%: 29), as Azure prints it.
+    private func roundedPercent(_ count: Int, of total: Int) -> Int {
+        total == 0 ? 0 : (count * 200 + total) / (2 * total)
     }
 
     func startNextBatch(_ run: RollingUpgradeRun) throws {
@@ -168,7 +169,10 @@ extension Simulation {
             let unhealthy = unhealthyPresent()
             if unhealthy.count * 100 > run.policy.maxUnhealthyInstancePercent * run.capacity {
                 let before = run.batchNumber == 0
-                let message = "\(before ? "Rolling Upgrade was not started" : "Rolling Upgrade stopped before batch \(run.batchNumber + 1)") because \(unhealthy.count) of \(run.capacity) instances (\(percent(unhealthy.count, of: run.capacity))) are unhealthy or unreachable, more than maxUnhealthyInstancePercent (\(run.policy.maxUnhealthyInstancePercent)%) allows."
+                let p = roundedPercent(unhealthy.count, of: run.capacity), t = run.policy.maxUnhealthyInstancePercent
+                let message = before
+                    ? "Rolling Upgrade failed due to exceeding the MaxUnhealthyInstancePercent value (defined in the RollingUpgradePolicy) before any batch was attempted. \(p)% of instances are in an unhealthy state, more than the threshold of \(t)% configured in the RollingUpgradePolicy. The most impactful error is:  Instance found to be unhealthy or unreachable. For details on rolling upgrades, use http://aka.ms/AzureVMSSRollingUpgrade"
+                    : "Rolling Upgrade failed after exceeding the MaxUnhealthyInstancePercent value defined in the RollingUpgradePolicy. \(p)% of instances are in an unhealthy state - more than the threshold of \(t)%. To apply upgrades, consider increasing the MaxUnhealthyInstancePercent value."
                 let details = unhealthy.map { ErrorDetail(code: "RollingUpgradeInstanceUnhealthyError", target: target($0), message: "Instance found to be unhealthy or unreachable.") }
                 emit(.preBatchCheck(ThresholdCheck(counted: unhealthy, capacity: run.capacity,
                                                    thresholdPercent: run.policy.maxUnhealthyInstancePercent, passed: false)),
@@ -298,6 +302,7 @@ extension Simulation {
             }
         }
         let count = run.batch.count
+        let finished = Set(run.batch)
         run.batch = []
         run.stage = .idle
         emit(.batchFinished(healthy: good, count: count), batch: run.batchNumber, phase: run.phase)
@@ -310,13 +315,15 @@ extension Simulation {
             emit(.postBatchCheck(ThresholdCheck(counted: badNow, capacity: run.capacity,
                                                 thresholdPercent: run.policy.maxUnhealthyUpgradedInstancePercent, passed: false)),
                  batch: run.batchNumber)
-            let first = badNow[0]
+            // Azure names the lowest id among the bad instances of the batch that breached.
+            let first = badNow.filter { finished.contains($0) }.min() ?? badNow.min()!
+            let p = roundedPercent(badNow.count, of: run.capacity), t = run.policy.maxUnhealthyUpgradedInstancePercent
             let details = badNow.map { id in
                 ErrorDetail(code: "RollingUpgradeInstanceUnhealthyError", target: target(id),
                             message: run.opFailed.contains(id) ? "Instance failed to upgrade." : "Instance found to be unhealthy or unreachable.")
             }
             fault(run, code: "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade",
-                  message: "Rolling Upgrade stopped after batch \(run.batchNumber) because \(badNow.count) of \(run.capacity) upgraded instances (\(percent(badNow.count, of: run.capacity))) are unhealthy or failed, more than maxUnhealthyUpgradedInstancePercent (\(run.policy.maxUnhealthyUpgradedInstancePercent)%) allows. The first failed instance is \(target(first)).",
+                  message: "Rolling Upgrade failed after exceeding the MaxUnhealthyUpgradedInstancePercent value defined in the RollingUpgradePolicy. \(p)% of instances are in an unhealthy state after being upgraded - more than the threshold of \(t)%. The most impactful error is: Instance found to be unhealthy or unreachable.. First failed instance ID is: \(first).",
                   details: details)
             if run.policy.rollbackFailedInstancesOnPolicyBreach { try rollBack(run, badNow) }
             return

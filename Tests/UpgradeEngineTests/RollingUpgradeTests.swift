@@ -25,6 +25,8 @@ final class RollingUpgradeTests: XCTestCase {
         let status = outcome.status
         XCTAssertEqual(status.code, .faulted)
         XCTAssertEqual(status.error?.code, "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade")
+        // Azure's own text, with "30% of instances" and "threshold of 20%" (and its double space).
+        XCTAssertEqual(status.error?.message, "Rolling Upgrade failed due to exceeding the MaxUnhealthyInstancePercent value (defined in the RollingUpgradePolicy) before any batch was attempted. 30% of instances are in an unhealthy state, more than the threshold of 20% configured in the RollingUpgradePolicy. The most impactful error is:  Instance found to be unhealthy or unreachable. For details on rolling upgrades, use http://aka.ms/AzureVMSSRollingUpgrade")
         XCTAssertEqual(status.error?.details, [2, 5, 8].map {
             ErrorDetail(code: "RollingUpgradeInstanceUnhealthyError", target: "web/virtualMachines/\($0)", message: "Instance found to be unhealthy or unreachable.")
         })
@@ -139,7 +141,8 @@ final class RollingUpgradeTests: XCTestCase {
         })
         XCTAssertEqual(outcome.status.code, .faulted)
         XCTAssertEqual(outcome.status.error?.code, "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade")
-        XCTAssertTrue(outcome.status.error!.message.contains("The first failed instance is web/virtualMachines/0."), outcome.status.error!.message)
+        // Azure's text: 3 of 10 is 30%; the batch that breached is [2], so its first failed instance is 2.
+        XCTAssertEqual(outcome.status.error?.message, "Rolling Upgrade failed after exceeding the MaxUnhealthyUpgradedInstancePercent value defined in the RollingUpgradePolicy. 30% of instances are in an unhealthy state after being upgraded - more than the threshold of 20%. The most impactful error is: Instance found to be unhealthy or unreachable.. First failed instance ID is: 2.")
         XCTAssertEqual(outcome.batches().count, 2)
         XCTAssertEqual(outcome.batches(), [[0, 1], [2]])
         XCTAssertEqual(outcome.status.error?.details.map(\.target), ["web/virtualMachines/0", "web/virtualMachines/1", "web/virtualMachines/2"])

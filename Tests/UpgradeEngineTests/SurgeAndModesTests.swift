@@ -121,7 +121,7 @@ final class SurgeAndModesTests: XCTestCase {
             return nil
         }
         XCTAssertEqual(refused.count, 1)
-        XCTAssertTrue(refused[0].contains("web/virtualMachines/7 is protected"), refused[0])
+        XCTAssertEqual(refused[0], "InstanceIds may not contain instances that are protected from scale set actions. The following instance ids are protected from scale set action: 7.")
     }
 
     func testOSUpgradeUsesTheRollingPolicyInManualMode() throws {
