@@ -21,28 +21,32 @@ public struct RollingUpgradePolicy: Equatable, Sendable {
     /// Wait after each batch but the last, in milliseconds (default 0).
     public var pauseTimeBetweenBatches: Millis = 0
     /// Upgrade unhealthy instances first within each phase.
-    public var prioritizeUnhealthyInstances = false
+    public var prioritizeUnhealthyInstances = false { didSet { setBooleans.insert("prioritizeUnhealthyInstances") } }
     /// Ignore zone boundaries in a zonal scale set.
-    public var enableCrossZoneUpgrade = false
+    public var enableCrossZoneUpgrade = false { didSet { setBooleans.insert("enableCrossZoneUpgrade") } }
     /// Create new instances for each batch before deleting the old ones.
-    public var maxSurge = false
+    public var maxSurge = false { didSet { setBooleans.insert("maxSurge") } }
     /// Return failed instances to the previous model when the policy is breached.
-    public var rollbackFailedInstancesOnPolicyBreach = false
+    public var rollbackFailedInstancesOnPolicyBreach = false { didSet { setBooleans.insert("rollbackFailedInstancesOnPolicyBreach") } }
+    /// The booleans given a value (parsed or assigned): the status echoes only these, as Azure
+    /// does (seed 001's sample has no `enableCrossZoneUpgrade`).
+    public private(set) var setBooleans: Set<String> = []
 
     public init() {}
 
-    /// The policy as `get-latest` prints it: every field, durations in ISO 8601.
+    /// The policy as `get-latest` prints it: the four numeric and duration fields always (with
+    /// their defaults), durations in ISO 8601, and the booleans that were set.
     public var json: JSON {
-        .object([
+        var fields: [String: JSON] = [
             "maxBatchInstancePercent": .int(maxBatchInstancePercent),
             "maxUnhealthyInstancePercent": .int(maxUnhealthyInstancePercent),
             "maxUnhealthyUpgradedInstancePercent": .int(maxUnhealthyUpgradedInstancePercent),
             "pauseTimeBetweenBatches": .string(ISODuration.format(pauseTimeBetweenBatches)),
-            "prioritizeUnhealthyInstances": .bool(prioritizeUnhealthyInstances),
-            "enableCrossZoneUpgrade": .bool(enableCrossZoneUpgrade),
-            "maxSurge": .bool(maxSurge),
-            "rollbackFailedInstancesOnPolicyBreach": .bool(rollbackFailedInstancesOnPolicyBreach),
-        ])
+        ]
+        let booleans = [("prioritizeUnhealthyInstances", prioritizeUnhealthyInstances), ("enableCrossZoneUpgrade", enableCrossZoneUpgrade),
+                        ("maxSurge", maxSurge), ("rollbackFailedInstancesOnPolicyBreach", rollbackFailedInstancesOnPolicyBreach)]
+        for (name, value) in booleans where setBooleans.contains(name) { fields[name] = .bool(value) }
+        return .object(fields)
     }
 
     /// Range problems of values set from Swift (parsing checks the same ranges).
