@@ -26,6 +26,10 @@ final class RollingUpgradeRun {
     /// A MaxSurge batch met the quota: this batch and every later one of this upgrade run in
     /// place (SPEC §5).
     var surgeFellBack = false
+    /// Instances rolling back to their previous model after a breach (status RollingBack meanwhile).
+    var rollingBack: Set<Int> = []
+    /// Instances whose rollback failed: they stay failed on the new model.
+    var rollbackFailed: [Int] = []
     var surgeFailed: Set<Int> = []
     var inFlight: Set<Int> = []
     /// Instances whose health change may end the current batch's wait.
@@ -250,7 +254,12 @@ extension Simulation {
     func operationFinished(_ run: RollingUpgradeRun, id: Int, succeeded: Bool, kind: OperationKind) throws {
         run.inFlight.remove(id)
         if !succeeded { run.opFailed.insert(id) }
-        if kind == .rollback { return }
+        if kind == .rollback {
+            run.rollingBack.remove(id)
+            if !succeeded { run.rollbackFailed.append(id) }
+            if run.rollingBack.isEmpty && run.code == .rollingBack { run.code = .faulted }
+            return
+        }
         try advance(run)
     }
 
@@ -341,9 +350,15 @@ extension Simulation {
         }
     }
 
+    /// Returns each failed or unhealthy upgraded instance to the model it ran before; the status
+    /// reads RollingBack until every rollback has ended, then Faulted (SPEC §4.7).
     private func rollBack(_ run: RollingUpgradeRun, _ ids: [Int]) throws {
-        for id in ids {
-            guard let previous = run.previousVersion[id], instances[id].isPresent, operations[id] == nil else { continue }
+        let targets = ids.filter { run.previousVersion[$0] != nil && instances[$0].isPresent && operations[$0] == nil }
+        guard !targets.isEmpty else { return }
+        run.code = .rollingBack
+        run.rollingBack = Set(targets)
+        for id in targets {
+            let previous = run.previousVersion[id]!
             emit(.rollbackStarted(name: instances[id].name, toVersion: previous), instance: id)
             try beginOperation(.rollback, on: id, targetVersion: previous, upgrade: run.number)
         }

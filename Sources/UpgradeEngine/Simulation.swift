@@ -32,6 +32,8 @@ public struct RunSummary: Sendable {
     public var probes: Int
     /// The capacity at the end (scaling changes it).
     public var capacity: Int
+    /// Instances whose rollback failed: they stay failed on the new model.
+    public var rollbackFailed: [Int] = []
 }
 
 /// A discrete-event simulation of one scale set on a virtual clock. The same definition,
@@ -187,7 +189,8 @@ public final class Simulation {
                                         timeToFinishSeconds: Double(now - start) / 1000)
         }
         return RunSummary(endTime: now, status: status, skipped: rolling?.skipped ?? [], protected: rolling?.protected ?? [],
-                          availability: availability, hitTimeLimit: hitLimit, probes: probeCount, capacity: capacity)
+                          availability: availability, hitTimeLimit: hitLimit, probes: probeCount, capacity: capacity,
+                          rollbackFailed: rolling?.rollbackFailed.sorted() ?? [])
     }
 
     /// The latest rolling upgrade as `get-latest` reports it.

@@ -1,6 +1,6 @@
 /// `runningStatus.code` of a rolling upgrade.
 public enum RunningCode: String, Sendable {
-    case rollingForward = "RollingForward", cancelled = "Cancelled", completed = "Completed", faulted = "Faulted"
+    case rollingForward = "RollingForward", rollingBack = "RollingBack", cancelled = "Cancelled", completed = "Completed", faulted = "Faulted"
 }
 
 /// One entry of `error.details`.

@@ -50,6 +50,7 @@ struct RunCommand: ParsableCommand {
             }
             if !result.summary.skipped.isEmpty { print("Skipped (SkipUpgrade): \(result.summary.skipped)") }
             if !result.summary.protected.isEmpty { print("Protected (protectFromScaleSetActions): \(result.summary.protected)") }
+            if !result.summary.rollbackFailed.isEmpty { print("Rollback failed (still on the new model): \(result.summary.rollbackFailed)") }
             let behind = result.record.instances.filter { $0.leftBehind != nil }
             if !behind.isEmpty {
                 let byReason = LeftBehind.allCases.compactMap { reason -> String? in

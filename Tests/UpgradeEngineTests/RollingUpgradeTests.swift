@@ -269,4 +269,30 @@ final class RollingUpgradeTests: XCTestCase {
         XCTAssertEqual(existing.count, 10)
         XCTAssertTrue(existing.allSatisfy { $0.modelVersion == 1 })
     }
+
+    /// With rollbackFailedInstancesOnPolicyBreach the status reads RollingBack while the failed
+    /// instances return to the previous model, then Faulted; a rollback can itself fail.
+    func testRollingBackWhileFailedInstancesRollBackAndARollbackCanFail() throws {
+        let sim = try Simulation(scaleSet(10, {
+            $0.updateDomainCount = 1
+            $0.policy.rolling.rollbackFailedInstancesOnPolicyBreach = true
+        }), health: ClosureHealthSource { vm, _ in
+            .http(status: 200, body: wireBody(vm.modelVersion == 2 && vm.id < 4 ? "Unhealthy" : "Healthy"))
+        }, faults: ClosureFaultInjector { op, vm, _ in op == .rollback && vm.id == 1 ? OperationOutcome(fail: true) : nil })
+        var codesAtRollback: [RunningCode?] = []
+        var rolledBack: [Int] = []
+        sim.onEvent = { [unowned sim] event in
+            if case .rollbackStarted = event.payload {
+                codesAtRollback.append(sim.status?.code)
+                rolledBack.append(event.instance!)
+            }
+        }
+        sim.schedule(at: 60_000, name: "update") { try $0.updateModel(["image": "v2"]) }
+        let summary = try sim.run()
+        XCTAssertEqual(rolledBack, [0, 1, 2])
+        XCTAssertEqual(codesAtRollback, [.rollingBack, .rollingBack, .rollingBack])
+        XCTAssertEqual(summary.status?.code, .faulted)
+        XCTAssertEqual(summary.rollbackFailed, [1])
+        XCTAssertEqual(sim.instances[0...3].map(\.modelVersion), [1, 2, 1, 1])
+    }
 }
