@@ -78,6 +78,9 @@ extension HealthExtensionSettings {
         guard let members = value.object else {
             throw ValidationFailure([Problem(field: prefix, "is \(value.kindName); expected an object")])
         }
+        if let properties = value.field("properties") {
+            return try parseARM(members, properties, prefix: prefix)
+        }
         reader.refuseUnknown(members, known: ["protocol", "port", "requestPath", "intervalInSeconds", "numberOfProbes", "gracePeriod", "typeHandlerVersion"])
         var proto = ProbeProtocol.http
         if let p = value.field("protocol") {
@@ -110,5 +113,41 @@ extension HealthExtensionSettings {
         let all = reader.problems + problems
         guard all.isEmpty else { throw ValidationFailure(all) }
         return (settings, warnings)
+    }
+
+    /// The extension as an ARM resource (seed 002's `extensionProfile.extensions[]` entry):
+    /// `name`, and `properties` with `publisher` Microsoft.ManagedServices, `type`
+    /// ApplicationHealthLinux or ApplicationHealthWindows, `typeHandlerVersion`,
+    /// `autoUpgradeMinorVersion` and `settings`.
+    static func parseARM(_ members: [String: JSON], _ properties: JSON, prefix: String) throws(ValidationFailure) -> (HealthExtensionSettings, [Problem]) {
+        var reader = FieldReader(prefix: prefix)
+        reader.refuseUnknown(members, known: ["name", "properties"])
+        guard let inner = properties.object else {
+            throw ValidationFailure([Problem(field: "\(prefix).properties", "is \(properties.kindName); expected an object")])
+        }
+        reader.refuseUnknown(inner, known: ["publisher", "type", "typeHandlerVersion", "autoUpgradeMinorVersion", "enableAutomaticUpgrade", "settings"],
+                             under: "properties")
+        if let publisher = properties.field("publisher"), publisher != .string("Microsoft.ManagedServices") {
+            reader.problem("properties.publisher", "\(publisher.serialized(pretty: false)) is not the Application Health extension's; allowed \"Microsoft.ManagedServices\"")
+        }
+        if let type = properties.field("type"), type != .string("ApplicationHealthLinux") && type != .string("ApplicationHealthWindows") {
+            reader.problem("properties.type", "\(type.serialized(pretty: false)) is not the Application Health extension; allowed ApplicationHealthLinux, ApplicationHealthWindows")
+        }
+        for flag in ["autoUpgradeMinorVersion", "enableAutomaticUpgrade"] {
+            if let value = properties.field(flag) {
+                if case .bool = value {} else { reader.problem("properties.\(flag)", "\(value.serialized(pretty: false)) is not true or false") }
+            }
+        }
+        var settings = properties.field("settings")?.object ?? [:]
+        if properties.field("settings") == nil { reader.problem("properties.settings", "is missing: the probe's protocol, port and path") }
+        if let version = properties.field("typeHandlerVersion") { settings["typeHandlerVersion"] = version }
+        let parsed: (HealthExtensionSettings, [Problem])
+        do {
+            parsed = try parse(.object(settings), prefix: "\(prefix).properties.settings")
+        } catch {
+            throw ValidationFailure(reader.problems + error.problems)
+        }
+        guard reader.problems.isEmpty else { throw ValidationFailure(reader.problems) }
+        return parsed
     }
 }

@@ -174,4 +174,24 @@ final class HealthTests: XCTestCase {
         XCTAssertEqual(problems, [])
         XCTAssertEqual(warnings.map(\.field), ["healthExtension.requestPath"])
     }
+
+    /// Seed 002's ARM shape: the extensions[] entry with name, properties.publisher, type,
+    /// typeHandlerVersion, autoUpgradeMinorVersion and settings.
+    func testARMExtensionShapeOfSeed002IsAccepted() throws {
+        let arm = try JSON.parse(#"""
+            {"name": "HealthExtension", "properties": {"publisher": "Microsoft.ManagedServices", "type": "ApplicationHealthLinux",
+             "autoUpgradeMinorVersion": true, "typeHandlerVersion": "1.0",
+             "settings": {"protocol": "http", "port": 8080, "requestPath": "/health", "intervalInSeconds": 5, "numberOfProbes": 1}}}
+            """#)
+        let (settings, _) = try HealthExtensionSettings.parse(arm)
+        XCTAssertEqual(settings.protocol, .http)
+        XCTAssertEqual(settings.port, 8080)
+        XCTAssertEqual(settings.requestPath, "/health")
+        XCTAssertEqual(settings.typeHandlerVersion, "1.0")
+        XCTAssertFalse(settings.richStates)
+        let wrong = try JSON.parse(#"{"name": "x", "properties": {"publisher": "Contoso", "type": "ApplicationHealthLinux", "settings": {"protocol": "tcp", "port": 22}}}"#)
+        XCTAssertThrowsError(try HealthExtensionSettings.parse(wrong)) { error in
+            XCTAssertEqual((error as! ValidationFailure).problems.map(\.field), ["healthExtension.properties.publisher"])
+        }
+    }
 }
