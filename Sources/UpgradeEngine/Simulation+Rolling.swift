@@ -68,13 +68,14 @@ extension Simulation {
     /// source's answer) of every present instance.
     func planInputs() throws -> [PlanInput] {
         let rich = probeSettings?.richStates ?? false
-        return try presentInstances.map { vm in
+        var metricsInUse = phases != nil
+        var missing: [Int] = []  // candidates whose latest answer was not Healthy
+        var inputs = try presentInstances.map { vm in
             let candidate = vm.modelVersion != modelVersion && !vm.protectFromScaleSetActions
             // Custom metrics (and the phase() shorthand, which stands for them) count only from an
             // answer whose state is Healthy (SPEC §3).
             let answeredHealthy = !probing || lastProbes[vm.id]?.state == .healthy
             var metrics: CustomMetrics?
-            var phase: Int?
             if answeredHealthy {
                 metrics = lastProbes[vm.id]?.metrics
                 if lastProbes[vm.id]?.metricsDeferred == true, let payload = try health?.latestMetrics(of: vm) {
@@ -83,19 +84,25 @@ extension Simulation {
                     warn(diagnostics, about: vm.id)
                 }
                 if let stated = try phases?.metrics(of: vm, at: now) { metrics = stated }
-                phase = metrics?.phase
+                if metrics != nil { metricsInUse = true }
             } else if candidate && rich {
-                let latest = lastProbes[vm.id].map { "was \($0.state.rawValue)" } ?? "had not come yet"
-                warn([WireDiagnostic(kind: .metricsNotFromHealthy,
-                                     message: "no phase and no skip: its latest answer \(latest) when the upgrade was planned, and custom metrics count only from Healthy answers")],
-                     about: vm.id)
+                missing.append(vm.id)
             }
-            var input = PlanInput(id: vm.id, zone: vm.zone, faultDomain: vm.faultDomain, updateDomain: vm.updateDomain,
-                                  unhealthy: vm.health.state.countsAsUnhealthy, upToDate: vm.modelVersion == modelVersion,
-                                  protected: vm.protectFromScaleSetActions, phase: phase, skip: metrics?.skipUpgrade ?? false)
-            input.withoutMetrics = candidate && rich && !answeredHealthy
-            return input
+            return PlanInput(id: vm.id, zone: vm.zone, faultDomain: vm.faultDomain, updateDomain: vm.updateDomain,
+                             unhealthy: vm.health.state.countsAsUnhealthy, upToDate: vm.modelVersion == modelVersion,
+                             protected: vm.protectFromScaleSetActions, phase: metrics?.phase, skip: metrics?.skipUpgrade ?? false)
         }
+        // Naming them matters only where phases or skips are in use at all.
+        guard metricsInUse else { return inputs }
+        for id in missing {
+            let latest = lastProbes[id].map { "was \($0.state.rawValue)" } ?? "had not come yet"
+            warn([WireDiagnostic(kind: .metricsNotFromHealthy,
+                                 message: "no phase and no skip: its latest answer \(latest) when the upgrade was planned, and custom metrics count only from Healthy answers")],
+                 about: id)
+        }
+        let flagged = Set(missing)
+        for i in inputs.indices where flagged.contains(inputs[i].id) { inputs[i].withoutMetrics = true }
+        return inputs
     }
 
     /// The batches a rolling upgrade started now would run, without running time. With

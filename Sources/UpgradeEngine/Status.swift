@@ -79,6 +79,21 @@ public struct RollingUpgradeStatus: Equatable, Sendable {
         }
         return .object(root)
     }
+
+    /// The REST resource Azure's SDKs read (`RollingUpgradeStatusInfo`): the same data as `json`
+    /// with `policy`, `runningStatus`, `progress` and `error` under `properties`, beside `id`,
+    /// `name` ("latest"), `location` and `type`. `scaleSet` names the scale set in the `id`.
+    public func restJSON(scaleSet: String, epoch: Int = Timestamp.defaultEpoch) -> JSON {
+        guard case .object(var flat) = json(epoch: epoch) else { return json(epoch: epoch) }
+        var properties: [String: JSON] = [:]
+        for key in ["policy", "runningStatus", "progress", "error"] {
+            if let value = flat.removeValue(forKey: key) { properties[key] = value }
+        }
+        flat["properties"] = .object(properties)
+        flat["name"] = .string("latest")
+        flat["id"] = .string("/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rehearse/providers/Microsoft.Compute/virtualMachineScaleSets/\(scaleSet)/rollingUpgrades/latest")
+        return .object(flat)
+    }
 }
 
 /// Virtual times as the ISO 8601 timestamps Azure prints (`2024-01-01T00:02:00.0000000+00:00`).

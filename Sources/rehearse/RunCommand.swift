@@ -13,6 +13,8 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var scenario: ScenarioArguments
     @Flag(help: "Print only the final get-latest JSON on standard output.") var json = false
+    @Option(help: "With --json: az (the az CLI's flattened get-latest shape) or rest (the REST resource Azure's SDKs read).")
+    var shape: StatusShape = .az
     @Option(help: "Write every event to this file as one JSON object per line, as it happens.") var events: String?
     @Flag(help: "Also show health changes and every operation in the timeline.") var verbose = false
 
@@ -37,7 +39,9 @@ struct RunCommand: ParsableCommand {
             throw fail(error)
         }
         do { try eventFile?.finish() } catch { throw fail(error) }
-        let statusJSON = result.summary.status?.json().serialized()
+        let statusJSON = shape == .rest
+            ? result.summary.status?.restJSON(scaleSet: loaded.definition.name).serialized()
+            : result.summary.status?.json().serialized()
         if json {
             if let statusJSON { print(statusJSON) } else { printError("rehearse: no rolling upgrade ran, so get-latest has nothing to show") }
         } else {
@@ -91,4 +95,9 @@ struct Timeline {
         let pad = String(repeating: " ", count: max(0, 10 - time.count))
         return "\(pad)\(time)  \(event.kind.rawValue.padding(toLength: 17, withPad: " ", startingAt: 0)) \(ScriptText.escaped(event.detail))"
     }
+}
+
+/// The two JSON shapes of a rolling upgrade's status.
+enum StatusShape: String, ExpressibleByArgument, CaseIterable {
+    case az, rest
 }
