@@ -54,7 +54,16 @@ extension Simulation {
 
     /// An OS image upgrade: the model's `image` becomes `image` (default: a new version of the
     /// current one) and a rolling upgrade runs whatever the mode. Needs a health source.
+    /// Refused, as Azure refuses it (HTTP 409 OperationNotAllowed), unless some unprotected
+    /// instance runs an image whose version is `latest`: a model attribute `imageVersion` names an
+    /// explicit version; a model without one runs `latest`.
     public func startOSUpgrade(image: String? = nil) throws {
+        let onLatest = presentInstances.contains { vm in
+            !vm.protectFromScaleSetActions && (models[vm.modelVersion - 1]["imageVersion"] ?? "latest").lowercased() == "latest"
+        }
+        guard onLatest else {
+            throw EngineError("The OS Rolling Upgrade API cannot be used on a Virtual Machine Scale Set unless the Virtual Machine Scale Set has some unprotected instances which have imageReference.version set to latest.")
+        }
         try platformUpgrade(attribute: "image", value: image, what: "OS image upgrade")
     }
 

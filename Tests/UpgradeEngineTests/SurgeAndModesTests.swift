@@ -124,6 +124,24 @@ final class SurgeAndModesTests: XCTestCase {
         XCTAssertEqual(refused[0], "InstanceIds may not contain instances that are protected from scale set actions. The following instance ids are protected from scale set action: 7.")
     }
 
+    /// `az vmss rolling-upgrade start` needs an unprotected instance on a `latest` image version.
+    func testOnDemandOSUpgradeRefusedWithoutALatestImage() throws {
+        let pinned = try simulate(scaleSet(4, mode: .manual, { $0.model["imageVersion"] = "1.2.3" }),
+                                  actions: [(60_000, { try $0.startOSUpgrade(image: "ubuntu-24.04") })])
+        let refused = pinned.events.compactMap { event -> String? in
+            if case .actionFailed(_, let message) = event.payload { return message }
+            return nil
+        }
+        XCTAssertEqual(refused, ["The OS Rolling Upgrade API cannot be used on a Virtual Machine Scale Set unless the Virtual Machine Scale Set has some unprotected instances which have imageReference.version set to latest."])
+        XCTAssertNil(pinned.summary.status)
+        let allProtected = try simulate(scaleSet(2, mode: .manual, { $0.protected = [0, 1] }),
+                                        actions: [(60_000, { try $0.startOSUpgrade(image: "ubuntu-24.04") })])
+        XCTAssertEqual(allProtected.count(.actionFailed), 1)
+        let latest = try simulate(scaleSet(4, mode: .manual, { $0.model["imageVersion"] = "latest" }),
+                                  actions: [(60_000, { try $0.startOSUpgrade(image: "ubuntu-24.04") })])
+        XCTAssertEqual(latest.status.code, .completed)
+    }
+
     func testOSUpgradeUsesTheRollingPolicyInManualMode() throws {
         let outcome = try simulate(scaleSet(10, mode: .manual), actions: [(60_000, { try $0.startOSUpgrade(image: "ubuntu-24.04") })])
         XCTAssertEqual(outcome.batches().map(\.count), [2, 2, 2, 2, 2])
