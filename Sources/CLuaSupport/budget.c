@@ -241,7 +241,7 @@ static int nested_pcall(rh_host *h, lua_State *L, int nargs, int nresults, int r
     lua_remove(L, handler);
     rh_stop nested_stop = h->stop;
     h->last_stop = status == LUA_OK ? RH_STOP_NONE : nested_stop;
-    memcpy(h->last_where, h->where, sizeof h->last_where);
+    if (status != LUA_OK) memcpy(h->last_where, h->where, sizeof h->last_where);
 
     h->nesting--;
     h->depth = saved.depth;
@@ -289,7 +289,7 @@ int rh_pcall(lua_State *L, int nargs, int nresults, int ref) {
     h->nesting = 0;
     if (status == LUA_OK) h->stop = RH_STOP_NONE;
     h->last_stop = h->stop;
-    memcpy(h->last_where, h->where, sizeof h->last_where);
+    if (status != LUA_OK) memcpy(h->last_where, h->where, sizeof h->last_where);
     if (h->stop == RH_STOP_MEMORY) lua_gc(L, LUA_GCCOLLECT); /* give the next call its room back */
     return status;
 }

@@ -346,18 +346,18 @@ public struct LuaTableView {
 
     /// The string key of this table equal to `name` ignoring ASCII case (the smallest, byte-wise,
     /// when several are), or nil. For wire keys that Azure matches case-insensitively.
-    public func key(caseInsensitive name: String) -> String? {
-        let wanted = name.lowercased()
+    /// Allocates nothing unless a key matches.
+    public func key(caseInsensitive name: StaticString) -> String? {
         var found: String?
         lua_pushnil(L)
         while lua_next(L, index) != 0 {
             clua_pop(L, 1)
             guard lua_type(L, -1) == LUA_TSTRING else { continue }
             var length = 0
-            _ = clua_tolstring(L, -1, &length)
-            guard length == wanted.utf8.count else { continue }
+            guard let bytes = clua_tolstring(L, -1, &length), length == name.utf8CodeUnitCount,
+                  sameBytesIgnoringASCIICase(bytes, name, length) else { continue }
             let key = readString(L, -1)
-            if key.lowercased() == wanted, found.map({ key < $0 }) ?? true { found = key }
+            if found.map({ key < $0 }) ?? true { found = key }
         }
         return found
     }

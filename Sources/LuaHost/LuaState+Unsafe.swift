@@ -38,6 +38,18 @@ func sameBytes(_ bytes: UnsafePointer<CChar>, _ choice: StaticString, _ length: 
     memcmp(bytes, choice.utf8Start, length) == 0
 }
 
+/// Whether `length` bytes at `bytes` equal `name` (of that length) ignoring ASCII case.
+func sameBytesIgnoringASCIICase(_ bytes: UnsafePointer<CChar>, _ name: StaticString, _ length: Int) -> Bool {
+    let wanted = name.utf8Start
+    for i in 0..<length {
+        let a = UInt8(bitPattern: bytes[i]), b = wanted[i]
+        if a == b { continue }
+        let lowerA = (a >= 65 && a <= 90) ? a + 32 : a, lowerB = (b >= 65 && b <= 90) ? b + 32 : b
+        if lowerA != lowerB { return false }
+    }
+    return true
+}
+
 /// Reads from `fd` into `bytes` from offset `count` to its end; what `read(2)` returns.
 func readInto(_ bytes: inout [UInt8], from fd: Int32, at count: Int) -> Int {
     bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }

@@ -49,8 +49,8 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
                         return .noAnswer
                     }
                 }
+                // The usual spelling first; any other casing (CustomMetrics included) by a scan.
                 if table.copy("customMetrics", into: latest, slot: slot) == .nil,
-                   table.copy("CustomMetrics", into: latest, slot: slot) == .nil,
                    let key = table.key(caseInsensitive: "customMetrics") {
                     _ = table.copy(key: key, into: latest, slot: slot)
                 }

@@ -10,7 +10,17 @@ final class ScriptRuntime {
     /// `health`, `at` …) at the top level, actions inside `at` callbacks, neither inside the
     /// callbacks the engine makes (`health`, `phase`, `fault`).
     enum Activity: Equatable {
-        case loading, idle, atCallback, behaviour(String)
+        /// The callback's name is a `StaticString`: setting the activity on every probe then costs
+        /// no reference counting.
+        case loading, idle, atCallback, behaviour(StaticString)
+
+        static func == (a: Activity, b: Activity) -> Bool {
+            switch (a, b) {
+            case (.loading, .loading), (.idle, .idle), (.atCallback, .atCallback): return true
+            case (.behaviour(let x), .behaviour(let y)): return x.description == y.description
+            default: return false
+            }
+        }
     }
 
     let state: LuaState
@@ -82,13 +92,13 @@ final class ScriptRuntime {
         return .table(model)
     }
 
-    func context(_ what: String, _ vm: borrowing Instance, _ time: Millis) -> String {
+    func context(_ what: StaticString, _ vm: borrowing Instance, _ time: Millis) -> String {
         "\(what) of \(vm.name) at \(ISODuration.format(time))"
     }
 
     /// Calls `callback` with the instance's table and the time (seconds), handing the first
     /// result to `read`. Script errors carry the instance and the time.
-    func invoke<R>(_ callback: Scenario.Callback, _ what: String, _ vm: borrowing Instance, _ time: Millis, extra: String? = nil,
+    func invoke<R>(_ callback: Scenario.Callback, _ what: StaticString, _ vm: borrowing Instance, _ time: Millis, extra: String? = nil,
                    read: (LuaStack) throws -> R) throws -> R {
         let table = vmTable(for: vm)
         let outer = activity
@@ -105,7 +115,7 @@ final class ScriptRuntime {
         } catch var error as LuaError {
             // A result the host could not read is the callback's error too, located where it was set.
             if error.function == nil {
-                error.function = what
+                error.function = what.description
                 error.location = error.location ?? callback.location
             }
             throw ScenarioError.script(error, context: context(what, vm, time))
@@ -113,7 +123,7 @@ final class ScriptRuntime {
     }
 
     /// A result of the wrong kind: a script error located where the function was registered.
-    func badResult(_ callback: Scenario.Callback, _ message: String, _ what: String, _ vm: borrowing Instance, _ time: Millis) -> ScenarioError {
-        .script(LuaError(kind: .runtime, message: message, location: callback.location, function: what), context: context(what, vm, time))
+    func badResult(_ callback: Scenario.Callback, _ message: String, _ what: StaticString, _ vm: borrowing Instance, _ time: Millis) -> ScenarioError {
+        .script(LuaError(kind: .runtime, message: message, location: callback.location, function: what.description), context: context(what, vm, time))
     }
 }
