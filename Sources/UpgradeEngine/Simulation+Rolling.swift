@@ -64,57 +64,6 @@ final class RollingUpgradeRun {
 }
 
 extension Simulation {
-    /// What the planner sees of the scale set now: health, model and metrics (or the phase
-    /// source's answer) of every present instance.
-    func planInputs() throws -> [PlanInput] {
-        let rich = probeSettings?.richStates ?? false
-        var metricsInUse = phases != nil
-        var missing: [Int] = []  // candidates whose latest answer was not Healthy
-        var inputs = try presentInstances.map { vm in
-            let candidate = vm.modelVersion != modelVersion && !vm.protectFromScaleSetActions
-            // Custom metrics (and the phase() shorthand, which stands for them) count only from an
-            // answer whose state is Healthy (SPEC §3).
-            let answeredHealthy = !probing || lastProbes[vm.id]?.state == .healthy
-            var metrics: CustomMetrics?
-            if answeredHealthy {
-                metrics = lastProbes[vm.id]?.metrics
-                if lastProbes[vm.id]?.metricsDeferred == true, let payload = try health?.latestMetrics(of: vm) {
-                    var diagnostics: [WireDiagnostic] = []
-                    metrics = CustomMetrics.parse(payload, diagnostics: &diagnostics)
-                    warn(diagnostics, about: vm.id)
-                }
-                if let stated = try phases?.metrics(of: vm, at: now) { metrics = stated }
-                if metrics != nil { metricsInUse = true }
-            } else if candidate && rich {
-                missing.append(vm.id)
-            }
-            return PlanInput(id: vm.id, zone: vm.zone, faultDomain: vm.faultDomain, updateDomain: vm.updateDomain,
-                             unhealthy: vm.health.state.countsAsUnhealthy, upToDate: vm.modelVersion == modelVersion,
-                             protected: vm.protectFromScaleSetActions, phase: metrics?.phase, skip: metrics?.skipUpgrade ?? false)
-        }
-        // Naming them matters only where phases or skips are in use at all.
-        guard metricsInUse else { return inputs }
-        for id in missing {
-            let latest = lastProbes[id].map { "was \($0.state.rawValue)" } ?? "had not come yet"
-            warn([WireDiagnostic(kind: .metricsNotFromHealthy,
-                                 message: "no phase and no skip: its latest answer \(latest) when the upgrade was planned, and custom metrics count only from Healthy answers")],
-                 about: id)
-        }
-        let flagged = Set(missing)
-        for i in inputs.indices where flagged.contains(inputs[i].id) { inputs[i].withoutMetrics = true }
-        return inputs
-    }
-
-    /// The batches a rolling upgrade started now would run, without running time. With
-    /// `assumingModelChange`, every instance counts as out of date (as if the model changed now).
-    public func planNow(assumingModelChange: Bool = false) throws -> UpgradePlan {
-        var inputs = try planInputs()
-        if assumingModelChange { for i in inputs.indices { inputs[i].upToDate = false } }
-        return Planner.plan(inputs, capacity: inputs.count, zonal: !definition.zones.isEmpty,
-                            orchestration: definition.orchestration, faultDomains: definition.effectiveFaultDomains,
-                            policy: definition.policy.rolling, takesDown: !definition.policy.rolling.maxSurge)
-    }
-
     /// Asks for a rolling upgrade. A running one is superseded: it is cancelled, its operations
     /// in flight finish, and then the new one starts for the newest model (README: decisions).
     func requestRollingUpgrade(reason: String) throws {
