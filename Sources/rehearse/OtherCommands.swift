@@ -62,6 +62,7 @@ struct ValidateCommand: ParsableCommand {
             return
         }
         var options = ScenarioOptions()
+        try checkPluginPaths(pluginPath)
         options.pluginPath = pluginPath
         options.print = { _ in }
         do {
@@ -87,7 +88,11 @@ struct PluginsCommand: ParsableCommand {
         @Option(name: .customLong("plugin-path"), help: "A folder of plugin bundles, searched before REHEARSE_PLUGIN_PATH and ./plugins (repeatable).")
         var pluginPath: [String] = []
 
-        var catalog: PluginCatalog { PluginCatalog(searchPath: PluginCatalog.searchPath(explicit: pluginPath)) }
+        /// The catalog of the plugin path; every `--plugin-path` must be a folder.
+        func catalog() throws -> PluginCatalog {
+            try checkPluginPaths(pluginPath)
+            return PluginCatalog(searchPath: PluginCatalog.searchPath(explicit: pluginPath))
+        }
     }
 
     struct List: ParsableCommand {
@@ -95,7 +100,7 @@ struct PluginsCommand: ParsableCommand {
         @OptionGroup var path: PathOptions
 
         func run() throws {
-            let catalog = path.catalog
+            let catalog = try path.catalog()
             for bundle in catalog.bundles {
                 let m = bundle.manifest
                 let provides = m.provides.isEmpty ? "" : " provides \(m.provides.joined(separator: ", "));"
@@ -111,7 +116,7 @@ struct PluginsCommand: ParsableCommand {
         @OptionGroup var path: PathOptions
 
         func run() throws {
-            let catalog = path.catalog
+            let catalog = try path.catalog()
             let problems = catalog.check()
             report(problems.map { Diagnostic(.error, $0) })
             guard problems.isEmpty else { throw ExitCode(2) }

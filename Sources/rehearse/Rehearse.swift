@@ -46,6 +46,7 @@ struct ScenarioArguments: ParsableArguments {
     func options(print: @escaping (String) -> Void) throws -> ScenarioOptions {
         var options = ScenarioOptions()
         options.seed = seed
+        try checkPluginPaths(pluginPath)
         options.pluginPath = pluginPath
         options.strictWire = strictWire
         options.print = print
@@ -94,6 +95,17 @@ func report(_ diagnostics: [Diagnostic], header: String? = nil) {
 func definitionHeader(_ error: ScenarioError) -> String? {
     if case .definition(_, let location) = error { return location.map { "\($0): " } ?? "" }
     return nil
+}
+
+/// Every `--plugin-path` must be a folder: a path that does not exist is bad input, not an empty
+/// plugin path.
+func checkPluginPaths(_ paths: [String]) throws {
+    for path in paths {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw fail(Message("--plugin-path \(path): no such folder; allowed a folder that holds plugin bundles"))
+        }
+    }
 }
 
 /// A warning on standard error, through the same renderer.

@@ -119,6 +119,17 @@ final class HostileCLITests: XCTestCase {
         XCTAssertEqual(try runRehearse(["run", "--help"]).status, 0)
     }
 
+    func testAPluginPathThatIsNoFolderIsAnError() throws {
+        for arguments in [["run", "--plugin-path", "/nonexistent", "scripts/ten-at-twenty.lua"],
+                          ["plugins", "list", "--plugin-path", "/nonexistent"], ["plugins", "check", "--plugin-path", "/nonexistent"],
+                          ["validate", "--plugin-path", "/nonexistent", "scripts/ten-at-twenty.lua"]] {
+            let out = try runRehearse(arguments)
+            XCTAssertEqual(out.status, 2, "\(arguments)")
+            XCTAssertTrue(out.stderr.contains("--plugin-path /nonexistent: no such folder"), out.stderr)
+        }
+        XCTAssertEqual(try runRehearse(["plugins", "check", "--plugin-path", "plugins"]).status, 0)
+    }
+
     func testBadTimeLimitExitsTwoNamingTheOption() throws {
         let out = try runRehearse(["run", "--time-limit", "5S", "scripts/ten-at-twenty.lua"])
         XCTAssertEqual(out.status, 2)
