@@ -363,7 +363,3 @@ extension Simulation {
                              startTime: run.startTime, error: run.error)
     }
 }
-
-extension String {
-    func ifEmpty(_ other: String) -> String { isEmpty ? other : self }
-}
