@@ -3,6 +3,7 @@ stds.rehearse = {
   read_globals = {
     "scaleset", "health", "phase", "fault", "at", "expect", "update_model", "cancel",
     "manual_upgrade", "start_os_upgrade", "start_extension_upgrade", "scale", "duration",
+    "deferral", "release_image", "approve_os_upgrade",
   },
 }
 std = "lua54+rehearse"

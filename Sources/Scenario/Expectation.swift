@@ -13,6 +13,7 @@ public struct Expectation: Equatable, Sendable {
         "skipped": "the list of skipped instance ids", "protected": "the list of protected instance ids",
         "minHealthy": "the fewest serving instances during the upgrades must be at least this",
         "upgrades": "how many rolling upgrades started",
+        "rolledBack": "instances the latest rolling upgrade returned to their previous model or image successfully",
     ]
 
     /// Where the script called `expect` (`file:line`).
@@ -29,6 +30,8 @@ public struct Expectation: Equatable, Sendable {
     public var minHealthy: Int?
     /// How many rolling upgrades started.
     public var upgrades: Int?
+    /// Instances the latest upgrade rolled back (or restored) successfully.
+    public var rolledBack: Int?
 
     /// Reads an `expect` table; the problems name each bad key and what is allowed.
     static func parse(_ table: LuaValue, location: String) -> (Expectation, [String]) {
@@ -61,6 +64,7 @@ public struct Expectation: Equatable, Sendable {
             case "protected": expectation.protected = list()
             case "minHealthy": expectation.minHealthy = number()
             case "upgrades": expectation.upgrades = number()
+            case "rolledBack": expectation.rolledBack = number()
             default: problems.append("unknown key \(key); allowed \(keys.keys.sorted().joined(separator: ", "))")
             }
         }
@@ -87,6 +91,7 @@ public struct Expectation: Equatable, Sendable {
         }
         check("pending", status?.progress.pendingInstanceCount, pending, number)
         check("protected", summary.protected, protected, list)
+        check("rolledBack", status == nil ? nil : summary.rolledBack, rolledBack, number)
         check("skipped", summary.skipped, skipped, list)
         check("successful", status?.progress.successfulInstanceCount, successful, number)
         check("upgrades", actualUpgrades, upgrades, number)

@@ -209,3 +209,22 @@ final class LuaFaultInjector: ScriptBehavior, FaultInjector {
         }
     }
 }
+
+/// `deferral(function(vm, now) ... end)`: whether an instance defers its automatic OS upgrade.
+/// true: until `approve_os_upgrade`; a duration ("PT10M" or seconds): approved by itself after
+/// it; false or nil: no deferral.
+final class LuaDeferralSource: ScriptBehavior, DeferralSource {
+    func deferral(of instance: Instance, at time: Millis) throws -> OSUpgradeDeferral {
+        let value = try runtime.invoke(callback, "deferral", instance, time) { stack in try stack.value(at: -1) }
+        switch value {
+        case .nil, .bool(false): return OSUpgradeDeferral.none
+        case .bool(true): return .untilApproved
+        default:
+            switch DefinitionReader.duration(value) {
+            case .success(let ms): return .approveAfter(ms)
+            case .failure(let m):
+                throw runtime.badResult(callback, "deferral returned \(value.typeName): \(m.text); return true (until approved), a duration such as \"PT10M\", or false", "deferral", instance, time)
+            }
+        }
+    }
+}

@@ -17,6 +17,7 @@ extension Scenario {
         registerCallback("health", \.health)
         registerCallback("phase", \.phase)
         registerCallback("fault", \.fault)
+        registerCallback("deferral", \.deferral)
         state.register("at") { [unowned self] args in
             let when = try args.value(1)
             let time: Millis
@@ -72,21 +73,33 @@ extension Scenario {
             try sim.updateModel(changes)
         }
         registerAction("cancel") { sim, _ in try sim.cancelRollingUpgrade() }
-        registerAction("manual_upgrade") { sim, args in
-            if args.type(1) == .string, try args.string(1) == "*" { return try sim.manualUpgrade(ids: nil) }
-            let ids = args.type(1) == .table ? try args.value(1) : .nil
-            guard case .array(let items) = ids, items.allSatisfy({ $0.intValue != nil }) else {
-                throw LuaArgumentError(position: 1, problem: "expected a list of instance ids such as { 1, 2 }, or \"*\"")
-            }
-            try sim.manualUpgrade(ids: items.compactMap(\.intValue))
-        }
+        registerAction("manual_upgrade") { sim, args in try sim.manualUpgrade(ids: try Self.instanceIDs(args)) }
         registerAction("start_os_upgrade") { sim, args in
             try sim.startOSUpgrade(image: try Self.optionalField(args, "image"))
+        }
+        registerAction("release_image") { sim, args in
+            guard let version = try Self.optionalField(args, "version") else {
+                throw LuaArgumentError(position: 1, problem: "expected { version = \"...\" }: the platform image version released")
+            }
+            try sim.releasePlatformImage(version: version)
+        }
+        registerAction("approve_os_upgrade") { sim, args in
+            try sim.approveOSUpgrade(ids: try Self.instanceIDs(args))
         }
         registerAction("start_extension_upgrade") { sim, args in
             try sim.startExtensionUpgrade(version: try Self.optionalField(args, "version"))
         }
         registerAction("scale") { sim, args in try sim.scale(to: try args.integer(1)) }
+    }
+
+    /// `{ 1, 2 }` (the ids) or `"*"` (nil: every instance concerned).
+    static func instanceIDs(_ args: LuaArguments) throws -> [Int]? {
+        if args.type(1) == .string, try args.string(1) == "*" { return nil }
+        let ids = args.type(1) == .table ? try args.value(1) : .nil
+        guard case .array(let items) = ids, items.allSatisfy({ $0.intValue != nil }) else {
+            throw LuaArgumentError(position: 1, problem: "expected a list of instance ids such as { 1, 2 }, or \"*\"")
+        }
+        return items.compactMap(\.intValue)
     }
 
     /// `{ image = "..." }` or nothing: the one optional string field of an action's table.

@@ -23,7 +23,8 @@ extension Scenario {
         do {
             runtime.reset(model: definition.model)
             sim = try Simulation(definition, health: health.map { LuaHealthSource(runtime, $0, definition: definition) },
-                                 phases: phase.map { LuaPhaseSource(runtime, $0) }, faults: fault.map { LuaFaultInjector(runtime, $0) })
+                                 phases: phase.map { LuaPhaseSource(runtime, $0) }, faults: fault.map { LuaFaultInjector(runtime, $0) },
+                                 deferrals: deferral.map { LuaDeferralSource(runtime, $0) })
         } catch {
             throw .definition(error.problems, location: scalesetLocation)
         }

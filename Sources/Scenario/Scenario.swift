@@ -44,6 +44,7 @@ public final class Scenario {
     var health: Callback?
     var phase: Callback?
     var fault: Callback?
+    var deferral: Callback?
     var timeline: [(time: Millis, callback: Callback)] = []
     /// The script's `expect` calls, read when it was loaded.
     public private(set) var expectations: [Expectation] = []
@@ -127,6 +128,11 @@ public final class Scenario {
         if let phase, definition.hasHealthSource, !(definition.healthExtension?.richStates ?? false) {
             problems.append(Problem(field: "phase at \(phase.location)",
                                     "phase() stands for the PhaseOrderingNumber custom metric, which needs rich health states (typeHandlerVersion 2.0) over http or https; this scale set's health source reports binary states or tcp"))
+        }
+        let automatic = definition.policy.automaticOS
+        if let deferral, !(automatic.enableAutomaticOSUpgrade && automatic.osRollingUpgradeDeferral) {
+            problems.append(Problem(field: "deferral at \(deferral.location)",
+                                    "deferral() answers the notice of an automatic OS upgrade, which needs upgradePolicy.automaticOSUpgradePolicy with enableAutomaticOSUpgrade and osRollingUpgradeDeferral both true; as written it would never be called"))
         }
         for (table, location) in expectationTables {
             let (expectation, found) = Expectation.parse(table, location: location)

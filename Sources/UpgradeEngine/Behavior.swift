@@ -73,3 +73,10 @@ public final class AlwaysHealthy: HealthSource {
     public init() {}
     public func probe(_ instance: borrowing Instance, at time: Millis) throws -> ProbeReply { .structured(state: "Healthy", metrics: nil) }
 }
+
+/// A deferral source made of a closure.
+public final class ClosureDeferralSource: DeferralSource {
+    let body: (Instance, Millis) throws -> OSUpgradeDeferral
+    public init(_ body: @escaping (Instance, Millis) throws -> OSUpgradeDeferral) { self.body = body }
+    public func deferral(of instance: Instance, at time: Millis) throws -> OSUpgradeDeferral { try body(instance, time) }
+}

@@ -78,6 +78,20 @@ extension Event {
             return ["message": .string(message)]
         case .runEnded(let hitTimeLimit):
             return ["hitTimeLimit": .bool(hitTimeLimit)]
+        case .imageReleased(let version, let outcome):
+            let name: String, pinned: JSON
+            switch outcome {
+            case .upgrading: (name, pinned) = ("upgrading", .null)
+            case .automaticUpgradesOff: (name, pinned) = ("automaticUpgradesOff", .null)
+            case .pinned(let v): (name, pinned) = ("pinned", .string(v))
+            }
+            return ["version": .string(version), "outcome": .string(name), "pinnedVersion": pinned]
+        case .osUpgradeDeferred(let after):
+            return ["approveAfter": after.map(Self.seconds) ?? .null]
+        case .osUpgradeApproved(let byAction):
+            return ["byAction": .bool(byAction)]
+        case .imageRestoreStarted(_, let version):
+            return ["targetVersion": .int(version)]
         }
     }
 }

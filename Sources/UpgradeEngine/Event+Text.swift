@@ -65,6 +65,18 @@ extension Event {
             return "\(name): \(message)"
         case .runEnded(let hitTimeLimit):
             return hitTimeLimit ? "time limit reached with work left" : "nothing left to do"
+        case .imageReleased(let version, let outcome):
+            switch outcome {
+            case .upgrading: return "platform image \(version) released: automatic OS image upgrade"
+            case .automaticUpgradesOff: return "platform image \(version) released: automatic OS upgrades are off, no instance changes"
+            case .pinned(let v): return "platform image \(version) released: the model names image version \(v), not latest, so no instance changes"
+            }
+        case .osUpgradeDeferred(let after):
+            return "defers its OS upgrade " + (after.map { "for \(ISODuration.format($0))" } ?? "until approved")
+        case .osUpgradeApproved(let byAction):
+            return byAction ? "OS upgrade approved" : "OS upgrade deferral ended"
+        case .imageRestoreStarted(let name, let version):
+            return "restoring \(name) to its previous image (model v\(version)): not Healthy within 5 minutes of its upgrade"
         }
     }
 }

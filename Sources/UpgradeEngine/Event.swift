@@ -8,6 +8,7 @@ public struct Event: Equatable, Sendable {
         case healthChanged, preBatchCheck, postBatchCheck, batchFinished, pause, upgradeCompleted
         case upgradeFaulted, upgradeCancelled, rollbackStarted, surgeCreated, surgeFallback, instanceDeleted
         case scaled, manualUpgrade, automaticUpgrade, actionFailed, wireWarning, runEnded
+        case imageReleased, osUpgradeDeferred, osUpgradeApproved, imageRestoreStarted
     }
 
     /// Milliseconds since the scenario epoch.
@@ -73,6 +74,16 @@ public struct OperationFacts: Equatable, Sendable {
     public var replaces: Int?
 }
 
+/// What a platform image release did to the scale set.
+public enum ImageReleaseOutcome: Equatable, Sendable {
+    /// An automatic OS image upgrade starts.
+    case upgrading
+    /// `enableAutomaticOSUpgrade` is not true: nothing changes.
+    case automaticUpgradesOff
+    /// The model names this explicit image version rather than `latest`: nothing changes.
+    case pinned(String)
+}
+
 /// How many candidates a rolling upgrade found in one phase.
 public struct PhaseCount: Equatable, Sendable {
     /// The PhaseOrderingNumber; nil for the last, unphased group.
@@ -116,6 +127,15 @@ public enum Payload: Equatable, Sendable {
     case actionFailed(action: String, message: String)
     case wireWarning(name: String, message: String)
     case runEnded(hitTimeLimit: Bool)
+    /// A new platform image version was released.
+    case imageReleased(version: String, outcome: ImageReleaseOutcome)
+    /// The instance defers its automatic OS upgrade until approved (nil) or for this many ms.
+    case osUpgradeDeferred(approveAfter: Millis?)
+    /// The instance's deferral ended: by an approve action, or by its own time running out.
+    case osUpgradeApproved(byAction: Bool)
+    /// An automatic OS upgrade returns an instance that did not become Healthy in time to the
+    /// model (image) it ran before.
+    case imageRestoreStarted(name: String, toVersion: Int)
 
     public var kind: Event.Kind {
         switch self {
@@ -143,6 +163,10 @@ public enum Payload: Equatable, Sendable {
         case .actionFailed: return .actionFailed
         case .wireWarning: return .wireWarning
         case .runEnded: return .runEnded
+        case .imageReleased: return .imageReleased
+        case .osUpgradeDeferred: return .osUpgradeDeferred
+        case .osUpgradeApproved: return .osUpgradeApproved
+        case .imageRestoreStarted: return .imageRestoreStarted
         }
     }
 }

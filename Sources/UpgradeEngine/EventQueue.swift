@@ -13,6 +13,8 @@ enum Scheduled: Sendable {
     /// Rolling upgrade number `upgrade` was cancelled: its current batch settles without waiting
     /// for health once its operations have ended.
     case settle(upgrade: Int)
+    /// A deferral of instance `id`'s OS upgrade in upgrade number `upgrade` ends.
+    case approve(upgrade: Int, id: Int)
 }
 
 /// Scheduled things by (time, order of scheduling): ties run in the order they were scheduled,

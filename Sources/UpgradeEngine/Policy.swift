@@ -67,15 +67,34 @@ public struct RollingUpgradePolicy: Equatable, Sendable {
     }
 }
 
+/// `upgradePolicy.automaticOSUpgradePolicy` (REST spec): whether a newly released platform image
+/// upgrades the scale set by itself, and how (SPEC §6). Every field defaults to false.
+public struct AutomaticOSUpgradePolicy: Equatable, Sendable {
+    /// A new platform image version starts an OS upgrade in batches.
+    public var enableAutomaticOSUpgrade = false
+    /// Keep an instance that does not become Healthy on the new image instead of restoring its
+    /// previous image.
+    public var disableAutomaticRollback = false
+    /// Batch with `rollingUpgradePolicy`; otherwise with the default policy (20/20/20, PT0S).
+    public var useRollingUpgradePolicy = false
+    /// Each instance is told the upgrade is coming and defers it until approved.
+    public var osRollingUpgradeDeferral = false
+
+    public init() {}
+}
+
 /// `upgradePolicy`: the mode and the rolling policy every mode keeps (OS-image and extension
 /// upgrades use it whatever the mode).
 public struct UpgradePolicy: Equatable, Sendable {
     public var mode: UpgradeMode
     public var rolling: RollingUpgradePolicy
+    public var automaticOS: AutomaticOSUpgradePolicy
 
-    public init(mode: UpgradeMode = .manual, rolling: RollingUpgradePolicy = RollingUpgradePolicy()) {
+    public init(mode: UpgradeMode = .manual, rolling: RollingUpgradePolicy = RollingUpgradePolicy(),
+                automaticOS: AutomaticOSUpgradePolicy = AutomaticOSUpgradePolicy()) {
         self.mode = mode
         self.rolling = rolling
+        self.automaticOS = automaticOS
     }
 }
 
@@ -104,7 +123,7 @@ extension UpgradePolicy {
         guard let members = policyValue.object else {
             throw ValidationFailure([Problem(field: "upgradePolicy", "is \(policyValue.kindName); expected an object with mode and rollingUpgradePolicy")])
         }
-        reader.refuseUnknown(members, known: ["mode", "rollingUpgradePolicy"])
+        reader.refuseUnknown(members, known: ["mode", "rollingUpgradePolicy", "automaticOSUpgradePolicy"])
         if let mode = policyValue.field("mode") {
             if case .string(let text) = mode, let parsed = UpgradeMode(parsing: text) {
                 policy.mode = parsed
@@ -114,6 +133,9 @@ extension UpgradePolicy {
         }
         if let rolling = policyValue.field("rollingUpgradePolicy") {
             policy.rolling = reader.rollingPolicy(rolling)
+        }
+        if let automatic = policyValue.field("automaticOSUpgradePolicy") {
+            policy.automaticOS = reader.automaticOSPolicy(automatic)
         }
         guard reader.problems.isEmpty else { throw ValidationFailure(reader.problems) }
         return policy
@@ -173,17 +195,35 @@ struct FieldReader {
         }
     }
 
+    /// Whether `value` at `path` is an object; a problem when not, and one per unknown key.
+    mutating func object(_ value: JSON, _ path: String, known: [String]) -> Bool {
+        guard let members = value.object else {
+            problem(path, "is \(value.kindName); expected an object")
+            return false
+        }
+        refuseUnknown(members, known: known, under: path)
+        return true
+    }
+
+    mutating func automaticOSPolicy(_ value: JSON) -> AutomaticOSUpgradePolicy {
+        var p = AutomaticOSUpgradePolicy()
+        let path = "automaticOSUpgradePolicy"
+        guard object(value, path, known: ["enableAutomaticOSUpgrade", "disableAutomaticRollback", "useRollingUpgradePolicy",
+                                          "osRollingUpgradeDeferral"]) else { return p }
+        if let v = bool(value, path, "enableAutomaticOSUpgrade", acceptStrings: false) { p.enableAutomaticOSUpgrade = v }
+        if let v = bool(value, path, "disableAutomaticRollback", acceptStrings: false) { p.disableAutomaticRollback = v }
+        if let v = bool(value, path, "useRollingUpgradePolicy", acceptStrings: false) { p.useRollingUpgradePolicy = v }
+        if let v = bool(value, path, "osRollingUpgradeDeferral", acceptStrings: false) { p.osRollingUpgradeDeferral = v }
+        return p
+    }
+
     mutating func rollingPolicy(_ value: JSON) -> RollingUpgradePolicy {
         var p = RollingUpgradePolicy()
         let path = "rollingUpgradePolicy"
-        guard let members = value.object else {
-            problem(path, "is \(value.kindName); expected an object")
-            return p
-        }
-        refuseUnknown(members, known: ["maxBatchInstancePercent", "maxUnhealthyInstancePercent",
-                                       "maxUnhealthyUpgradedInstancePercent", "pauseTimeBetweenBatches",
-                                       "prioritizeUnhealthyInstances", "enableCrossZoneUpgrade", "maxSurge",
-                                       "rollbackFailedInstancesOnPolicyBreach"], under: path)
+        guard object(value, path, known: ["maxBatchInstancePercent", "maxUnhealthyInstancePercent",
+                                          "maxUnhealthyUpgradedInstancePercent", "pauseTimeBetweenBatches",
+                                          "prioritizeUnhealthyInstances", "enableCrossZoneUpgrade", "maxSurge",
+                                          "rollbackFailedInstancesOnPolicyBreach"]) else { return p }
         if let v = integer(value, path, "maxBatchInstancePercent", 5...100, unit: "percent") { p.maxBatchInstancePercent = v }
         if let v = integer(value, path, "maxUnhealthyInstancePercent", 5...100, unit: "percent") { p.maxUnhealthyInstancePercent = v }
         if let v = integer(value, path, "maxUnhealthyUpgradedInstancePercent", 0...100, unit: "percent") { p.maxUnhealthyUpgradedInstancePercent = v }

@@ -88,6 +88,24 @@ public struct ScaleSetDefinition: Equatable, Sendable {
     /// Every problem with the definition, all at once. `healthSourceDeclared`: a health source
     /// was given but its settings were refused (reported on their own), so the rule that Rolling
     /// needs one is not broken as well: one problem never causes another.
+    /// What Azure refuses about automatic OS image upgrades (SPEC §6).
+    private func automaticOSProblems(healthSourceDeclared: Bool) -> [Problem] {
+        let automatic = policy.automaticOS
+        guard automatic.enableAutomaticOSUpgrade else { return [] }
+        let field = "upgradePolicy.automaticOSUpgradePolicy.enableAutomaticOSUpgrade"
+        var problems: [Problem] = []
+        if !hasHealthSource && !healthSourceDeclared {
+            problems.append(Problem(field: field, "automatic OS image upgrades need a health source: add healthExtension" + (orchestration == .uniform ? " or loadBalancerProbe" : " (Flexible orchestration: a load-balancer probe is not enough)")))
+        }
+        if policy.rolling.maxSurge && orchestration == .flexible {
+            problems.append(Problem(field: field, "automatic OS image upgrades with MaxSurge are not yet supported for Flexible orchestration; turn off rollingUpgradePolicy.maxSurge or automatic OS upgrades"))
+        }
+        if automatic.osRollingUpgradeDeferral && automatic.useRollingUpgradePolicy && policy.rolling.maxSurge {
+            problems.append(Problem(field: "upgradePolicy.automaticOSUpgradePolicy.osRollingUpgradeDeferral", "deferral with a MaxSurge batch (instances replaced, not upgraded) is not something rehearse models; turn off one of them"))
+        }
+        return problems
+    }
+
     public func validate(healthSourceDeclared: Bool = false) -> [Problem] {
         var problems: [Problem] = []
         if name.isEmpty || name.count > 64 || !name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) {
@@ -107,6 +125,7 @@ public struct ScaleSetDefinition: Equatable, Sendable {
         if policy.mode == .rolling && !hasHealthSource && !healthSourceDeclared {
             problems.append(Problem(field: "upgradePolicy.mode", Self.noHealthSourceMessage + (orchestration == .flexible && loadBalancerProbe ? " (Flexible orchestration needs the health extension; a load-balancer probe is not enough)" : "")))
         }
+        problems += automaticOSProblems(healthSourceDeclared: healthSourceDeclared)
         for id in protected.union(protectedFromScaleIn).sorted() where !(0..<capacity).contains(id) {
             problems.append(Problem(field: "protected", "instance \(id) does not exist; ids run 0–\(capacity - 1)"))
         }

@@ -52,38 +52,6 @@ extension Simulation {
         for id in targets { try beginOperation(.upgrade, on: id, targetVersion: modelVersion, upgrade: nil) }
     }
 
-    /// An OS image upgrade: the model's `image` becomes `image` (default: a new version of the
-    /// current one) and a rolling upgrade runs whatever the mode. Needs a health source.
-    /// Refused, as Azure refuses it (HTTP 409 OperationNotAllowed), unless some unprotected
-    /// instance runs an image whose version is `latest`: a model attribute `imageVersion` names an
-    /// explicit version; a model without one runs `latest`.
-    public func startOSUpgrade(image: String? = nil) throws {
-        let onLatest = presentInstances.contains { vm in
-            !vm.protectFromScaleSetActions && (models[vm.modelVersion - 1]["imageVersion"] ?? "latest").lowercased() == "latest"
-        }
-        guard onLatest else {
-            throw EngineError("The OS Rolling Upgrade API cannot be used on a Virtual Machine Scale Set unless the Virtual Machine Scale Set has some unprotected instances which have imageReference.version set to latest.")
-        }
-        try platformUpgrade(attribute: "image", value: image, what: "OS image upgrade")
-    }
-
-    /// An extension upgrade: the model's `extensions` becomes `version` (default: a new version)
-    /// and a rolling upgrade applies it in place, whatever the mode. Needs a health source.
-    public func startExtensionUpgrade(version: String? = nil) throws {
-        try platformUpgrade(attribute: "extensions", value: version, what: "extension upgrade")
-    }
-
-    private func platformUpgrade(attribute: String, value: String?, what: String) throws {
-        guard definition.hasHealthSource else {
-            throw EngineError("\(what) refused: it runs as a rolling upgrade and needs a health probe or the Application Health extension")
-        }
-        var attributes = models[models.count - 1]
-        attributes[attribute] = value ?? "\(attributes[attribute] ?? attribute)+\(modelVersion + 1)"
-        models.append(attributes)
-        emit(.modelUpdated(version: modelVersion, changes: [attribute: attributes[attribute]!], via: what))
-        try requestRollingUpgrade(reason: what)
-    }
-
     /// Scales to `count` instances: new ones get the latest model; scale-in removes the
     /// highest ids first, sparing `protectFromScaleIn` and busy instances.
     public func scale(to count: Int) throws {

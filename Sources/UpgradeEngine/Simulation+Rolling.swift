@@ -1,6 +1,8 @@
 /// One rolling upgrade in progress or finished (SPEC §4, §5).
 final class RollingUpgradeRun {
-    enum Stage { case idle, upgrading, surgeCreating, surgeDeleting, pausing, done }
+    /// `restoring`: an automatic OS upgrade returns the batch's failed instances to their
+    /// previous image before it judges the batch.
+    enum Stage { case idle, upgrading, surgeCreating, surgeDeleting, restoring, pausing, done }
 
     let number: Int
     let policy: RollingUpgradePolicy
@@ -41,9 +43,24 @@ final class RollingUpgradeRun {
     var failed: [Int] = []
     /// For a MaxSurge candidate, the new instance whose health now counts for it.
     var replacement: [Int: Int] = [:]
+    /// Set for an OS image upgrade (automatic or on demand).
+    let os: OSUpgradeTerms?
+    /// Automatic OS upgrades: when each upgraded instance's time to become Healthy runs out (ms).
+    var healthDeadline: [Int: Millis] = [:]
+    /// Instances of the current batch deferring their OS upgrade until approved.
+    var deferred: Set<Int> = []
+    /// Those of `deferred` that only an approve action can release.
+    var untilApproved: Set<Int> = []
+    /// Instances a cancel took out of their batch before they started: pending again.
+    var returnedToPending = 0
+    /// Instances rolled back (or restored to their previous image) successfully.
+    var rolledBack = 0
+    /// When the upgrade reached its final code (ms); nil while it runs.
+    var endTime: Millis?
 
     init(number: Int, policy: RollingUpgradePolicy, capacity: Int, targetVersion: Int, startTime: Millis,
-         queue: BatchQueue, skipped: [Int], protected: [Int]) {
+         queue: BatchQueue, skipped: [Int], protected: [Int], os: OSUpgradeTerms?) {
+        self.os = os
         self.number = number
         self.policy = policy
         self.capacity = capacity
@@ -54,6 +71,9 @@ final class RollingUpgradeRun {
         self.skipped = skipped
         self.protected = protected
     }
+
+    /// Instances not yet reached: still queued, or taken back out of a cancelled batch.
+    var pendingCount: Int { queue.pending + returnedToPending }
 
     var inProgressCount: Int {
         switch stage {
@@ -66,9 +86,10 @@ final class RollingUpgradeRun {
 extension Simulation {
     /// Asks for a rolling upgrade. A running one is superseded: it is cancelled, its operations
     /// in flight finish, and then the new one starts for the newest model (README: decisions).
-    func requestRollingUpgrade(reason: String) throws {
+    func requestRollingUpgrade(reason: String, os: OSUpgradeTerms? = nil) throws {
         if let run = rolling, run.code == .rollingForward { cancel(run, supersededBy: reason) }
         pendingReason = reason
+        pendingOS = os
         startPending = true
         try startPendingUpgradeIfReady()
     }
@@ -77,21 +98,25 @@ extension Simulation {
         guard startPending else { return }
         if let run = rolling, !run.inFlight.isEmpty { return }
         startPending = false
-        try startRollingUpgrade(reason: pendingReason)
+        try startRollingUpgrade(reason: pendingReason, os: pendingOS)
     }
 
-    private func startRollingUpgrade(reason: String) throws {
+    private func startRollingUpgrade(reason: String, os: OSUpgradeTerms?) throws {
         noteActivity()
         upgradeCount += 1
         let inputs = try planInputs()
+        // An automatic OS upgrade batches with the default policy unless told to use the scale
+        // set's (SPEC §6).
+        let policy = os?.usesDefaultPolicy == true ? RollingUpgradePolicy() : definition.policy.rolling
         let (queue, skipped, protected) = Planner.queue(inputs, zonal: !definition.zones.isEmpty,
                                                         orchestration: definition.orchestration,
                                                         faultDomains: definition.effectiveFaultDomains,
-                                                        policy: definition.policy.rolling)
-        let run = RollingUpgradeRun(number: upgradeCount, policy: definition.policy.rolling, capacity: inputs.count,
+                                                        policy: policy)
+        let run = RollingUpgradeRun(number: upgradeCount, policy: policy, capacity: inputs.count,
                                     targetVersion: modelVersion, startTime: now, queue: queue, skipped: skipped,
-                                    protected: protected)
+                                    protected: protected, os: os)
         rolling = run
+        if os != nil { osUpgrades.append(run) }
         let size = Planner.batchSize(capacity: run.capacity, percent: run.policy.maxBatchInstancePercent)
         emit(.upgradeStarted(upgrade: run.number, targetVersion: modelVersion, reason: reason, candidates: queue.pending,
                              capacity: run.capacity, batchSize: size, skipped: skipped, protected: protected))
@@ -179,6 +204,7 @@ extension Simulation {
                 run.previousVersion[id] = instances[id].modelVersion
                 run.inFlight.insert(id)
                 run.watching.insert(id)
+                if try deferUpgrade(run, id) { continue }
                 try beginOperation(.upgrade, on: id, targetVersion: run.targetVersion, upgrade: run.number)
             }
             return
@@ -209,12 +235,22 @@ extension Simulation {
 
     func operationFinished(_ run: RollingUpgradeRun, id: Int, succeeded: Bool, kind: OperationKind) throws {
         run.inFlight.remove(id)
-        if !succeeded { run.opFailed.insert(id) }
         if kind == .rollback {
             run.rollingBack.remove(id)
-            if !succeeded { run.rollbackFailed.append(id) }
-            if run.rollingBack.isEmpty && run.code == .rollingBack { run.code = .faulted }
+            if succeeded { run.rolledBack += 1 } else { run.rollbackFailed.append(id) }
+            guard run.rollingBack.isEmpty else { return }
+            if run.code == .rollingBack {
+                run.code = .faulted
+                run.endTime = now
+            } else if run.stage == .restoring {
+                try judgeBatch(run)
+            }
             return
+        }
+        if !succeeded { run.opFailed.insert(id) }
+        if succeeded, kind == .upgrade || kind == .create, let wait = run.os?.healthWait {
+            run.healthDeadline[id] = now + wait
+            queue.schedule(.settle(upgrade: run.number), at: now + wait)
         }
         try advance(run)
     }
@@ -226,11 +262,11 @@ extension Simulation {
         let waitForHealth = run.code == .rollingForward
         switch run.stage {
         case .upgrading:
-            if waitForHealth && run.batch.contains(where: { !run.opFailed.contains($0) && instances[$0].health.state == .initializing }) { return }
+            if waitForHealth && run.batch.contains(where: { !run.opFailed.contains($0) && awaitsHealth(run, $0) }) { return }
             try finishBatch(run)
         case .surgeCreating:
             let created = run.surge.values.filter { !run.opFailed.contains($0) && instances[$0].lifecycle == .running }
-            if waitForHealth && created.contains(where: { instances[$0].health.state == .initializing }) { return }
+            if waitForHealth && created.contains(where: { awaitsHealth(run, $0) }) { return }
             run.stage = .surgeDeleting
             for old in run.batch {
                 guard let new = run.surge[old] else { continue }
@@ -245,9 +281,16 @@ extension Simulation {
             if run.inFlight.isEmpty { try finishBatch(run) }
         case .surgeDeleting:
             try finishBatch(run)
-        case .idle, .pausing, .done:
+        case .idle, .restoring, .pausing, .done:
             return
         }
+    }
+
+    /// Whether the batch still waits for instance `id`'s health: until it leaves Initializing or,
+    /// in an automatic OS upgrade, until it is Healthy or its time to become Healthy runs out.
+    private func awaitsHealth(_ run: RollingUpgradeRun, _ id: Int) -> Bool {
+        if let deadline = run.healthDeadline[id] { return instances[id].health.state != .healthy && now < deadline }
+        return instances[id].health.state == .initializing
     }
 
     /// Health that counts for candidate `id`: its own, or its MaxSurge replacement's.
@@ -271,8 +314,19 @@ extension Simulation {
         run.batch = []
         run.stage = .idle
         emit(.batchFinished(healthy: good, count: count), batch: run.batchNumber, phase: run.phase)
+        lastFinishedBatch = finished
+        if run.code == .rollingForward, try restoreFailed(run, among: finished) { return }
+        try judgeBatch(run)
+    }
+
+    /// After a batch (and any restore): the post-batch check, then the next batch, a pause, the
+    /// end, or a fault.
+    private func judgeBatch(_ run: RollingUpgradeRun) throws {
+        run.stage = .idle
+        let finished = lastFinishedBatch
         guard run.code == .rollingForward else {
             run.stage = .done
+            if run.code == .cancelled { run.endTime = now }
             return try startPendingUpgradeIfReady()
         }
         let badNow = run.failed + run.successful.sorted().filter { countsAsBad(run, $0) }
@@ -309,7 +363,9 @@ extension Simulation {
     /// Returns each failed or unhealthy upgraded instance to the model it ran before; the status
     /// reads RollingBack until every rollback has ended, then Faulted (SPEC §4.7).
     private func rollBack(_ run: RollingUpgradeRun, _ ids: [Int]) throws {
-        let targets = ids.filter { run.previousVersion[$0] != nil && instances[$0].isPresent && operations[$0] == nil }
+        let targets = ids.filter {
+            run.previousVersion[$0] != nil && instances[$0].isPresent && operations[$0] == nil && instances[$0].modelVersion == run.targetVersion
+        }
         guard !targets.isEmpty else { return }
         run.code = .rollingBack
         run.rollingBack = Set(targets)
@@ -323,12 +379,14 @@ extension Simulation {
     private func complete(_ run: RollingUpgradeRun) {
         run.code = .completed
         run.stage = .done
+        run.endTime = now
         emit(.upgradeCompleted(upgrade: run.number, successful: run.successful.count, failed: run.failed.count))
     }
 
     private func fault(_ run: RollingUpgradeRun, code: String, message: String, details: [ErrorDetail]) {
         run.code = .faulted
         run.stage = .done
+        run.endTime = now
         run.error = UpgradeError(code: code, message: message, details: details)
         emit(.upgradeFaulted(code: code, message: message), batch: run.batchNumber)
     }
@@ -348,8 +406,10 @@ extension Simulation {
         run.code = .cancelled
         run.lastAction = "Cancel"
         run.lastActionTime = now
+        run.endTime = now
         if run.stage == .pausing { run.stage = .done }
         emit(.upgradeCancelled(upgrade: run.number, supersededBy: reason))
+        returnDeferred(run)
         // A batch waiting only for its instances' health settles now: nothing stays in
         // progress, and MaxSurge deletes the old instances whose new ones are Healthy.
         queue.schedule(.settle(upgrade: run.number), at: now)
@@ -358,7 +418,7 @@ extension Simulation {
     func statusOf(_ run: RollingUpgradeRun) -> RollingUpgradeStatus {
         RollingUpgradeStatus(location: definition.location, policy: run.policy,
                              progress: Progress(successfulInstanceCount: run.successful.count, failedInstanceCount: run.failed.count,
-                                                inProgressInstanceCount: run.inProgressCount, pendingInstanceCount: run.queue.pending),
+                                                inProgressInstanceCount: run.inProgressCount, pendingInstanceCount: run.pendingCount),
                              code: run.code, lastAction: run.lastAction, lastActionTime: run.lastActionTime,
                              startTime: run.startTime, error: run.error)
     }

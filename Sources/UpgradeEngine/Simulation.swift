@@ -34,6 +34,12 @@ public struct RunSummary: Sendable {
     public var capacity: Int
     /// Instances whose rollback failed: they stay failed on the new model.
     public var rollbackFailed: [Int] = []
+    /// How many instances the latest rolling upgrade rolled back (or restored) successfully.
+    public var rolledBack = 0
+    /// Instances deferring their OS upgrade until an approval that never came.
+    public var awaitingApproval: [Int] = []
+    /// Every OS image upgrade of the run, oldest first (`az vmss get-os-upgrade-history`).
+    public var osUpgradeHistory: [OSUpgradeRecord] = []
 }
 
 /// A discrete-event simulation of one scale set on a virtual clock. The same definition,
@@ -71,6 +77,7 @@ public final class Simulation {
     let health: (any HealthSource)?
     let phases: (any PhaseSource)?
     let faults: (any FaultInjector)?
+    let deferrals: (any DeferralSource)?
 
     @exclusivity(unchecked) var queue = EventQueue()
     var spreader: Spreader
@@ -88,6 +95,11 @@ public final class Simulation {
     var upgradeCount = 0
     var startPending = false
     var pendingReason = ""
+    var pendingOS: OSUpgradeTerms?
+    /// Every OS image upgrade of the run, oldest first (its history).
+    var osUpgrades: [RollingUpgradeRun] = []
+    /// The instances of the batch last finished, for the check that judges it.
+    var lastFinishedBatch: Set<Int> = []
     /// Told the plan of each rolling upgrade as it starts.
     public var onRollingUpgradeStart: ((UpgradePlan) -> Void)?
 
@@ -114,13 +126,14 @@ public final class Simulation {
     /// Builds the scale set (validated whole first) with its instances at time 0, each just
     /// started (Initializing) and probed from time 0.
     public init(_ definition: ScaleSetDefinition, health: (any HealthSource)? = nil, phases: (any PhaseSource)? = nil,
-                faults: (any FaultInjector)? = nil) throws(ValidationFailure) {
+                faults: (any FaultInjector)? = nil, deferrals: (any DeferralSource)? = nil) throws(ValidationFailure) {
         let problems = definition.validate()
         guard problems.isEmpty else { throw ValidationFailure(problems) }
         self.definition = definition
         self.health = health
         self.phases = phases
         self.faults = faults
+        self.deferrals = deferrals
         self.capacity = definition.capacity
         models = [definition.model]
         if let settings = definition.healthExtension {
@@ -156,8 +169,9 @@ public final class Simulation {
 
     /// Whether anything is left that can change the outcome.
     var hasWork: Bool {
-        actionsLeft > 0 || !operations.isEmpty || startPending || rolling?.code == .rollingForward
-            || rolling.map { [.upgrading, .surgeCreating, .surgeDeleting].contains($0.stage) } ?? false
+        guard !stalledOnApproval else { return false }
+        return actionsLeft > 0 || !operations.isEmpty || startPending || rolling?.code == .rollingForward
+            || rolling.map { [.upgrading, .surgeCreating, .surgeDeleting, .restoring].contains($0.stage) } ?? false
     }
 
     /// Runs until no upgrade runs, no operation is in flight and no action is left, or until
@@ -190,7 +204,8 @@ public final class Simulation {
         }
         return RunSummary(endTime: now, status: status, skipped: rolling?.skipped ?? [], protected: rolling?.protected ?? [],
                           availability: availability, hitTimeLimit: hitLimit, probes: probeCount, capacity: capacity,
-                          rollbackFailed: rolling?.rollbackFailed.sorted() ?? [])
+                          rollbackFailed: rolling?.rollbackFailed.sorted() ?? [], rolledBack: rolling?.rolledBack ?? 0,
+                          awaitingApproval: rolling?.untilApproved.sorted() ?? [], osUpgradeHistory: osUpgradeHistory)
     }
 
     /// The latest rolling upgrade as `get-latest` reports it.
@@ -229,6 +244,9 @@ public final class Simulation {
         case .settle(let number):
             guard let run = rolling, run.number == number else { return }
             try advance(run)
+        case .approve(let number, let id):
+            guard let run = rolling, run.number == number, run.deferred.contains(id) else { return }
+            try approve(run, id, byAction: false)
         }
     }
 

@@ -21,6 +21,15 @@ public struct UpgradeError: Equatable, Sendable {
     public var code: String
     public var message: String
     public var details: [ErrorDetail]
+
+    /// `{code, message, details: [{code, target, message}]}`, as Azure's `ApiError`.
+    public var json: JSON {
+        .object([
+            "code": .string(code),
+            "message": .string(message),
+            "details": .array(details.map { .object(["code": .string($0.code), "target": .string($0.target), "message": .string($0.message)]) }),
+        ])
+    }
 }
 
 /// Instance counts of a rolling upgrade (skipped and protected instances are in none).
@@ -35,6 +44,16 @@ public struct Progress: Equatable, Sendable {
         self.failedInstanceCount = failedInstanceCount
         self.inProgressInstanceCount = inProgressInstanceCount
         self.pendingInstanceCount = pendingInstanceCount
+    }
+
+    /// The four counts, as `progress` in the status and the OS upgrade history.
+    public var json: JSON {
+        .object([
+            "failedInstanceCount": .int(failedInstanceCount),
+            "inProgressInstanceCount": .int(inProgressInstanceCount),
+            "pendingInstanceCount": .int(pendingInstanceCount),
+            "successfulInstanceCount": .int(successfulInstanceCount),
+        ])
     }
 }
 
@@ -56,12 +75,7 @@ public struct RollingUpgradeStatus: Equatable, Sendable {
         var root: [String: JSON] = [
             "location": .string(location),
             "policy": policy.json,
-            "progress": .object([
-                "failedInstanceCount": .int(progress.failedInstanceCount),
-                "inProgressInstanceCount": .int(progress.inProgressInstanceCount),
-                "pendingInstanceCount": .int(progress.pendingInstanceCount),
-                "successfulInstanceCount": .int(progress.successfulInstanceCount),
-            ]),
+            "progress": progress.json,
             "runningStatus": .object([
                 "code": .string(code.rawValue),
                 "lastAction": .string(lastAction),
@@ -70,13 +84,7 @@ public struct RollingUpgradeStatus: Equatable, Sendable {
             ]),
             "type": .string("Microsoft.Compute/virtualMachineScaleSets/rollingUpgrades"),
         ]
-        if let error {
-            root["error"] = .object([
-                "code": .string(error.code),
-                "message": .string(error.message),
-                "details": .array(error.details.map { .object(["code": .string($0.code), "target": .string($0.target), "message": .string($0.message)]) }),
-            ])
-        }
+        if let error { root["error"] = error.json }
         return .object(root)
     }
 

@@ -15,8 +15,14 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Print only the final get-latest JSON on standard output.") var json = false
     @Option(help: "With --json: az (the az CLI's flattened get-latest shape) or rest (the REST resource Azure's SDKs read).")
     var shape: StatusShape = .az
+    @Flag(help: "With --json: print the OS image upgrade history (az vmss get-os-upgrade-history's list) instead of get-latest.")
+    var osUpgradeHistory = false
     @Option(help: "Write every event to this file as one JSON object per line, as it happens.") var events: String?
     @Flag(help: "Also show health changes and every operation in the timeline.") var verbose = false
+
+    func validate() throws {
+        if osUpgradeHistory && !json { throw ValidationError("--os-upgrade-history goes with --json (the text output always shows the history)") }
+    }
 
     func run() throws {
         let quiet = json
@@ -39,10 +45,13 @@ struct RunCommand: ParsableCommand {
             throw fail(error)
         }
         do { try eventFile?.finish() } catch { throw fail(error) }
+        let history = JSON.array(result.summary.osUpgradeHistory.map { $0.json(location: loaded.definition.location) })
         let statusJSON = shape == .rest
             ? result.summary.status?.restJSON(scaleSet: loaded.definition.name).serialized()
             : result.summary.status?.json().serialized()
-        if json {
+        if json && osUpgradeHistory {
+            print(history.serialized())
+        } else if json {
             if let statusJSON { print(statusJSON) } else { printError("rehearse: no rolling upgrade ran, so get-latest has nothing to show") }
         } else {
             print("")
@@ -51,6 +60,10 @@ struct RunCommand: ParsableCommand {
                 print(statusJSON)
             } else {
                 print("No rolling upgrade ran.")
+            }
+            if !result.summary.osUpgradeHistory.isEmpty {
+                print("OS image upgrade history (az vmss get-os-upgrade-history):")
+                print(history.serialized())
             }
             if !result.summary.skipped.isEmpty { print("Skipped (SkipUpgrade): \(result.summary.skipped)") }
             if !result.summary.protected.isEmpty { print("Protected (protectFromScaleSetActions): \(result.summary.protected)") }
@@ -83,7 +96,7 @@ struct Timeline {
     static let always: Set<Event.Kind> = [
         .modelUpdated, .upgradeStarted, .metricsRead, .preBatchCheck, .batchStarted, .batchFinished, .postBatchCheck, .pause,
         .upgradeCompleted, .upgradeFaulted, .upgradeCancelled, .rollbackStarted, .surgeFallback, .scaled, .manualUpgrade,
-        .automaticUpgrade, .actionFailed,
+        .automaticUpgrade, .actionFailed, .imageReleased, .osUpgradeDeferred, .osUpgradeApproved, .imageRestoreStarted,
     ]
 
     func line(for event: Event) -> String? {
@@ -93,7 +106,7 @@ struct Timeline {
         if event.kind == .wireWarning || event.kind == .runEnded { return nil }
         let time = ISODuration.format(event.time)
         let pad = String(repeating: " ", count: max(0, 10 - time.count))
-        return "\(pad)\(time)  \(event.kind.rawValue.padding(toLength: 17, withPad: " ", startingAt: 0)) \(ScriptText.escaped(event.detail))"
+        return "\(pad)\(time)  \(event.kind.rawValue.padding(toLength: 19, withPad: " ", startingAt: 0)) \(ScriptText.escaped(event.detail))"
     }
 }
 

@@ -17,12 +17,20 @@ final class CLITests: XCTestCase {
     }
 
     func testReadmeScenarioRunsWithATimelineAndTheFinalStatus() throws {
-        let out = try rehearse("run", "scripts/ten-at-twenty.lua")
+        let events = try temporary("readme.jsonl")
+        let out = try rehearse("run", "--events", events, "scripts/ten-at-twenty.lua")
         XCTAssertEqual(out.status, 0, out.stderr)
-        XCTAssertTrue(out.stdout.contains("batchStarted      batch 1, unphased: instances 0, 5"), out.stdout)
-        XCTAssertTrue(out.stdout.contains("\"code\": \"Completed\""))
-        XCTAssertTrue(out.stdout.contains("Availability: lowest healthy 8"))
-        XCTAssertTrue(out.stdout.contains("All 1 expectation(s) held."))
+        let objects = try String(contentsOfFile: events, encoding: .utf8).split(separator: "\n").map {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+        }
+        let batches = objects.filter { $0["kind"] as? String == "batchStarted" }
+        XCTAssertEqual(batches.map { $0["instances"] as? [Int] ?? [] }, [[0, 5], [1, 6], [2, 7], [3, 8], [4, 9]])
+        // The timeline shows one line per batch, and the final status follows it.
+        let timelineBatches = out.stdout.split(separator: "\n").filter { $0.split(separator: " ").contains("batchStarted") }
+        XCTAssertEqual(timelineBatches.count, batches.count)
+        let json = try rehearse("run", "--json", "scripts/ten-at-twenty.lua")
+        let status = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as! [String: Any]
+        XCTAssertEqual((status["runningStatus"] as? [String: Any])?["code"] as? String, "Completed")
     }
 
     func testJsonPrintsOnlyTheGetLatestStatus() throws {

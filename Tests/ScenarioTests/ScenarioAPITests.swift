@@ -339,4 +339,40 @@ final class MetricsFromHealthyAnswersTests: XCTestCase {
             }
         }
     }
+
+    func testDeferralWithoutTheDeferralPolicyIsRefusedAtLoad() throws {
+        let path = try writeScenario("""
+            scaleset { name = "web", capacity = 4, upgradePolicy = { automaticOSUpgradePolicy = { enableAutomaticOSUpgrade = true } },
+              healthExtension = { protocol = "http", port = 80, requestPath = "/" } }
+            deferral(function(vm) return true end)
+            """)
+        do {
+            _ = try Scenario(path: path, options: options())
+            XCTFail("accepted a deferral that is never called")
+        } catch ScenarioError.definition(let problems, _) {
+            XCTAssertEqual(problems.count, 1)
+            XCTAssertTrue(problems[0].field.hasPrefix("deferral at ") && problems[0].field.hasSuffix("scenario.lua:3"), problems[0].field)
+        }
+    }
+
+    func testReleaseImageAndApproveFromAScript() throws {
+        let path = try writeScenario("""
+            scaleset { name = "web", capacity = 2, updateDomains = 1, model = { image = "a" },
+              upgradePolicy = { automaticOSUpgradePolicy = { enableAutomaticOSUpgrade = true, osRollingUpgradeDeferral = true } },
+              healthExtension = { protocol = "http", port = 80, requestPath = "/" } }
+            deferral(function(vm) return vm.id == 0 end)
+            at("PT1M", function()
+              local ok = pcall(release_image, {})
+              assert(not ok, "release_image without a version must fail")
+              release_image { version = "b" }
+            end)
+            at("PT30M", function() approve_os_upgrade "*" end)
+            """)
+        let (result, events) = try runScenario(path)
+        XCTAssertEqual(result.summary.status?.code, .completed)
+        XCTAssertEqual(result.record.instances.map(\.modelVersion), [2, 2])
+        let approved = events.filter { $0.kind == .osUpgradeApproved }
+        XCTAssertEqual(approved.map(\.instance), [0])
+        XCTAssertEqual(approved.map(\.time), [1_800_000])
+    }
 }

@@ -24,6 +24,31 @@ final class ScriptsTests: XCTestCase {
         XCTAssertEqual(result.record.instances.filter { $0.modelVersion == 2 }.map(\.id), [0, 5])
     }
 
+    func testAutomaticOSUpgradeWithARestore() throws {
+        let (result, events) = try run("automatic-os-upgrade.lua")
+        // The default policy (20%), not the script's 50%: five batches of 2.
+        XCTAssertEqual(batches(events), ["0, 1", "2, 3", "4, 5", "6, 7", "8, 9"])
+        XCTAssertEqual(events.filter { $0.kind == .imageRestoreStarted }.map(\.instance), [4, 5])
+        XCTAssertEqual(result.record.instances.filter { $0.modelVersion == 1 }.map(\.id), [4, 5])
+        let history = try XCTUnwrap(result.summary.osUpgradeHistory.first)
+        XCTAssertEqual(history.rolledBack, 2)
+        XCTAssertEqual(history.targetImageReference, ["publisher": "Canonical", "offer": "ubuntu-24_04-lts", "sku": "server", "version": "2024.02.01"])
+    }
+
+    func testAutomaticOSUpgradeWithDeferrals() throws {
+        let (_, events) = try run("os-upgrade-deferral.lua")
+        func started(_ id: Int) -> Millis? {
+            events.first { event in
+                if case .operationStarted(let op) = event.payload, op.kind == .upgrade { return event.instance == id }
+                return false
+            }?.time
+        }
+        let batch2 = events.filter { $0.kind == .batchStarted }[1]
+        XCTAssertEqual(started(3), batch2.time + 1_200_000)
+        XCTAssertEqual(started(7), 3_600_000)
+        XCTAssertEqual(events.filter { $0.kind == .osUpgradeDeferred }.map(\.instance), [3, 7])
+    }
+
     func testNPhaseWithSkip() throws {
         let (result, events) = try run("n-phase-skip.lua")
         XCTAssertEqual(batches(events), ["4, 5", "6, 7", "0, 1", "2, 3", "8"])

@@ -41,9 +41,10 @@ struct Outcome {
 /// Runs `definition` with `health`, updating the model to image v2 at 60 s unless `actions` say otherwise.
 func simulate(_ definition: ScaleSetDefinition, health: @escaping (Instance, Millis) -> ProbeReply = { _, _ in .http(status: 200, body: wireBody()) },
               phases: ((Instance) -> Int?)? = nil, faults: ((OperationKind, Instance, Millis) -> OperationOutcome?)? = nil,
+              deferrals: ((Instance, Millis) -> OSUpgradeDeferral)? = nil,
               actions: [(Millis, (Simulation) throws -> Void)]? = nil, file: StaticString = #filePath, line: UInt = #line) throws -> Outcome {
     let sim = try Simulation(definition, health: ClosureHealthSource(health), phases: phases.map(ClosurePhaseSource.init),
-                             faults: faults.map(ClosureFaultInjector.init))
+                             faults: faults.map(ClosureFaultInjector.init), deferrals: deferrals.map(ClosureDeferralSource.init))
     var events: [Event] = []
     sim.onEvent = { events.append($0) }
     for (time, body) in actions ?? [(60_000, { try $0.updateModel(["image": "v2"]) })] {

@@ -11,7 +11,13 @@ import pathlib
 import subprocess
 
 import pytest
-from azure.mgmt.compute.models import RollingUpgradeStatusCode, RollingUpgradeStatusInfo
+from azure.mgmt.compute.models import (
+    RollingUpgradeStatusCode,
+    RollingUpgradeStatusInfo,
+    UpgradeOperationHistoricalStatusInfo,
+    UpgradeOperationInvoker,
+    UpgradeState,
+)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BINARY = os.environ.get("REHEARSE_BIN", str(ROOT / ".build" / "debug" / "rehearse"))
@@ -85,3 +91,29 @@ def test_errors_keep_their_details():
     assert error.code == "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade"
     assert [d.target for d in error.details] == ["web/virtualMachines/2", "web/virtualMachines/5", "web/virtualMachines/8"]
     assert RollingUpgradeStatusInfo(doc).properties.progress.pending_instance_count == 10
+
+
+def os_upgrade_history(script):
+    run = subprocess.run([BINARY, "run", "--json", "--os-upgrade-history", script],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode in (0, 1), run.stderr
+    return json.loads(run.stdout)
+
+
+def test_sdk_reads_the_os_upgrade_history_with_nothing_lost():
+    history = os_upgrade_history("scripts/automatic-os-upgrade.lua")
+    assert len(history) == 1
+    doc = history[0]
+    entry = UpgradeOperationHistoricalStatusInfo(doc)
+    check(entry, doc, "history[0]")
+    assert entry.as_dict() == doc
+    properties = entry.properties
+    assert properties.running_status.code == UpgradeState.COMPLETED
+    assert properties.started_by == UpgradeOperationInvoker.PLATFORM
+    assert properties.target_image_reference.version == "2024.02.01"
+    assert properties.target_image_reference.publisher == "Canonical"
+    assert properties.rollback_info.successfully_rolledback_instance_count == 2
+    assert properties.rollback_info.failed_rolledback_instance_count == 0
+    assert properties.progress.successful_instance_count == 8
+    assert properties.progress.failed_instance_count == 2
+    assert properties.running_status.end_time - properties.running_status.start_time == datetime.timedelta(minutes=17)

@@ -27,9 +27,16 @@
 ---@field MaxSurge? boolean|"true"|"false"
 ---@field rollbackFailedInstancesOnPolicyBreach? boolean
 
+---@class rehearse.AutomaticOSUpgradePolicy
+---@field enableAutomaticOSUpgrade? boolean   a released platform image upgrades the scale set
+---@field disableAutomaticRollback? boolean   keep instances that are not Healthy on the new image
+---@field useRollingUpgradePolicy? boolean    batch with rollingUpgradePolicy, not the default 20/20/20
+---@field osRollingUpgradeDeferral? boolean   instances may defer (see deferral)
+
 ---@class rehearse.UpgradePolicy
 ---@field mode "Automatic"|"Manual"|"Rolling"
 ---@field rollingUpgradePolicy? rehearse.RollingUpgradePolicy
+---@field automaticOSUpgradePolicy? rehearse.AutomaticOSUpgradePolicy
 
 ---@class rehearse.HealthExtension
 ---@field protocol "tcp"|"http"|"https"
@@ -87,6 +94,12 @@ function health(fn) end
 ---@param fn fun(vm: rehearse.VM): integer|{ PhaseOrderingNumber: integer?, SkipUpgrade: boolean? }|nil
 function phase(fn) end
 
+---Answers the notice of an automatic OS upgrade (needs automaticOSUpgradePolicy with
+---enableAutomaticOSUpgrade and osRollingUpgradeDeferral): true defers it until approve_os_upgrade,
+---a duration ("PT10M" or seconds) approves it by itself after that long, false or nil lets it go ahead.
+---@param fn fun(vm: rehearse.VM, now: number): boolean|string|number|nil
+function deferral(fn) end
+
 ---Decides the fate of every operation: nil, { fail = true } or { duration = "PT5M" }.
 ---@param fn rehearse.FaultFunction
 function fault(fn) end
@@ -97,7 +110,7 @@ function fault(fn) end
 function at(time, fn) end
 
 ---Checks the final status and the run.
----@param expectations {code?: string, errorCode?: string, successful?: integer, failed?: integer, inProgress?: integer, pending?: integer, skipped?: integer[], protected?: integer[], minHealthy?: integer, upgrades?: integer}
+---@param expectations {code?: string, errorCode?: string, successful?: integer, failed?: integer, inProgress?: integer, pending?: integer, skipped?: integer[], protected?: integer[], minHealthy?: integer, upgrades?: integer, rolledBack?: integer}
 function expect(expectations) end
 
 ---Updates the scale set model; no argument (or no change) is a generic update, which restarts a rolling upgrade.
@@ -114,6 +127,15 @@ function manual_upgrade(ids) end
 ---An OS image upgrade: a rolling upgrade in any mode.
 ---@param opts? {image?: string}
 function start_os_upgrade(opts) end
+
+---A new platform image version is released: with automatic OS upgrades on and a model on the
+---latest image version, an automatic OS image upgrade starts.
+---@param opts {version: string}
+function release_image(opts) end
+
+---Approves deferred OS upgrades (ApproveRollingUpgrade) of the given instances, or every one with "*".
+---@param ids integer[]|"*"
+function approve_os_upgrade(ids) end
 
 ---An extension upgrade (in place): a rolling upgrade in any mode.
 ---@param opts? {version?: string}

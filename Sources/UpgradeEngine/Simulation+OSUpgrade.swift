@@ -1,0 +1,247 @@
+/// OS image upgrades (SPEC §6): on demand (`startOSUpgrade`) and automatic, when a new platform
+/// image is released to a scale set with `automaticOSUpgradePolicy.enableAutomaticOSUpgrade`.
+/// Both run as rolling upgrades; an automatic one batches with the default policy unless told
+/// otherwise, gives each upgraded instance five minutes to become Healthy, restores one that does
+/// not to its previous image, and may let instances defer.
+
+/// What makes an OS image upgrade's run differ from a model update's.
+struct OSUpgradeTerms {
+    /// Who started it, as the OS upgrade history says.
+    var startedBy: OSUpgradeRecord.Invoker
+    /// The image version it brings (the model's `image` attribute).
+    var image: String
+    /// The scale set's other image attributes (`publisher`, `offer`, `sku`), for the history.
+    var reference: [String: String]
+    /// Automatic upgrades without `useRollingUpgradePolicy`: batch with the default policy.
+    var usesDefaultPolicy: Bool
+    /// Automatic upgrades: how long each upgraded instance has to become Healthy, in milliseconds.
+    var healthWait: Millis?
+    /// Automatic upgrades unless `disableAutomaticRollback`: restore an instance that does not
+    /// become Healthy in time to its previous image.
+    var restoreFailed: Bool
+    /// `osRollingUpgradeDeferral`: each instance may defer its upgrade until approved.
+    var deferral: Bool
+}
+
+/// An instance's answer when told its OS upgrade is coming (`osRollingUpgradeDeferral`).
+public enum OSUpgradeDeferral: Equatable, Sendable {
+    /// Go ahead now.
+    case none
+    /// Wait for an `approveOSUpgrade` of this instance.
+    case untilApproved
+    /// Approve by itself after this many milliseconds.
+    case approveAfter(Millis)
+}
+
+/// Decides which instances defer their automatic OS upgrade (the scenario's `deferral`).
+public protocol DeferralSource: AnyObject {
+    /// What `instance` answers, at `time` (milliseconds on the virtual clock), to the notice that
+    /// its OS upgrade is coming.
+    func deferral(of instance: Instance, at time: Millis) throws -> OSUpgradeDeferral
+}
+
+/// Five minutes: how long each instance of an automatic OS upgrade has to become Healthy.
+public let automaticOSUpgradeHealthWait: Millis = 300_000
+
+extension Simulation {
+    /// An OS image upgrade on demand (`az vmss rolling-upgrade start`): the model's `image`
+    /// becomes `image` (default: a new version of the current one) and a rolling upgrade runs
+    /// whatever the mode. Refused, as Azure refuses it (HTTP 409 OperationNotAllowed), unless
+    /// some unprotected instance runs an image whose version is `latest`: a model attribute
+    /// `imageVersion` names an explicit version; a model without one runs `latest`.
+    public func startOSUpgrade(image: String? = nil) throws {
+        let onLatest = presentInstances.contains { vm in
+            !vm.protectFromScaleSetActions && (models[vm.modelVersion - 1]["imageVersion"] ?? "latest").lowercased() == "latest"
+        }
+        guard onLatest else {
+            throw EngineError("The OS Rolling Upgrade API cannot be used on a Virtual Machine Scale Set unless the Virtual Machine Scale Set has some unprotected instances which have imageReference.version set to latest.")
+        }
+        let value = image ?? "\(models[models.count - 1]["image"] ?? "image")+\(modelVersion + 1)"
+        let terms = OSUpgradeTerms(startedBy: .user, image: value, reference: imageReference, usesDefaultPolicy: false,
+                                   healthWait: nil, restoreFailed: false, deferral: false)
+        try platformUpgrade(attribute: "image", value: value, what: "OS image upgrade", os: terms)
+    }
+
+    /// A new platform image `version` is released. With automatic OS upgrades on and a model that
+    /// runs the `latest` version, the model's `image` becomes `version` and an automatic OS
+    /// upgrade starts (a newer one supersedes it). Otherwise nothing changes; the event says why.
+    public func releasePlatformImage(version: String) throws {
+        let automatic = definition.policy.automaticOS
+        guard automatic.enableAutomaticOSUpgrade else {
+            emit(.imageReleased(version: version, outcome: .automaticUpgradesOff))
+            return
+        }
+        let pinned = models[models.count - 1]["imageVersion"] ?? "latest"
+        guard pinned.lowercased() == "latest" else {
+            emit(.imageReleased(version: version, outcome: .pinned(pinned)))
+            return
+        }
+        emit(.imageReleased(version: version, outcome: .upgrading))
+        let terms = OSUpgradeTerms(startedBy: .platform, image: version, reference: imageReference,
+                                   usesDefaultPolicy: !automatic.useRollingUpgradePolicy,
+                                   healthWait: automaticOSUpgradeHealthWait, restoreFailed: !automatic.disableAutomaticRollback,
+                                   deferral: automatic.osRollingUpgradeDeferral)
+        try platformUpgrade(attribute: "image", value: version, what: "automatic OS image upgrade", os: terms)
+    }
+
+    /// An extension upgrade: the model's `extensions` becomes `version` (default: a new version)
+    /// and a rolling upgrade applies it in place, whatever the mode. Needs a health source.
+    public func startExtensionUpgrade(version: String? = nil) throws {
+        let value = version ?? "\(models[models.count - 1]["extensions"] ?? "extensions")+\(modelVersion + 1)"
+        try platformUpgrade(attribute: "extensions", value: value, what: "extension upgrade", os: nil)
+    }
+
+    private func platformUpgrade(attribute: String, value: String, what: String, os: OSUpgradeTerms?) throws {
+        guard definition.hasHealthSource else {
+            throw EngineError("\(what) refused: it runs as a rolling upgrade and needs a health probe or the Application Health extension")
+        }
+        var attributes = models[models.count - 1]
+        attributes[attribute] = value
+        models.append(attributes)
+        emit(.modelUpdated(version: modelVersion, changes: [attribute: value], via: what))
+        try requestRollingUpgrade(reason: what, os: os)
+    }
+
+    /// The image attributes of the newest model the history names beside the version.
+    private var imageReference: [String: String] {
+        models[models.count - 1].filter { ["publisher", "offer", "sku"].contains($0.key) }
+    }
+
+    /// Approves the deferred OS upgrades of `ids` (nil: every deferred instance), as
+    /// `ApproveRollingUpgrade` does. Refused whole when no upgrade waits or an id is not deferred.
+    public func approveOSUpgrade(ids: [Int]?) throws(EngineError) {
+        guard let run = rolling, run.code == .rollingForward, !run.deferred.isEmpty else {
+            throw EngineError("approve refused: no instance is deferring an OS upgrade")
+        }
+        let chosen = ids ?? run.deferred.sorted()
+        let unknown = chosen.filter { !run.deferred.contains($0) }
+        guard unknown.isEmpty else {
+            throw EngineError("approve refused: instance(s) \(unknown.map(String.init).joined(separator: ", ")) are not deferring an OS upgrade; deferring: \(run.deferred.sorted().map(String.init).joined(separator: ", "))")
+        }
+        for id in Set(chosen).sorted() {
+            do { try approve(run, id, byAction: true) } catch let error as EngineError { throw error } catch {
+                throw EngineError("approve: \(error)")
+            }
+        }
+    }
+
+    /// Asks whether instance `id` defers its OS upgrade; true when it does (its upgrade then
+    /// starts on approval).
+    func deferUpgrade(_ run: RollingUpgradeRun, _ id: Int) throws -> Bool {
+        guard run.os?.deferral == true else { return false }
+        let answer = try deferrals?.deferral(of: instances[id], at: now) ?? .untilApproved
+        switch answer {
+        case .none:
+            return false
+        case .untilApproved:
+            emit(.osUpgradeDeferred(approveAfter: nil), instance: id, batch: run.batchNumber, phase: run.phase)
+            run.untilApproved.insert(id)
+        case .approveAfter(let wait):
+            emit(.osUpgradeDeferred(approveAfter: wait), instance: id, batch: run.batchNumber, phase: run.phase)
+            queue.schedule(.approve(upgrade: run.number, id: id), at: now + max(0, wait))
+        }
+        run.deferred.insert(id)
+        return true
+    }
+
+    /// Ends instance `id`'s deferral: its OS upgrade starts now.
+    func approve(_ run: RollingUpgradeRun, _ id: Int, byAction: Bool) throws {
+        run.deferred.remove(id)
+        run.untilApproved.remove(id)
+        emit(.osUpgradeApproved(byAction: byAction), instance: id, batch: run.batchNumber, phase: run.phase)
+        try beginOperation(.upgrade, on: id, targetVersion: run.targetVersion, upgrade: run.number)
+    }
+
+    /// A cancel takes deferred instances out of their batch untouched: they count as pending.
+    func returnDeferred(_ run: RollingUpgradeRun) {
+        guard !run.deferred.isEmpty else { return }
+        run.returnedToPending += run.deferred.count
+        run.batch.removeAll { run.deferred.contains($0) }
+        run.inFlight.subtract(run.deferred)
+        run.watching.subtract(run.deferred)
+        for id in run.deferred { run.previousVersion[id] = nil }
+        run.deferred = []
+        run.untilApproved = []
+    }
+
+    /// Whether the running upgrade waits only for approvals that no scheduled action can give.
+    var stalledOnApproval: Bool {
+        guard actionsLeft == 0, let run = rolling, run.code == .rollingForward, !run.untilApproved.isEmpty else { return false }
+        return run.inFlight.isSubset(of: run.untilApproved)
+    }
+
+    /// Automatic OS upgrades: every instance of the finished batch that was upgraded but did not
+    /// become Healthy in time goes back to its previous image, unless `disableAutomaticRollback`.
+    /// True when restores started (the batch is judged once they end).
+    func restoreFailed(_ run: RollingUpgradeRun, among finished: Set<Int>) throws -> Bool {
+        guard run.os?.restoreFailed == true else { return false }
+        let targets = run.failed.filter {
+            finished.contains($0) && !run.opFailed.contains($0) && instances[$0].isPresent && operations[$0] == nil
+                && instances[$0].modelVersion == run.targetVersion && run.previousVersion[$0] != nil
+        }
+        guard !targets.isEmpty else { return false }
+        run.stage = .restoring
+        for id in targets {
+            let previous = run.previousVersion[id]!
+            run.rollingBack.insert(id)
+            run.inFlight.insert(id)
+            emit(.imageRestoreStarted(name: instances[id].name, toVersion: previous), instance: id, batch: run.batchNumber, phase: run.phase)
+            try beginOperation(.rollback, on: id, targetVersion: previous, upgrade: run.number)
+        }
+        return true
+    }
+
+    /// The run's OS image upgrades, oldest first, as `az vmss get-os-upgrade-history` reports them.
+    public var osUpgradeHistory: [OSUpgradeRecord] {
+        osUpgrades.map { run in
+            let status = statusOf(run)
+            var reference = run.os?.reference ?? [:]
+            reference["version"] = run.os?.image
+            return OSUpgradeRecord(code: run.code, startTime: run.startTime, endTime: run.endTime, progress: status.progress,
+                                   error: run.error, startedBy: run.os?.startedBy ?? .unknown, targetImageReference: reference,
+                                   rolledBack: run.rolledBack, rollbackFailed: run.rollbackFailed.count)
+        }
+    }
+}
+
+/// One OS image upgrade as `az vmss get-os-upgrade-history` lists it
+/// (`UpgradeOperationHistoricalStatusInfo`).
+public struct OSUpgradeRecord: Equatable, Sendable {
+    /// `startedBy`.
+    public enum Invoker: String, Sendable {
+        case unknown = "Unknown", user = "User", platform = "Platform"
+    }
+
+    public var code: RunningCode
+    /// Milliseconds on the virtual clock.
+    public var startTime: Millis
+    /// When it reached its final code (ms); nil while it runs.
+    public var endTime: Millis?
+    public var progress: Progress
+    public var error: UpgradeError?
+    public var startedBy: Invoker
+    /// `version`, and `publisher`, `offer`, `sku` when the model names them.
+    public var targetImageReference: [String: String]
+    /// Instances returned to their previous image (or model) successfully.
+    public var rolledBack: Int
+    /// Instances whose return failed.
+    public var rollbackFailed: Int
+
+    /// The entry in the history's JSON shape: `properties` (runningStatus, progress, error,
+    /// startedBy, targetImageReference, rollbackInfo), `location` and `type`.
+    public func json(location: String, epoch: Int = Timestamp.defaultEpoch) -> JSON {
+        var running: [String: JSON] = ["code": .string(code.rawValue), "startTime": .string(Timestamp.format(startTime, epoch: epoch))]
+        if let endTime { running["endTime"] = .string(Timestamp.format(endTime, epoch: epoch)) }
+        var properties: [String: JSON] = [
+            "runningStatus": .object(running),
+            "progress": progress.json,
+            "startedBy": .string(startedBy.rawValue),
+            "targetImageReference": .object(targetImageReference.mapValues(JSON.string)),
+            "rollbackInfo": .object(["successfullyRolledbackInstanceCount": .int(rolledBack),
+                                     "failedRolledbackInstanceCount": .int(rollbackFailed)]),
+        ]
+        if let error { properties["error"] = error.json }
+        return .object(["properties": .object(properties), "location": .string(location),
+                        "type": .string("Microsoft.Compute/virtualMachineScaleSets/rollingUpgrades")])
+    }
+}
