@@ -21,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.30.0"),
+        // SHA-256 of bundle archives and files (Apple's maintained CryptoKit API on Linux).
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // Debian's liblua5.4-dev, found through pkg-config; the shim header gives Swift the macros.
@@ -35,7 +37,8 @@ let package = Package(
         .target(name: "CLuaBench", dependencies: ["CLua"]),
         .target(name: "LuaHost", dependencies: ["CLua", "CLuaSupport"], swiftSettings: strict),
         .target(name: "UpgradeEngine", swiftSettings: strict),
-        .target(name: "Scenario", dependencies: ["LuaHost", "UpgradeEngine"], swiftSettings: strict),
+        .target(name: "Scenario", dependencies: ["LuaHost", "UpgradeEngine", .product(name: "Crypto", package: "swift-crypto")],
+                swiftSettings: strict),
         // Real probes of live endpoints (HTTP(S) through AsyncHTTPClient, TCP connects).
         .target(
             name: "HealthProbe",

@@ -8,6 +8,8 @@ public struct ScenarioOptions {
     public var seed: UInt64 = 0
     /// `--plugin-path` folders, searched before `REHEARSE_PLUGIN_PATH` and `./plugins`.
     public var pluginPath: [String] = []
+    /// A `rehearse.lock` whose versions and file hashes bind the bundles the script requires.
+    public var lockPath: String?
     /// Judge custom metrics sent as a JSON object as Azure's extension does.
     public var strictWire = false
     /// Limits of every call into the script.
@@ -33,8 +35,8 @@ public final class Scenario {
     let runtime: ScriptRuntime
     var state: LuaState { runtime.state }
     /// The plugin catalog, read the first time a script requires something that is not built in.
-    public var catalog: PluginCatalog { lazyCatalog.value }
-    let lazyCatalog: LazyCatalog
+    public var catalog: PluginCatalog { plugins.catalog }
+    let plugins: PluginSession
     /// The scale set the script describes.
     public private(set) var definition = ScaleSetDefinition(name: "vmss", capacity: 0)
     /// Warnings about the definition that do not stop a run.
@@ -75,20 +77,21 @@ public final class Scenario {
     public init(path: String, options: ScenarioOptions = ScenarioOptions()) throws(ScenarioError) {
         self.path = path
         self.options = options
-        lazyCatalog = LazyCatalog(searchPath: PluginCatalog.searchPath(explicit: options.pluginPath, environment: options.environment))
+        plugins = PluginSession(searchPath: PluginCatalog.searchPath(explicit: options.pluginPath, environment: options.environment),
+                                lockPath: options.lockPath)
         do {
             runtime = ScriptRuntime(state: try LuaState(limits: options.limits), model: [:])
         } catch {
             throw .file("cannot create a Lua state: \(error)")
         }
-        let lazyCatalog = self.lazyCatalog
+        let plugins = self.plugins
         let runtime = self.runtime
         var sandbox = LuaSandboxOptions(seed: options.seed, print: options.print, clock: { [unowned runtime] in Double(runtime.now) / 1000 })
         sandbox.resolveModule = { name in
             if let builtin = BuiltinLibrary.modules[name] { return (builtin, "(builtin)/\(name).lua") }
-            let catalog = lazyCatalog.value
-            if let found = try catalog.resolve(name) { return found }
-            let names = catalog.bundles.map(\.manifest.name)
+            if let found = try plugins.require(name) { return found }
+            let catalog = plugins.catalog
+            let names = catalog.names
             throw LuaArgumentError(position: 1, problem: "module '\(name)' not found: it is neither a built-in module (\(BuiltinLibrary.modules.keys.sorted().joined(separator: ", "))) nor a plugin bundle on the plugin path (\(catalog.searchPath.joined(separator: ", "))\(names.isEmpty ? "" : "; bundles: " + names.joined(separator: ", ")))")
         }
         do {
@@ -145,15 +148,52 @@ public final class Scenario {
 
 }
 
-/// A plugin catalog built on first use: a run whose script requires no bundle reads none.
-final class LazyCatalog {
+/// The bundles of one scenario: the catalog (read on first use, so a run whose script requires
+/// no bundle reads none), the lock file, and the versions chosen so far.
+final class PluginSession {
     let searchPath: [String]
+    let lockPath: String?
     private var built: PluginCatalog?
-    init(searchPath: [String]) { self.searchPath = searchPath }
-    var value: PluginCatalog {
+    private var resolver: BundleResolver<PluginBundle>?
+    private var lock: PluginLock?
+    private var verified: Set<String> = []
+
+    init(searchPath: [String], lockPath: String?) {
+        self.searchPath = searchPath
+        self.lockPath = lockPath
+    }
+
+    var catalog: PluginCatalog {
         if let built { return built }
         let catalog = PluginCatalog(searchPath: searchPath)
         built = catalog
         return catalog
+    }
+
+    /// `require "<bundle>"` (its entry module) or `require "<bundle>.<module>"` (a file inside
+    /// it): nil when no bundle has that name. The version is the resolver's choice; a locked
+    /// bundle must have exactly the files the lock recorded.
+    func require(_ name: String) throws -> (source: String, path: String)? {
+        let head = String(name.split(separator: ".", maxSplits: 1).first ?? "")
+        guard !catalog.versions(of: head).isEmpty else { return nil }
+        do {
+            if resolver == nil {
+                if let lockPath { lock = try PluginLock.read(lockPath) }
+                resolver = catalog.resolver(lock: lock)
+            }
+            let bundle = try resolver!.select(head, by: "the scenario")
+            if let entry = lock?.entry(named: head), verified.insert(head).inserted {
+                let changes = PluginLock.differences(entry, folder: bundle.folder, shownAs: bundle.folder)
+                guard changes.isEmpty else {
+                    verified.remove(head)
+                    throw PluginProblem("bundle \(bundle.manifest.label) differs from \(lockPath ?? PluginLock.fileName): \(changes.joined(separator: "; "))")
+                }
+            }
+            let rest = name.count > head.count ? String(name.dropFirst(head.count + 1)) : bundle.manifest.entry
+            let found = try ModuleFinder(folders: [bundle.folder]).find(rest)
+            return (found.source, found.displayPath)
+        } catch let problem as PluginProblem {
+            throw LuaArgumentError(position: 1, problem: problem.message)
+        }
     }
 }

@@ -42,6 +42,7 @@ struct ScenarioArguments: ParsableArguments {
     @Flag(name: .customLong("strict-wire"), help: "Judge customMetrics sent as a JSON object as Azure's extension does (Unknown).")
     var strictWire = false
     @Option(name: .customLong("time-limit"), help: "Stop the virtual clock here (ISO 8601 duration).") var timeLimit = "P7D"
+    @Option(help: "A lock file pinning bundle versions and contents (default: ./rehearse.lock when it exists).") var lock: String?
 
     func options(print: @escaping (String) -> Void) throws -> ScenarioOptions {
         var options = ScenarioOptions()
@@ -49,6 +50,12 @@ struct ScenarioArguments: ParsableArguments {
         try checkPluginPaths(pluginPath)
         options.pluginPath = pluginPath
         options.strictWire = strictWire
+        if let lock {
+            guard FileManager.default.fileExists(atPath: lock) else { throw fail(Message("--lock \(lock): no such file")) }
+            options.lockPath = lock
+        } else if FileManager.default.fileExists(atPath: PluginLock.fileName) {
+            options.lockPath = PluginLock.fileName
+        }
         options.print = print
         options.recordEvents = false
         switch ISODuration.parse(timeLimit) {

@@ -63,14 +63,14 @@ final class PluginTests: XCTestCase {
     }
 
     func testIncompatibleBundleIsAClearError() throws {
-        let root = try makeBundle("future", manifest: #"{"name": "future", "version": "3.0.0", "api": ">=2.0.0", "description": "needs API 2"}"#)
+        let root = try makeBundle("future", manifest: #"{"name": "future", "version": "3.0.0", "api": ">=2.0.0", "description": "needs API 2", "exports": {}}"#)
         var o = options()
         o.pluginPath = [root]
         let path = try writeScenario(baseScaleSet + "\nlocal f = require 'future'")
         XCTAssertThrowsError(try Scenario(path: path, options: o)) { error in
-            XCTAssertTrue("\(error)".contains("bundle future 3.0.0 needs host API >=2.0.0, and this rehearse provides 1.0.0"), "\(error)")
+            XCTAssertTrue("\(error)".contains("no version of future fits; future 3.0.0 (\(root)/future): needs host API >=2.0.0, this rehearse provides 1.0.0"), "\(error)")
         }
-        XCTAssertEqual(PluginCatalog(searchPath: [root]).check().count, 1)
+        XCTAssertEqual(PluginCatalog(searchPath: [root]).check().map(\.kind), [.incompatible])
     }
 
     func testMissingBundleIsAClearError() throws {
@@ -87,13 +87,13 @@ final class PluginTests: XCTestCase {
         XCTAssertEqual(catalog.bundles.count, 0)
         let problem = try XCTUnwrap(catalog.problems.first)
         for fragment in ["unknown field \"extra\"", "name \"Bad Name\" is not allowed", "version \"1.0\" is not SemVer",
-                         "api: \"around\" is not a version comparator", "\"description\" is missing"] {
+                         "api: \"around\" in \"around 1\" is not a version comparator", "\"exports\" is missing", "\"description\" is missing"] {
             XCTAssertTrue(problem.contains(fragment), "«\(problem)» lacks «\(fragment)»")
         }
     }
 
     func testBundleFilesAreSandboxedAndCannotEscape() throws {
-        let root = try makeBundle("sneaky", manifest: #"{"name": "sneaky", "version": "1.0.0", "api": "^1", "description": "tries to leave"}"#,
+        let root = try makeBundle("sneaky", manifest: #"{"name": "sneaky", "version": "1.0.0", "api": "^1", "description": "tries to leave", "exports": {}}"#,
                                   files: ["init.lua": "return require 'sneaky.../../etc/passwd'"])
         var o = options()
         o.pluginPath = [root]

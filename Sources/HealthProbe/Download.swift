@@ -1,0 +1,52 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import UpgradeEngine
+
+/// Downloads over HTTP(S) for `plugins install`: certificates verified, at most 5 redirects, a
+/// 200 answer only, a bounded body, one deadline for the whole transfer.
+public enum Download {
+    /// The body of `url`; throws saying what went wrong (status, size, time, network).
+    public static func get(_ url: String, maxBytes: Int, timeout: TimeInterval = 120) throws(EngineError) -> [UInt8] {
+        let box = ResultBox()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            box.result = await fetch(url, maxBytes: maxBytes, timeout: timeout)
+            done.signal()
+        }
+        done.wait()
+        switch box.result! {
+        case .success(let bytes): return bytes
+        case .failure(let error): throw error
+        }
+    }
+
+    private static func fetch(_ url: String, maxBytes: Int, timeout: TimeInterval) async -> Result<[UInt8], EngineError> {
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .follow(max: 5, allowCycles: false))
+        configuration.decompression = .disabled
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        defer { _ = client.shutdown() }
+        do {
+            let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(Int64(timeout)))
+            guard response.status == .ok else { return .failure(EngineError("\(url): HTTP \(response.status.code) \(response.status.reasonPhrase)")) }
+            if let length = response.headers.first(name: "content-length").flatMap(Int.init), length > maxBytes {
+                return .failure(EngineError("\(url): \(length) bytes, over the \(maxBytes) allowed"))
+            }
+            var body: [UInt8] = []
+            for try await chunk in response.body {
+                body += chunk.readableBytesView
+                if body.count > maxBytes { return .failure(EngineError("\(url): more than the \(maxBytes) bytes allowed")) }
+            }
+            return .success(body)
+        } catch {
+            return .failure(EngineError("\(url): \(EndpointProbe.describe(error))"))
+        }
+    }
+
+    /// The result handed from the download's task to the waiting thread (the semaphore orders
+    /// the write before the read), hence `@unchecked Sendable`.
+    private final class ResultBox: @unchecked Sendable {
+        var result: Result<[UInt8], EngineError>?
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+import LuaHost
+import UpgradeEngine
+
+/// A version of a bundle that could be chosen: one found in a folder, or one listed in a
+/// repository's index.
+public protocol BundleCandidate: Sendable {
+    var manifest: PluginManifest { get }
+    /// Where it is (a folder, an archive URL), for messages.
+    var location: String { get }
+}
+
+/// A bundle found on the plugin path.
+public struct PluginBundle: BundleCandidate {
+    public var manifest: PluginManifest
+    /// The bundle's folder.
+    public var folder: String
+    public var location: String { folder }
+
+    /// Whether this host can load it.
+    public var isCompatible: Bool { manifest.api.contains(hostAPIVersion) }
+}
+
+/// Finds bundles in `--plugin-path` folders, then `REHEARSE_PLUGIN_PATH` (colon-separated),
+/// then `./plugins`. Several versions of a bundle may sit side by side (`plugins install` puts
+/// each in `plugins/NAME-VERSION`); which one a script gets is the resolver's choice.
+public struct PluginCatalog: Sendable {
+    /// Every bundle found, in plugin-path order.
+    public private(set) var bundles: [PluginBundle] = []
+    /// Manifests that could not be read, and versions claimed by two folders.
+    public private(set) var problems: [String] = []
+    public let searchPath: [String]
+    /// Folders claiming the same name and version: the resolver refuses that version.
+    public private(set) var duplicates: [String: [String]] = [:]
+
+    /// The search path for the given `--plugin-path` folders and environment.
+    public static func searchPath(explicit: [String], environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
+        var path = explicit
+        if let env = environment["REHEARSE_PLUGIN_PATH"] { path += env.split(separator: ":").map(String.init) }
+        path.append("plugins")
+        return path
+    }
+
+    /// Reads every manifest on `searchPath` (each at most `PluginManifest.maxBytes`, checked
+    /// before reading, and refused when it is a symbolic link leading out of its bundle). No
+    /// module of any bundle is read.
+    public init(searchPath: [String]) {
+        self.searchPath = searchPath
+        let fm = FileManager.default
+        var seenFolders: Set<String> = []
+        var claims: [String: [String]] = [:]
+        for root in searchPath {
+            var isDirectory: ObjCBool = false
+            guard fm.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory.boolValue,
+                  let entries = try? fm.contentsOfDirectory(atPath: root) else { continue }
+            for entry in entries.sorted() {
+                let folder = root.hasSuffix("/") ? root + entry : root + "/" + entry
+                let manifestPath = folder + "/" + PluginManifest.fileName
+                guard BoundedFile.realPath(manifestPath) != nil, let real = BoundedFile.realPath(folder) else { continue }
+                // The same folder reached twice (./plugins and its absolute path) is one bundle.
+                guard seenFolders.insert(real).inserted else { continue }
+                do {
+                    let data = try BoundedFile.readInside(folder, PluginManifest.fileName, maxBytes: PluginManifest.maxBytes)
+                    let manifest = try PluginManifest.parse(String(decoding: data, as: UTF8.self), file: manifestPath)
+                    let key = manifest.label
+                    if let first = claims[key]?.first {
+                        problems.append("\(folder): bundle \(key) is also in \(first); a script that needs that version is refused")
+                    }
+                    claims[key, default: []].append(folder)
+                    bundles.append(PluginBundle(manifest: manifest, folder: folder))
+                } catch let refusal as BoundedFile.Refusal {
+                    problems.append("manifest \(refusal)")
+                } catch {
+                    problems.append("\(error)")
+                }
+            }
+        }
+        duplicates = claims.filter { $0.value.count > 1 }
+    }
+
+    /// The versions of `name` found, newest first (the first found of equal versions first).
+    public func versions(of name: String) -> [PluginBundle] {
+        bundles.enumerated().filter { $0.element.manifest.name == name }
+            .sorted { $0.element.manifest.version != $1.element.manifest.version ? $0.element.manifest.version > $1.element.manifest.version : $0.offset < $1.offset }
+            .map(\.element)
+    }
+
+    /// The names of the bundles found, sorted.
+    public var names: [String] { Set(bundles.map(\.manifest.name)).sorted() }
+}
+
+/// Chooses one version of each bundle a run (or an install) needs: the newest that this host's
+/// API accepts, that the lock file pins (when it pins one) and that every constraint in play
+/// accepts (the dependencies of the bundles chosen so far). A choice that leaves a dependency
+/// unsatisfiable is undone and the next version tried. A failure names every version found,
+/// why each was turned down, and every constraint involved.
+public final class BundleResolver<Candidate: BundleCandidate> {
+    let candidates: (String) -> [Candidate]
+    let pins: [String: SemVer]
+    /// Versions claimed twice ("name version" → where): refused.
+    let ambiguous: [String: [String]]
+    /// Where the search looked, for "not found" messages.
+    let lookedIn: String
+    public private(set) var selected: [String: Candidate] = [:]
+    /// Every constraint on a bundle: who set it and the range.
+    private var constraints: [String: [(by: String, range: SemVerRange)]] = [:]
+
+    public init(candidates: @escaping (String) -> [Candidate], pins: [String: SemVer] = [:], ambiguous: [String: [String]] = [:],
+                lookedIn: String) {
+        self.candidates = candidates
+        self.pins = pins
+        self.ambiguous = ambiguous
+        self.lookedIn = lookedIn
+    }
+
+    /// Chooses `name` (and, transitively, its dependencies) under `range`, required by `by`.
+    @discardableResult
+    public func select(_ name: String, range: SemVerRange? = nil, by: String) throws(PluginProblem) -> Candidate {
+        constraints[name, default: []].append((by, range ?? Self.any))
+        if let chosen = selected[name] {
+            if let broken = constraints[name]!.first(where: { !$0.range.contains(chosen.manifest.version) }) {
+                throw PluginProblem("\(broken.by) needs \(name) \(broken.range), but \(chosen.manifest.label) was already chosen (\(constraintText(name)))")
+            }
+            return chosen
+        }
+        let found = candidates(name)
+        guard !found.isEmpty else {
+            throw PluginProblem("\(by) needs bundle \(name)\(range.map { " \($0)" } ?? ""), which is not in \(lookedIn)")
+        }
+        var turnedDown: [String] = []
+        for candidate in found {
+            let m = candidate.manifest
+            var reasons: [String] = []
+            if !m.api.contains(hostAPIVersion) { reasons.append("needs host API \(m.api), this rehearse provides \(hostAPIVersion)") }
+            if let pin = pins[name], pin != m.version { reasons.append("rehearse.lock pins \(name) \(pin)") }
+            for c in constraints[name]! where !c.range.contains(m.version) { reasons.append("\(c.by) needs \(c.range)") }
+            if let places = ambiguous[m.label] { reasons.append("claimed by \(places.count) folders: \(places.joined(separator: " and "))") }
+            if reasons.isEmpty {
+                let savedSelected = selected, savedConstraints = constraints
+                selected[name] = candidate
+                do {
+                    for dependency in m.dependencies { try select(dependency.name, range: dependency.range, by: m.label) }
+                    return candidate
+                } catch {
+                    selected = savedSelected
+                    constraints = savedConstraints
+                    reasons.append("its dependencies cannot be met: \(error.message)")
+                }
+            }
+            turnedDown.append("\(m.label) (\(candidate.location)): \(reasons.joined(separator: "; "))")
+        }
+        constraints[name]!.removeLast()
+        throw PluginProblem("no version of \(name) fits; " + turnedDown.joined(separator: "; ")
+                            + " [constraints: \(by) needs \(range ?? Self.any)\(constraints[name]!.isEmpty ? "" : "; " + constraintText(name))]")
+    }
+
+    private func constraintText(_ name: String) -> String {
+        constraints[name, default: []].map { "\($0.by) needs \($0.range)" }.joined(separator: "; ")
+    }
+
+    // swiftlint:disable:next force_try
+    static var any: SemVerRange { try! SemVerRange("*") }
+}
+
+extension PluginCatalog {
+    /// A resolver over this catalog's bundles, pinned to `lock`'s versions.
+    public func resolver(lock: PluginLock?) -> BundleResolver<PluginBundle> {
+        BundleResolver(candidates: { self.versions(of: $0) }, pins: lock?.pins ?? [:], ambiguous: duplicates,
+                       lookedIn: "the plugin path (\(searchPath.joined(separator: ", ")))")
+    }
+}

@@ -1,0 +1,159 @@
+import Crypto
+import Foundation
+import LuaHost
+import UpgradeEngine
+
+/// `rehearse.lock`: what `plugins install` put in the project, so that a run uses exactly those
+/// versions and bytes. JSON, keys sorted, one entry per bundle.
+public struct PluginLock: Sendable, Equatable {
+    public static let fileName = "rehearse.lock"
+    static let formatVersion = 1
+
+    public struct Entry: Sendable, Equatable {
+        public var name: String
+        public var version: SemVer
+        /// Where it was installed from (the archive's URL or path).
+        public var source: String
+        /// SHA-256 of the archive, hex.
+        public var archiveSHA256: String
+        /// The folder it was unpacked into, relative to the project.
+        public var folder: String
+        /// SHA-256 of every file, by path relative to the folder.
+        public var files: [String: String]
+        /// One hash of all of them: `sha256:` and the hex of the sorted "hash  path" lines.
+        public var contentHash: String { BundleFiles.contentHash(files) }
+    }
+
+    public var entries: [Entry]
+
+    public init(entries: [Entry] = []) { self.entries = entries }
+
+    /// The version each locked bundle must have.
+    var pins: [String: SemVer] { Dictionary(entries.map { ($0.name, $0.version) }, uniquingKeysWith: { a, _ in a }) }
+
+    public func entry(named name: String) -> Entry? { entries.first { $0.name == name } }
+
+    /// Reads a lock file; every problem names the file and the field.
+    public static func read(_ path: String) throws(PluginProblem) -> PluginLock {
+        let data: [UInt8]
+        do {
+            data = try BoundedFile.read(path, maxBytes: 4 << 20)
+        } catch {
+            throw PluginProblem("\(path): \(error)")
+        }
+        let json: JSON
+        do { json = try JSON.parse(String(decoding: data, as: UTF8.self), maxBytes: 4 << 20, maxDepth: 8) } catch {
+            throw PluginProblem("\(path): \(error.problem)")
+        }
+        guard json.field("lockfileVersion") == .int(formatVersion), case .array(let items)? = json.field("bundles") else {
+            throw PluginProblem("\(path): not a rehearse lock file (expected {\"lockfileVersion\": 1, \"bundles\": [...]})")
+        }
+        var entries: [Entry] = []
+        for (i, item) in items.enumerated() {
+            func text(_ key: String) throws(PluginProblem) -> String {
+                guard case .string(let s)? = item.field(key) else { throw PluginProblem("\(path): bundles[\(i)].\(key) is missing or not a string") }
+                return s
+            }
+            let name = try text("name"), versionText = try text("version")
+            guard let version = SemVer(versionText) else { throw PluginProblem("\(path): bundles[\(i)].version \"\(versionText)\" is not SemVer") }
+            let folder = try text("folder")
+            guard !folder.hasPrefix("/"), !folder.split(separator: "/").contains("..") else {
+                throw PluginProblem("\(path): bundles[\(i)].folder \"\(folder)\" must be a path inside the project")
+            }
+            guard case .object(let fileMembers)? = item.field("files") else { throw PluginProblem("\(path): bundles[\(i)].files is missing") }
+            var files: [String: String] = [:]
+            for (file, hash) in fileMembers {
+                guard case .string(let h) = hash else { throw PluginProblem("\(path): bundles[\(i)].files.\(file) is not a hash") }
+                files[file] = h
+            }
+            let entry = Entry(name: name, version: version, source: try text("source"), archiveSHA256: try text("sha256"),
+                              folder: folder, files: files)
+            if case .string(let recorded)? = item.field("contentHash"), recorded != entry.contentHash {
+                throw PluginProblem("\(path): bundles[\(i)] (\(name)): contentHash does not match its files list; the lock file was edited")
+            }
+            entries.append(entry)
+        }
+        return PluginLock(entries: entries)
+    }
+
+    /// The lock file's text: keys sorted, entries by name.
+    public var text: String {
+        let bundles = entries.sorted { $0.name < $1.name }.map { e -> JSON in
+            .object(["name": .string(e.name), "version": .string(e.version.description), "source": .string(e.source),
+                     "sha256": .string(e.archiveSHA256), "folder": .string(e.folder), "contentHash": .string(e.contentHash),
+                     "files": .object(e.files.mapValues(JSON.string))])
+        }
+        return JSON.object(["lockfileVersion": .int(Self.formatVersion), "bundles": .array(bundles)]).serialized() + "\n"
+    }
+
+    /// What differs between `entry` and its folder under `project`: changed, missing and added
+    /// files, each named. Empty when the folder is as installed.
+    public static func differences(_ entry: Entry, project: String) -> [String] {
+        differences(entry, folder: project + "/" + entry.folder, shownAs: entry.folder)
+    }
+
+    /// What differs between `entry` and the bundle in `folder` (named `shownAs` in messages).
+    static func differences(_ entry: Entry, folder: String, shownAs: String) -> [String] {
+        let actual: [String: String]
+        do { actual = try BundleFiles.hashes(folder) } catch { return ["\(folder): \(error)"] }
+        var found: [String] = []
+        for file in Set(entry.files.keys).union(actual.keys).sorted() {
+            switch (entry.files[file], actual[file]) {
+            case (let locked?, let now?) where locked != now: found.append("\(shownAs)/\(file) changed (locked sha256 \(locked.prefix(12))…, now \(now.prefix(12))…)")
+            case (_?, nil): found.append("\(shownAs)/\(file) is missing")
+            case (nil, _?): found.append("\(shownAs)/\(file) was added")
+            default: break
+            }
+        }
+        return found
+    }
+}
+
+/// The files of a bundle folder and their hashes.
+enum BundleFiles {
+    /// Regular files under `folder`, by relative path, sorted; symbolic links and other special
+    /// files are refused, hidden files (`.git`, editor files) left out.
+    static func list(_ folder: String, maxFiles: Int = 1000) throws(PluginProblem) -> [String] {
+        let fm = FileManager.default
+        guard let walker = fm.enumerator(atPath: folder) else { throw PluginProblem("\(folder): not a readable folder") }
+        var files: [String] = []
+        while let relative = walker.nextObject() as? String {
+            let name = (relative as NSString).lastPathComponent
+            if name.hasPrefix(".") {
+                walker.skipDescendants()
+                continue
+            }
+            let path = folder + "/" + relative
+            guard let attributes = try? fm.attributesOfItem(atPath: path), let type = attributes[.type] as? FileAttributeType else { continue }
+            switch type {
+            case .typeDirectory: continue
+            case .typeRegular: files.append(relative)
+            default: throw PluginProblem("\(path): only regular files and folders may be in a bundle (this is \(type.rawValue))")
+            }
+            if files.count > maxFiles { throw PluginProblem("\(folder): more than \(maxFiles) files in one bundle") }
+        }
+        return files.sorted()
+    }
+
+    /// SHA-256 (hex) of every regular file under `folder`.
+    static func hashes(_ folder: String) throws(PluginProblem) -> [String: String] {
+        var hashes: [String: String] = [:]
+        for file in try list(folder) {
+            do {
+                hashes[file] = hex(SHA256.hash(data: try BoundedFile.readInside(folder, file, maxBytes: BoundedFile.maxSourceBytes)))
+            } catch {
+                throw PluginProblem("\(folder)/\(file): \(error)")
+            }
+        }
+        return hashes
+    }
+
+    static func contentHash(_ files: [String: String]) -> String {
+        let lines = files.keys.sorted().map { "\(files[$0]!)  \($0)\n" }.joined()
+        return "sha256:" + hex(SHA256.hash(data: Data(lines.utf8)))
+    }
+
+    static func hex<D: Sequence>(_ digest: D) -> String where D.Element == UInt8 {
+        digest.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+    }
+}

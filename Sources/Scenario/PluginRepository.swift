@@ -1,0 +1,145 @@
+import Foundation
+import LuaHost
+import UpgradeEngine
+
+/// A bundle repository: any folder, static file server or object store holding bundle archives
+/// and `rehearse-index.json`, the index `plugins index` writes (name → versions → archive URL,
+/// SHA-256, host API range, dependencies, exports).
+public enum PluginRepository {
+    public static let indexName = "rehearse-index.json"
+    static let indexVersion = 1
+
+    /// A version listed in an index.
+    public struct Entry: BundleCandidate {
+        public var manifest: PluginManifest
+        /// The archive, absolute or relative to the index.
+        public var url: String
+        /// SHA-256 of the archive, hex.
+        public var sha256: String
+        public var location: String { url }
+    }
+
+    /// The index of every archive (`*.tar`) in `folder`, each named `base/FILE` when a base URL
+    /// is given, else by its file name (relative to the index). Sorted by name, newest first.
+    public static func index(_ folder: String, baseURL: String?) throws(PluginProblem) -> String {
+        let names: [String]
+        do { names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".tar") }.sorted() } catch {
+            throw PluginProblem("\(folder): not a readable folder")
+        }
+        var entries: [Entry] = []
+        for name in names {
+            let path = folder + "/" + name
+            let bytes: [UInt8]
+            do { bytes = try BoundedFile.read(path, maxBytes: PluginArchive.maxArchiveBytes) } catch { throw PluginProblem("\(path): \(error)") }
+            let (manifest, _) = try PluginArchive.read(bytes, source: path)
+            let url = baseURL.map { ($0.hasSuffix("/") ? $0 : $0 + "/") + name } ?? name
+            entries.append(Entry(manifest: manifest, url: url, sha256: PluginArchive.sha256(bytes)))
+        }
+        var byName: [String: [JSON]] = [:]
+        for entry in entries.sorted(by: { ($0.manifest.name, $1.manifest.version) < ($1.manifest.name, $0.manifest.version) }) {
+            guard case .object(var fields) = entry.manifest.json else { continue }
+            fields["url"] = .string(entry.url)
+            fields["sha256"] = .string(entry.sha256)
+            byName[entry.manifest.name, default: []].append(.object(fields))
+        }
+        return JSON.object(["indexVersion": .int(indexVersion), "bundles": .object(byName.mapValues(JSON.array))]).serialized() + "\n"
+    }
+
+    /// Reads an index; `source` names it in messages.
+    public static func parseIndex(_ text: String, source: String) throws(PluginProblem) -> [String: [Entry]] {
+        let json: JSON
+        do { json = try JSON.parse(text, maxBytes: 16 << 20, maxDepth: 10) } catch { throw PluginProblem("\(source): \(error.problem)") }
+        guard json.field("indexVersion") == .int(indexVersion), case .object(let bundles)? = json.field("bundles") else {
+            throw PluginProblem("\(source): not a rehearse bundle index (expected {\"indexVersion\": 1, \"bundles\": {...}})")
+        }
+        var result: [String: [Entry]] = [:]
+        for name in bundles.keys.sorted() {
+            guard case .array(let versions) = bundles[name]! else { throw PluginProblem("\(source): bundles.\(name) is not a list") }
+            for (i, item) in versions.enumerated() {
+                guard case .object(var fields) = item, case .string(let url)? = fields.removeValue(forKey: "url"),
+                      case .string(let sha)? = fields.removeValue(forKey: "sha256"), sha.count == 64
+                else { throw PluginProblem("\(source): bundles.\(name)[\(i)] needs url and sha256 (64 hex digits)") }
+                let manifest = try PluginManifest.parse(.object(fields), file: "\(source): bundles.\(name)[\(i)]")
+                guard manifest.name == name else { throw PluginProblem("\(source): bundles.\(name)[\(i)] is named \(manifest.name)") }
+                result[name, default: []].append(Entry(manifest: manifest, url: url, sha256: sha.lowercased()))
+            }
+            result[name]?.sort { $0.manifest.version > $1.manifest.version }
+        }
+        return result
+    }
+
+    /// One `NAME@RANGE` (or `NAME`: any version) to install.
+    public struct Requirement: Sendable {
+        public var name: String
+        public var range: SemVerRange?
+
+        public init(parsing text: String) throws(PluginProblem) {
+            let parts = text.split(separator: "@", maxSplits: 1).map(String.init)
+            guard let name = parts.first, PluginManifest.isBundleName(name) else {
+                throw PluginProblem("'\(text)' is not NAME@RANGE, e.g. slow-boot@^1.1")
+            }
+            self.name = name
+            range = parts.count == 2 ? try SemVerRange(parts[1]) : nil
+        }
+    }
+
+    /// Installs `requirements` from the repository at `repo` (a URL or a folder) into
+    /// `project/plugins/NAME-VERSION`, dependencies included, and records each in
+    /// `project/rehearse.lock`. `fetch` reads a URL or a path. Every archive's SHA-256 must match
+    /// the index before anything is unpacked; a folder already there must hold the same files.
+    public static func install(_ requirements: [Requirement], repo: String, project: String,
+                               fetch: (String) throws -> [UInt8]) throws(PluginProblem) -> [PluginLock.Entry] {
+        let indexURL = join(repo, indexName)
+        let indexBytes: [UInt8]
+        do { indexBytes = try fetch(indexURL) } catch { throw PluginProblem("cannot read the index: \(error)") }
+        let index = try parseIndex(String(decoding: indexBytes, as: UTF8.self), source: indexURL)
+        let resolver = BundleResolver<Entry>(candidates: { index[$0] ?? [] }, lookedIn: indexURL)
+        for requirement in requirements { try resolver.select(requirement.name, range: requirement.range, by: "the install request") }
+        let lockPath = project + "/" + PluginLock.fileName
+        var lock = FileManager.default.fileExists(atPath: lockPath) ? try PluginLock.read(lockPath) : PluginLock()
+        var installed: [PluginLock.Entry] = []
+        for name in resolver.selected.keys.sorted() {
+            let entry = resolver.selected[name]!
+            let url = entry.url.contains("://") || entry.url.hasPrefix("/") ? entry.url : join(repo, entry.url)
+            let bytes: [UInt8]
+            do { bytes = try fetch(url) } catch { throw PluginProblem("cannot download \(entry.manifest.label): \(error)") }
+            let digest = PluginArchive.sha256(bytes)
+            guard digest == entry.sha256 else {
+                throw PluginProblem("\(url): sha256 \(digest) does not match the index's \(entry.sha256); nothing was installed from it")
+            }
+            let (manifest, files) = try PluginArchive.read(bytes, source: url)
+            guard manifest.label == entry.manifest.label else {
+                throw PluginProblem("\(url): the archive holds \(manifest.label), the index says \(entry.manifest.label)")
+            }
+            let folder = "plugins/\(manifest.name)-\(manifest.version)"
+            let hashes = files.mapValues { PluginArchive.sha256($0) }
+            let locked = PluginLock.Entry(name: manifest.name, version: manifest.version, source: url, archiveSHA256: digest,
+                                          folder: folder, files: hashes)
+            let destination = project + "/" + folder
+            if FileManager.default.fileExists(atPath: destination) {
+                let differences = PluginLock.differences(locked, project: project)
+                guard differences.isEmpty else {
+                    throw PluginProblem("\(destination) already exists with other content (\(differences.joined(separator: "; "))); remove it to reinstall")
+                }
+            } else {
+                let staging = project + "/plugins/.\(manifest.name)-\(manifest.version).partial-\(ProcessInfo.processInfo.processIdentifier)"
+                try? FileManager.default.removeItem(atPath: staging)
+                try PluginArchive.unpack(files, into: staging)
+                do { try FileManager.default.moveItem(atPath: staging, toPath: destination) } catch {
+                    try? FileManager.default.removeItem(atPath: staging)
+                    throw PluginProblem("cannot move the bundle into \(destination): \(error.localizedDescription)")
+                }
+            }
+            lock.entries.removeAll { $0.name == manifest.name }
+            lock.entries.append(locked)
+            installed.append(locked)
+        }
+        do { try lock.text.write(toFile: lockPath, atomically: true, encoding: .utf8) } catch {
+            throw PluginProblem("cannot write \(lockPath): \(error.localizedDescription)")
+        }
+        return installed
+    }
+
+    /// `name` under `base` (a folder or a URL).
+    public static func join(_ base: String, _ name: String) -> String { base.hasSuffix("/") ? base + name : base + "/" + name }
+}

@@ -1,0 +1,220 @@
+import ArgumentParser
+import Foundation
+import HealthProbe
+import LuaHost
+import Scenario
+import UpgradeEngine
+
+/// `rehearse plugins …`: what is on the plugin path, and the bundle life cycle (pack, index,
+/// install, verify).
+struct PluginsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plugins",
+        abstract: "List, show, check, pack, index, install and verify plugin bundles.",
+        subcommands: [List.self, Show.self, Check.self, Pack.self, Index.self, Install.self, Verify.self]
+    )
+
+    struct PathOptions: ParsableArguments {
+        @Option(name: .customLong("plugin-path"), help: "A folder of plugin bundles, searched before REHEARSE_PLUGIN_PATH and ./plugins (repeatable).")
+        var pluginPath: [String] = []
+        @Option(help: "A lock file whose pins decide the versions shown as chosen (default: ./rehearse.lock when it exists).")
+        var lock: String?
+
+        /// The catalog of the plugin path; every `--plugin-path` must be a folder.
+        func catalog() throws -> PluginCatalog {
+            try checkPluginPaths(pluginPath)
+            return PluginCatalog(searchPath: PluginCatalog.searchPath(explicit: pluginPath))
+        }
+
+        func lockFile() throws -> PluginLock? {
+            let path = lock ?? (FileManager.default.fileExists(atPath: PluginLock.fileName) ? PluginLock.fileName : nil)
+            guard let path else { return nil }
+            do { return try PluginLock.read(path) } catch { throw fail(Message(error.message)) }
+        }
+    }
+
+    enum Output: String, ExpressibleByArgument, CaseIterable { case text, json }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Every bundle: versions found, the one a script gets and why, exports, dependencies, folders.")
+        @OptionGroup var path: PathOptions
+        @Option(help: "text or json.") var output: Output = .text
+
+        func run() throws {
+            let catalog = try path.catalog()
+            let summaries = BundleSummary.all(catalog, lock: try path.lockFile())
+            if output == .json {
+                print(JSON.object(["hostAPI": .string(hostAPIVersion.description), "searchPath": .array(catalog.searchPath.map(JSON.string)),
+                                   "bundles": .array(summaries.map(\.json)), "problems": .array(catalog.problems.map(JSON.string))]).serialized())
+                return
+            }
+            for summary in summaries { print(summary.text) }
+            if summaries.isEmpty { print("no bundles on the plugin path: \(catalog.searchPath.joined(separator: ", "))") }
+            for problem in catalog.problems { warn(problem) }
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "One bundle: every version found, the one chosen and why, exports, dependencies.")
+        @Argument(help: "The bundle's name.") var name: String
+        @OptionGroup var path: PathOptions
+        @Option(help: "text or json.") var output: Output = .text
+
+        func run() throws {
+            let catalog = try path.catalog()
+            guard let summary = BundleSummary.all(catalog, lock: try path.lockFile()).first(where: { $0.name == name }) else {
+                throw fail(Message("no bundle named \(name) on the plugin path (\(catalog.searchPath.joined(separator: ", "))); found: \(catalog.names.joined(separator: ", "))"))
+            }
+            print(output == .json ? summary.json.serialized() : summary.text)
+        }
+    }
+
+    struct Check: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Check every bundle as a run meets it: manifest, API range, Lua files, entry module loaded in the sandbox, dependencies, exports; exit 2 on any problem.")
+        @OptionGroup var path: PathOptions
+        @Option(help: "text or json.") var output: Output = .text
+
+        func run() throws {
+            let catalog = try path.catalog()
+            let findings = catalog.check()
+            if output == .json {
+                print(JSON.object(["bundles": .int(catalog.bundles.count), "findings": .array(findings.map { f in
+                    .object(["kind": .string(f.kind.rawValue), "bundle": f.bundle.map(JSON.string) ?? .null,
+                             "folder": f.folder.map(JSON.string) ?? .null, "message": .string(f.message)])
+                })]).serialized())
+            } else {
+                report(findings.map { Diagnostic(.error, $0.description) })
+            }
+            guard findings.isEmpty else { throw ExitCode(2) }
+            if output == .text { print("\(catalog.bundles.count) bundle(s) ok") }
+        }
+    }
+
+    struct Pack: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Pack a bundle folder into NAME-VERSION.tar (the same files give the same bytes) and print its sha256.")
+        @Argument(help: "The bundle's folder.") var folder: String
+        @Option(name: .customLong("into"), help: "The folder to write the archive into.") var destination = "."
+
+        func run() throws {
+            do {
+                let (manifest, bytes) = try PluginArchive.pack(folder)
+                let path = PluginRepository.join(destination, PluginArchive.fileName(manifest))
+                try Data(bytes).write(to: URL(fileURLWithPath: path))
+                print("\(PluginArchive.sha256(bytes))  \(path)")
+            } catch let problem as PluginProblem {
+                throw fail(Message(problem.message))
+            } catch {
+                throw fail(Message("cannot write the archive: \(error.localizedDescription)"))
+            }
+        }
+    }
+
+    struct Index: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Write rehearse-index.json for the bundle archives in a folder: it becomes a bundle repository.")
+        @Argument(help: "The folder holding NAME-VERSION.tar archives.") var repository: String
+        @Option(help: "The URL the folder is served at (archive URLs are relative to the index without it).") var url: String?
+
+        func run() throws {
+            do {
+                let text = try PluginRepository.index(repository, baseURL: url)
+                let path = PluginRepository.join(repository, PluginRepository.indexName)
+                try text.write(toFile: path, atomically: true, encoding: .utf8)
+                print(path)
+            } catch let problem as PluginProblem {
+                throw fail(Message(problem.message))
+            } catch {
+                throw fail(Message("cannot write the index: \(error.localizedDescription)"))
+            }
+        }
+    }
+
+    struct Install: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Install bundles (NAME@RANGE) and their dependencies from a repository into ./plugins, recording them in rehearse.lock.")
+        @Argument(help: "What to install, e.g. 'slow-boot@^1.1'.") var requirements: [String]
+        @Option(help: "The repository: an http(s) URL or a folder holding rehearse-index.json.") var repo: String
+        @Option(help: "The project folder (plugins/ and rehearse.lock go there).") var project = "."
+
+        func run() throws {
+            do {
+                let wanted = try requirements.map { text throws(PluginProblem) in try PluginRepository.Requirement(parsing: text) }
+                guard !wanted.isEmpty else { throw PluginProblem("name at least one bundle, e.g. slow-boot@^1.1") }
+                let installed = try PluginRepository.install(wanted, repo: repo, project: project, fetch: fetch)
+                for entry in installed { print("\(entry.name) \(entry.version) -> \(entry.folder) (sha256 \(entry.archiveSHA256))") }
+                print("wrote \(PluginRepository.join(project, PluginLock.fileName))")
+            } catch let problem as PluginProblem {
+                throw fail(Message(problem.message))
+            }
+        }
+
+        /// An http(s) URL through the downloader; anything else is a file path.
+        func fetch(_ location: String) throws -> [UInt8] {
+            let lowered = location.lowercased()
+            if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
+                return try Download.get(location, maxBytes: PluginArchive.maxArchiveBytes)
+            }
+            let path = lowered.hasPrefix("file://") ? String(location.dropFirst(7)) : location
+            return try BoundedFile.read(path, maxBytes: PluginArchive.maxArchiveBytes)
+        }
+    }
+
+    struct Verify: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Recompute every locked bundle's file hashes; exit 1 naming each file that differs.")
+        @Option(help: "The project folder holding rehearse.lock.") var project = "."
+
+        func run() throws {
+            let path = PluginRepository.join(project, PluginLock.fileName)
+            let lock: PluginLock
+            do { lock = try PluginLock.read(path) } catch { throw fail(Message(error.message)) }
+            var differences: [String] = []
+            for entry in lock.entries { differences += PluginLock.differences(entry, project: project) }
+            report(differences.map { Diagnostic(.error, $0) })
+            guard differences.isEmpty else { throw ExitCode(1) }
+            print("\(lock.entries.count) locked bundle(s) match \(path)")
+        }
+    }
+}
+
+/// One bundle name as `plugins list` and `plugins show` present it.
+struct BundleSummary {
+    var name: String
+    var versions: [PluginBundle]
+    var chosen: PluginBundle?
+    /// Why that one, or why none.
+    var reason: String
+
+    static func all(_ catalog: PluginCatalog, lock: PluginLock?) -> [BundleSummary] {
+        catalog.names.map { name in
+            let resolver = catalog.resolver(lock: lock)
+            do {
+                let chosen = try resolver.select(name, by: "a script")
+                let pinned = lock?.entry(named: name) != nil
+                return BundleSummary(name: name, versions: catalog.versions(of: name), chosen: chosen,
+                                     reason: pinned ? "pinned by the lock file" : "the newest version this host's API \(hostAPIVersion) accepts, with its dependencies met")
+            } catch {
+                return BundleSummary(name: name, versions: catalog.versions(of: name), chosen: nil, reason: "\(error)")
+            }
+        }
+    }
+
+    var json: JSON {
+        .object(["name": .string(name), "chosen": chosen.map { .string($0.manifest.version.description) } ?? .null, "reason": .string(reason),
+                 "versions": .array(versions.map { b in
+                     .object(["version": .string(b.manifest.version.description), "folder": .string(b.folder), "api": .string(b.manifest.api.text),
+                              "compatible": .bool(b.isCompatible), "description": .string(b.manifest.description), "entry": .string(b.manifest.entry),
+                              "dependencies": .object(Dictionary(uniqueKeysWithValues: b.manifest.dependencies.map { ($0.name, JSON.string($0.range.text)) })),
+                              "exports": .object(b.manifest.exports.mapValues(JSON.string))])
+                 })])
+    }
+
+    var text: String {
+        var lines = ["\(name): " + (chosen.map { "\($0.manifest.version) chosen (\(reason))" } ?? "no version usable: \(reason)")]
+        for b in versions {
+            let m = b.manifest
+            lines.append("  \(m.version)\(b.folder == chosen?.folder ? " *" : "")  api \(m.api)\(b.isCompatible ? "" : " (INCOMPATIBLE with \(hostAPIVersion))")  \(b.folder)")
+            lines.append("    \(m.description)")
+            if !m.dependencies.isEmpty { lines.append("    depends on " + m.dependencies.map { "\($0.name) \($0.range)" }.joined(separator: ", ")) }
+            for export in m.exports.keys.sorted() { lines.append("    \(export): \(m.exports[export]!)") }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
