@@ -155,7 +155,7 @@ public final class BundleResolver<Candidate: BundleCandidate> {
     }
 
     private func constraintText(_ name: String) -> String {
-        constraints[name, default: []].map { "\($0.by) needs \($0.range)" }.joined(separator: "; ")
+        constraints[name, default: []].map { "\($0.by) needs \(name) \($0.range)" }.joined(separator: "; ")
     }
 
     // swiftlint:disable:next force_try

@@ -145,13 +145,25 @@ final class CLITests: XCTestCase {
         XCTAssertTrue(scenario.stdout.contains("ok (zonal, 9 instances, Rolling mode, zones 1,2,3)"), scenario.stdout)
     }
 
-    func testPluginsListAndCheck() throws {
-        let list = try rehearse("plugins", "list")
-        XCTAssertEqual(list.status, 0)
-        XCTAssertTrue(list.stdout.contains("primary-replica 1.0.0 (api >=1.0.0 <2.0.0)"), list.stdout)
-        let check = try rehearse("plugins", "check")
+    func testPluginsListShowAndCheck() throws {
+        let list = try rehearse("plugins", "list", "--output", "json")
+        XCTAssertEqual(list.status, 0, list.stderr)
+        let doc = try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as! [String: Any]
+        let bundles = doc["bundles"] as! [[String: Any]]
+        XCTAssertEqual(bundles.map { $0["name"] as! String }, ["primary-replica", "slow-boot", "zone-outage-drill"])
+        XCTAssertEqual(bundles.map { $0["chosen"] as? String }, ["1.0.0", "1.1.0", "0.3.0"])
+        let slowBoot = (bundles[1]["versions"] as! [[String: Any]])[0]
+        XCTAssertEqual((slowBoot["exports"] as! [String: String]).keys.sorted(), ["fault", "health"])
+        XCTAssertEqual(slowBoot["folder"] as? String, "plugins/slow-boot")
+        let show = try rehearse("plugins", "show", "slow-boot", "--output", "json")
+        XCTAssertEqual(show.status, 0, show.stderr)
+        XCTAssertEqual((try JSONSerialization.jsonObject(with: Data(show.stdout.utf8)) as! [String: Any])["chosen"] as? String, "1.1.0")
+        XCTAssertEqual(try rehearse("plugins", "show", "nothing-here").status, 2)
+        let check = try rehearse("plugins", "check", "--output", "json")
         XCTAssertEqual(check.status, 0, check.stderr)
-        XCTAssertEqual(check.stdout, "3 bundle(s) ok\n")
+        let findings = try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as! [String: Any]
+        XCTAssertEqual(findings["bundles"] as? Int, 3)
+        XCTAssertEqual((findings["findings"] as! [Any]).count, 0)
     }
 
     func testHelpListsTheCommands() throws {

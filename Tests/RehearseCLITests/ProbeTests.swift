@@ -9,24 +9,7 @@ final class ProbeTests: XCTestCase {
 
     /// Starts the fixture server (https when given a certificate and key) and returns its port.
     func startServer(_ extra: [String] = []) throws -> (Process, Int) {
-        guard let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first(where: FileManager.default.isExecutableFile)
-            ?? ProcessInfo.processInfo.environment["PATH"]?.split(separator: ":").map({ "\($0)/python3" }).first(where: FileManager.default.isExecutableFile)
-        else { throw XCTSkip("python3 is not on this machine: no local HTTP server for the probe tests") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [repositoryRoot + "/Tests/RehearseCLITests/Fixtures/health_server.py"] + extra
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = out.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { break }
-            line += chunk
-        }
-        let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
-        XCTAssertGreaterThan(port, 0)
-        return (process, port)
+        try startFixtureServer("health_server.py", extra)
     }
 
     override func setUpWithError() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import XCTest
 
 /// The repository root, found from this file's path.
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
@@ -19,11 +20,11 @@ var rehearseBinary: String {
 
 /// Runs `rehearse` with `arguments` from the repository root, without a plugin path from the
 /// environment, and collects its output.
-func runRehearse(_ arguments: [String]) throws -> CLIOutput {
+func runRehearse(_ arguments: [String], in folder: String = repositoryRoot) throws -> CLIOutput {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: rehearseBinary)
     process.arguments = arguments
-    process.currentDirectoryURL = URL(fileURLWithPath: repositoryRoot)
+    process.currentDirectoryURL = URL(fileURLWithPath: folder)
     var environment = ProcessInfo.processInfo.environment
     environment["REHEARSE_PLUGIN_PATH"] = nil
     process.environment = environment
@@ -41,4 +42,31 @@ func runRehearse(_ arguments: [String]) throws -> CLIOutput {
     let stderr = FileManager.default.contents(atPath: errorPath) ?? Data()
     return CLIOutput(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
                      stderr: String(decoding: stderr, as: UTF8.self))
+}
+
+/// The machine's python3, for the fixture servers (the tests skip without one).
+func python3() throws -> String {
+    guard let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first(where: FileManager.default.isExecutableFile)
+        ?? ProcessInfo.processInfo.environment["PATH"]?.split(separator: ":").map({ "\($0)/python3" }).first(where: FileManager.default.isExecutableFile)
+    else { throw XCTSkip("python3 is not on this machine: no local HTTP server for this test") }
+    return python
+}
+
+/// Starts a Python fixture server from Fixtures/ with `arguments`; it prints its port first.
+func startFixtureServer(_ script: String, _ arguments: [String]) throws -> (Process, Int) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: try python3())
+    process.arguments = [repositoryRoot + "/Tests/RehearseCLITests/Fixtures/" + script] + arguments
+    let out = Pipe()
+    process.standardOutput = out
+    try process.run()
+    var line = Data()
+    while !line.contains(UInt8(ascii: "\n")) {
+        let chunk = out.fileHandleForReading.availableData
+        guard !chunk.isEmpty else { break }
+        line += chunk
+    }
+    let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+    XCTAssertGreaterThan(port, 0, "\(script) printed no port")
+    return (process, port)
 }
