@@ -37,8 +37,9 @@ let package = Package(
         .target(name: "CLuaBench", dependencies: ["CLua"]),
         .target(name: "LuaHost", dependencies: ["CLua", "CLuaSupport"], swiftSettings: strict),
         .target(name: "UpgradeEngine", swiftSettings: strict),
+        // Lua/ holds the built-in Lua modules (rehearse.faults), as files the lint sees.
         .target(name: "Scenario", dependencies: ["LuaHost", "UpgradeEngine", .product(name: "Crypto", package: "swift-crypto")],
-                swiftSettings: strict),
+                resources: [.copy("Lua")], swiftSettings: strict),
         // Real probes of live endpoints (HTTP(S) through AsyncHTTPClient, TCP connects).
         .target(
             name: "HealthProbe",

@@ -14,7 +14,7 @@ struct Rehearse: ParsableCommand {
             Exit status: 0 when the run went as expected (every expect{} held), 1 when an expectation \
             failed, 2 for a bad scenario, a policy error or a script error.
             """,
-        subcommands: [RunCommand.self, PlanCommand.self, ValidateCommand.self, PluginsCommand.self, ProbeCommand.self]
+        subcommands: [RunCommand.self, PlanCommand.self, ValidateCommand.self, PluginsCommand.self, ProbeCommand.self, APICommand.self]
     )
 
     /// Runs the command line. A bad option or argument is bad input like any other: exit 2 with

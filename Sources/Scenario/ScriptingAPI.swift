@@ -1,0 +1,286 @@
+import Foundation
+import LuaHost
+import UpgradeEngine
+
+/// The scripting API, described once. `registerAPI` registers exactly these functions (a test
+/// holds it to that), and the editor and lint files are generated from this description and
+/// from the sandbox's own globals: `scripts/types/*.lua` (LuaLS definitions, with
+/// `rehearse.faults` and every shipped bundle's exports), `scripts/.luarc.json` and `.luacheckrc`,
+/// whose standard allows exactly what the sandbox provides (so `os.getenv`, `string.dump`, `io`
+/// or `warn` are flagged). `rehearse api generate` writes them; a test fails when the checked-in
+/// files differ.
+public enum ScriptingAPI {
+    /// What a function is for, which decides where a script may call it.
+    public enum Kind: String, Sendable {
+        /// Describes the scenario: top level only.
+        case definition
+        /// Registers a function the engine calls: top level only.
+        case callback
+        /// Acts on the running scale set: inside `at` callbacks only.
+        case action
+        /// Anywhere.
+        case utility
+    }
+
+    public struct Function: Sendable {
+        public var name: String
+        public var kind: Kind
+        /// The description, one line per element.
+        public var doc: [String]
+        /// (name, LuaLS type); a `?` after the name marks it optional.
+        public var params: [(String, String)]
+        public var returns: String?
+    }
+
+    /// A LuaLS class: (field, type, comment).
+    struct LuaClass {
+        var name: String
+        var fields: [(String, String, String)]
+    }
+
+    // MARK: The description
+
+    public static let functions: [Function] = [
+        Function(name: "scaleset", kind: .definition, doc: ["Describes the scale set (exactly once per scenario)."],
+                 params: [("definition", "rehearse.ScaleSet")]),
+        Function(name: "health", kind: .callback,
+                 doc: ["Answers every health probe. Return a table, a raw body string, { status = 503, body = \"...\" } or nil (no answer)."],
+                 params: [("fn", "rehearse.HealthFunction")]),
+        Function(name: "phase", kind: .callback,
+                 doc: ["Shorthand for the rollingUpgrade custom metric: called for each instance when a rolling upgrade",
+                       "starts. Return the PhaseOrderingNumber, the metric itself ({ PhaseOrderingNumber = 1 },",
+                       "{ SkipUpgrade = true }) or nil to keep what the instance's metrics say."],
+                 params: [("fn", "fun(vm: rehearse.VM): integer|{ PhaseOrderingNumber: integer?, SkipUpgrade: boolean? }|nil")]),
+        Function(name: "fault", kind: .callback, doc: ["Decides the fate of every operation: nil, { fail = true } or { duration = \"PT5M\" }."],
+                 params: [("fn", "rehearse.FaultFunction")]),
+        Function(name: "deferral", kind: .callback,
+                 doc: ["Answers the notice of an automatic OS upgrade (needs automaticOSUpgradePolicy with",
+                       "enableAutomaticOSUpgrade and osRollingUpgradeDeferral): true defers it until approve_os_upgrade,",
+                       "a duration (\"PT10M\" or seconds) approves it by itself after that long, false or nil lets it go ahead."],
+                 params: [("fn", "fun(vm: rehearse.VM, now: number): boolean|string|number|nil")]),
+        Function(name: "at", kind: .definition, doc: ["Runs fn at a virtual time (ISO 8601 duration or seconds); also inside another at callback."],
+                 params: [("time", "string|number"), ("fn", "fun()")]),
+        Function(name: "expect", kind: .definition, doc: ["Checks the final status and the run."],
+                 params: [("expectations", "rehearse.Expectations")]),
+        Function(name: "update_model", kind: .action,
+                 doc: ["Updates the scale set model; no argument (or no change) is a generic update, which restarts a rolling upgrade."],
+                 params: [("changes?", "table<string, string|number|boolean>")]),
+        Function(name: "cancel", kind: .action, doc: ["Cancels the running rolling upgrade (an error when none runs)."], params: []),
+        Function(name: "manual_upgrade", kind: .action, doc: ["Upgrades the given instances at once, or every instance with \"*\"."],
+                 params: [("ids", "integer[]|\"*\"")]),
+        Function(name: "start_os_upgrade", kind: .action, doc: ["An OS image upgrade on demand: a rolling upgrade in any mode."],
+                 params: [("opts?", "{image?: string}")]),
+        Function(name: "release_image", kind: .action,
+                 doc: ["A new platform image version is released: with automatic OS upgrades on and a model on the",
+                       "latest image version, an automatic OS image upgrade starts."],
+                 params: [("opts", "{version: string}")]),
+        Function(name: "approve_os_upgrade", kind: .action,
+                 doc: ["Approves deferred OS upgrades (ApproveRollingUpgrade) of the given instances, or every one with \"*\"."],
+                 params: [("ids", "integer[]|\"*\"")]),
+        Function(name: "start_extension_upgrade", kind: .action, doc: ["An extension upgrade (in place): a rolling upgrade in any mode."],
+                 params: [("opts?", "{version?: string}")]),
+        Function(name: "scale", kind: .action, doc: ["Scales to n instances."], params: [("n", "integer")]),
+        Function(name: "duration", kind: .utility, doc: ["Seconds in an ISO 8601 duration (\"PT1M30S\" -> 90)."],
+                 params: [("value", "string|number")], returns: "number"),
+    ]
+
+    /// `require "rehearse.faults"`.
+    public static let faults: [Function] = [
+        Function(name: "seconds", kind: .utility, doc: ["Seconds in a duration or number; errors name `what`."],
+                 params: [("value", "string|number"), ("what", "string")], returns: "number"),
+        Function(name: "boot_failures", kind: .utility,
+                 doc: ["Operations that fail with a probability (seeded by --seed): { probability = 0.1, operations = { \"upgrade\" } }."],
+                 params: [("opts", "{probability: number, operations?: string[]}")], returns: "rehearse.FaultFunction"),
+        Function(name: "slow_upgrades", kind: .utility, doc: ["Upgrades that take longer: { duration = \"PT10M\", ids = { 1, 2 } } (all when no ids)."],
+                 params: [("opts", "{duration: string|number, ids?: integer[]}")], returns: "rehearse.FaultFunction"),
+        Function(name: "zone_outage", kind: .utility, doc: ["A zone that stops answering between two times: { zone = \"2\", from = \"PT5M\", to = \"PT15M\" }."],
+                 params: [("opts", "{zone: string, from?: string|number, to?: string|number}")], returns: "rehearse.HealthWrapper"),
+        Function(name: "flapping", kind: .utility, doc: ["Health that flips between Healthy and Unhealthy every period seconds: { period = 10, ids = { 3 } }."],
+                 params: [("opts", "{period: number, ids?: integer[]}")], returns: "rehearse.HealthWrapper"),
+        Function(name: "never_answer", kind: .utility, doc: ["Probes that never answer: { ids = { 4 } } or { version = 2 }."],
+                 params: [("opts", "{ids?: integer[], version?: integer}")], returns: "rehearse.HealthWrapper"),
+        Function(name: "combine", kind: .utility, doc: ["Chains fault functions: the first that answers non-nil decides."],
+                 params: [("...", "rehearse.FaultFunction")], returns: "rehearse.FaultFunction"),
+    ]
+
+    static let classes: [LuaClass] = [
+        LuaClass(name: "rehearse.Model", fields: [("version", "integer", "model version the instance runs (1 = the starting model)"),
+                                                 ("image?", "string", ""), ("[string]", "string|integer", "")]),
+        LuaClass(name: "rehearse.VM", fields: [
+            ("id", "integer", "instanceId: 0, 1, 2, ... never reused"), ("name", "string", "\"<scaleset>_<id>\""),
+            ("zone?", "string", "availability zone, nil in a regional scale set"), ("faultDomain", "integer", ""),
+            ("updateDomain", "integer", ""), ("model", "rehearse.Model", ""),
+            ("state", "table", "per-instance data the script may keep between calls"),
+        ]),
+        LuaClass(name: "rehearse.RollingUpgradePolicy", fields: [
+            ("maxBatchInstancePercent?", "integer", "5-100, default 20"), ("maxUnhealthyInstancePercent?", "integer", "5-100, default 20"),
+            ("maxUnhealthyUpgradedInstancePercent?", "integer", "0-100, default 20"),
+            ("pauseTimeBetweenBatches?", "string", "ISO 8601, default \"PT0S\""), ("prioritizeUnhealthyInstances?", "boolean", ""),
+            ("enableCrossZoneUpgrade?", "boolean", ""), ("maxSurge?", "boolean|\"true\"|\"false\"", ""),
+            ("MaxSurge?", "boolean|\"true\"|\"false\"", ""), ("rollbackFailedInstancesOnPolicyBreach?", "boolean", ""),
+        ]),
+        LuaClass(name: "rehearse.AutomaticOSUpgradePolicy", fields: [
+            ("enableAutomaticOSUpgrade?", "boolean", "a released platform image upgrades the scale set"),
+            ("disableAutomaticRollback?", "boolean", "keep instances that are not Healthy on the new image"),
+            ("useRollingUpgradePolicy?", "boolean", "batch with rollingUpgradePolicy, not the default 20/20/20"),
+            ("osRollingUpgradeDeferral?", "boolean", "instances may defer (see deferral)"),
+        ]),
+        LuaClass(name: "rehearse.UpgradePolicy", fields: [
+            ("mode", "\"Automatic\"|\"Manual\"|\"Rolling\"", ""), ("rollingUpgradePolicy?", "rehearse.RollingUpgradePolicy", ""),
+            ("automaticOSUpgradePolicy?", "rehearse.AutomaticOSUpgradePolicy", ""),
+        ]),
+        LuaClass(name: "rehearse.HealthExtension", fields: [
+            ("protocol", "\"tcp\"|\"http\"|\"https\"", ""), ("port?", "integer", "1-65535, required for tcp"),
+            ("requestPath?", "string", "required for http/https"), ("intervalInSeconds?", "integer", "5-60, default 5"),
+            ("numberOfProbes?", "integer", "1-24, default 1"), ("gracePeriod?", "integer", "5-14400 s, default interval x probes"),
+            ("typeHandlerVersion?", "\"1.0\"|\"2.0\"", "binary or rich states (default \"2.0\")"),
+        ]),
+        LuaClass(name: "rehearse.Timings", fields: [
+            ("upgrade?", "string|number", "restart/reimage/redeploy upgrade, default \"PT2M\""),
+            ("inPlace?", "string|number", "in-place upgrade (extensions, data disks), default \"PT30S\""),
+            ("create?", "string|number", "new instance, default \"PT2M30S\""), ("delete?", "string|number", "default \"PT30S\""),
+            ("rollback?", "string|number", "default \"PT2M\""),
+        ]),
+        LuaClass(name: "rehearse.ScaleSet", fields: [
+            ("name", "string", ""), ("capacity", "integer", ""), ("zones?", "string[]", ""),
+            ("orchestration?", "\"Uniform\"|\"Flexible\"", ""), ("model?", "table<string, string|number|boolean>", ""),
+            ("upgradePolicy?", "rehearse.UpgradePolicy", ""), ("healthExtension?", "rehearse.HealthExtension", ""),
+            ("loadBalancerProbe?", "boolean", "Uniform only: a load-balancer probe as the health source"),
+            ("protected?", "integer[]", "protectFromScaleSetActions"), ("protectedFromScaleIn?", "integer[]", ""),
+            ("quota?", "integer", "most instances that may exist at once (MaxSurge)"), ("faultDomains?", "integer", ""),
+            ("updateDomains?", "integer", ""), ("timings?", "rehearse.Timings", ""), ("location?", "string", ""),
+        ]),
+        LuaClass(name: "rehearse.HealthAnswer", fields: [
+            ("applicationHealthState?", "\"Healthy\"|\"Unhealthy\"|string", ""),
+            ("customMetrics?", "string|table", "JSON string (wire form) or a table"),
+            ("status?", "integer", "with status: a raw HTTP answer"), ("body?", "string", ""),
+        ]),
+    ]
+
+    static let aliases: [(String, String)] = [
+        ("rehearse.HealthFunction", "fun(vm: rehearse.VM, now: number): rehearse.HealthAnswer|string|nil"),
+        ("rehearse.HealthWrapper", "fun(inner: rehearse.HealthFunction): rehearse.HealthFunction"),
+        ("rehearse.FaultFunction", "fun(vm: rehearse.VM, op: \"upgrade\"|\"create\"|\"delete\"|\"rollback\", now: number): {fail?: boolean, duration?: string|number}|nil"),
+    ]
+
+    /// `expect`'s keys as a LuaLS class, from `Expectation.keys`.
+    static var expectations: LuaClass {
+        LuaClass(name: "rehearse.Expectations", fields: Expectation.keys.keys.sorted().map { key in
+            let type = ["code", "errorCode"].contains(key) ? "string" : ["skipped", "protected"].contains(key) ? "integer[]" : "integer"
+            return (key + "?", type, Expectation.keys[key]!)
+        })
+    }
+
+    // MARK: Generation
+
+    static let generatedNotice = "Generated by `rehearse api generate` from Sources/Scenario/ScriptingAPI.swift and the sandbox: do not edit."
+
+    /// Every generated file, by path relative to the repository (or project) root. `bundles` adds a
+    /// definition file per bundle, from its manifest's exports.
+    public static func generatedFiles(bundles: [PluginManifest]) throws -> [String: String] {
+        var files: [String: String] = [:]
+        files["scripts/types/rehearse.lua"] = definitions()
+        files["scripts/types/rehearse/faults.lua"] = module("rehearse.faults", "rehearse.Faults", faults.map { ($0.name, signature($0), $0.doc) })
+        for manifest in bundles.sorted(by: { $0.name < $1.name }) {
+            let exports = manifest.exports.keys.sorted().map { ($0, "any", [manifest.exports[$0]!]) }
+            files["scripts/types/\(manifest.name).lua"] = module(manifest.name, "bundle.\(manifest.name)", exports,
+                                                                 header: "\(manifest.label): \(manifest.description)")
+        }
+        let globals = functions.map(\.name)
+        files["scripts/.luarc.json"] = JSON.object([
+            "runtime.version": .string("Lua 5.4"), "runtime.path": .array([.string("?.lua"), .string("?/init.lua")]),
+            "workspace.library": .array([.string("types")]), "diagnostics.globals": .array(globals.map(JSON.string)),
+        ]).serialized() + "\n"
+        files[".luacheckrc"] = try luacheckrc()
+        return files
+    }
+
+    static func signature(_ f: Function) -> String {
+        "fun(" + f.params.map { "\($0.0): \($0.1)" }.joined(separator: ", ") + ")" + (f.returns.map { ": \($0)" } ?? "")
+    }
+
+    static func definitions() -> String {
+        var out = ["---@meta rehearse", "-- LuaLS definitions for rehearse scenario scripts and plugin bundles.", "-- \(generatedNotice)", ""]
+        for c in classes + [expectations] {
+            out.append("---@class \(c.name)")
+            for (name, type, comment) in c.fields { out.append("---@field \(name) \(type)" + (comment.isEmpty ? "" : "  \(comment)")) }
+            out.append("")
+        }
+        for (name, type) in aliases { out.append("---@alias \(name) \(type)") }
+        out.append("")
+        for f in functions {
+            for line in f.doc { out.append("---" + line) }
+            out.append("---(\(f.kind.rawValue))")
+            for (name, type) in f.params { out.append("---@param \(name) \(type)") }
+            if let returns = f.returns { out.append("---@return \(returns)") }
+            let names = f.params.map { $0.0.hasSuffix("?") ? String($0.0.dropLast()) : $0.0 }
+            out.append("function \(f.name)(\(names.joined(separator: ", "))) end")
+            out.append("")
+        }
+        return out.joined(separator: "\n")
+    }
+
+    static func module(_ name: String, _ className: String, _ fields: [(String, String, [String])], header: String? = nil) -> String {
+        var out = ["---@meta \(name)", "-- \(header ?? "require \"\(name)\"")", "-- \(generatedNotice)", "", "---@class \(className)"]
+        for (field, type, doc) in fields { out.append("---@field \(field) \(type)  \(doc.joined(separator: " "))") }
+        out += ["local M = {}", "return M", ""]
+        return out.joined(separator: "\n")
+    }
+
+    /// The sandbox's globals: each name, with the fields of the ones that are tables.
+    static func sandboxGlobals() throws -> [(name: String, fields: [String]?)] {
+        let state = try LuaState()
+        try state.openSandbox(LuaSandboxOptions(print: { _ in }))
+        let listing = try state.run("""
+            local out = {}
+            for name, value in pairs(_G) do
+              if type(value) == "table" and name ~= "_G" then
+                local fields = {}
+                for field in pairs(value) do fields[#fields + 1] = field end
+                table.sort(fields)
+                out[#out + 1] = name .. "=" .. table.concat(fields, ",")
+              else
+                out[#out + 1] = name
+              end
+            end
+            table.sort(out)
+            return table.concat(out, " ")
+            """, chunkName: "=api")
+        return (listing.first?.stringValue ?? "").split(separator: " ").map { entry in
+            let parts = entry.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return (String(parts[0]), parts.count == 2 ? parts[1].split(separator: ",").map(String.init) : nil)
+        }
+    }
+
+    /// A luacheck standard of exactly the sandbox's globals and the scenario API, nothing else.
+    static func luacheckrc() throws -> String {
+        var lines = ["-- luacheck configuration for rehearse scenario scripts, plugin bundles and built-in modules.",
+                     "-- \(generatedNotice)",
+                     "-- The standard is exactly what the sandbox provides: anything else (io, os.getenv, string.dump,",
+                     "-- warn, …) is an undefined variable or field.",
+                     "stds.rehearse = {", "  read_globals = {"]
+        for global in try sandboxGlobals() {
+            if let fields = global.fields {
+                lines.append("    \(global.name) = { fields = { " + fields.map { "\"\($0)\"" }.joined(separator: ", ") + " } },")
+            } else {
+                lines.append("    \"\(global.name)\",")
+            }
+        }
+        lines.append("    -- the scenario API")
+        for f in functions { lines.append("    \"\(f.name)\",") }
+        lines += ["  },", "}", "std = \"rehearse\"", "exclude_files = { \"scripts/types\" }", "max_line_length = 120",
+                  "-- Callbacks receive (vm, now) whether they use them or not.", "unused_args = false", ""]
+        return lines.joined(separator: "\n")
+    }
+
+    /// Writes every generated file under `root`; returns the paths written.
+    public static func write(root: String, bundles: [PluginManifest]) throws -> [String] {
+        let files = try generatedFiles(bundles: bundles)
+        for (path, text) in files.sorted(by: { $0.key < $1.key }) {
+            let full = root + "/" + path
+            try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try text.write(toFile: full, atomically: true, encoding: .utf8)
+        }
+        return files.keys.sorted()
+    }
+}
