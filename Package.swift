@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "rehearse-bench", targets: ["rehearse-bench"]),
         .library(name: "LuaHost", targets: ["LuaHost"]),
         .library(name: "UpgradeEngine", targets: ["UpgradeEngine"]),
+        .library(name: "AzureWire", targets: ["AzureWire"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -36,15 +37,19 @@ let package = Package(
         // The benchmark's reference host, written directly against the C API.
         .target(name: "CLuaBench", dependencies: ["CLua"]),
         .target(name: "LuaHost", dependencies: ["CLua", "CLuaSupport"], swiftSettings: strict),
-        .target(name: "UpgradeEngine", swiftSettings: strict),
+        // Wire formats: JSON (reading with line and column in errors, writing with sorted keys),
+        // ISO 8601 durations and timestamps, and the ARM field reader. The only Foundation user
+        // among the engine's dependencies.
+        .target(name: "AzureWire", swiftSettings: strict),
+        .target(name: "UpgradeEngine", dependencies: ["AzureWire"], swiftSettings: strict),
         // Lua/ holds the built-in Lua modules (rehearse.faults), as files the lint sees.
-        .target(name: "Scenario", dependencies: ["LuaHost", "UpgradeEngine", .product(name: "Crypto", package: "swift-crypto")],
+        .target(name: "Scenario", dependencies: ["LuaHost", "UpgradeEngine", "AzureWire", .product(name: "Crypto", package: "swift-crypto")],
                 resources: [.copy("Lua")], swiftSettings: strict),
         // Real probes of live endpoints (HTTP(S) through AsyncHTTPClient, TCP connects).
         .target(
             name: "HealthProbe",
             dependencies: [
-                "UpgradeEngine", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "UpgradeEngine", "AzureWire", .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
@@ -53,7 +58,7 @@ let package = Package(
         .executableTarget(
             name: "rehearse",
             dependencies: [
-                "Scenario", "UpgradeEngine", "HealthProbe", "LuaHost",
+                "Scenario", "UpgradeEngine", "AzureWire", "HealthProbe", "LuaHost",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -61,20 +66,20 @@ let package = Package(
         .executableTarget(
             name: "rehearse-bench",
             dependencies: [
-                "LuaHost", "CLuaBench", "UpgradeEngine", "Scenario",
+                "LuaHost", "CLuaBench", "UpgradeEngine", "AzureWire", "Scenario",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
         ),
         // Fuzz targets for value conversion and the health-body and policy parsers: libFuzzer with
         // `-sanitize=fuzzer -DFUZZING` (see the README), a corpus replayer otherwise.
-        .executableTarget(name: "rehearse-fuzz", dependencies: ["LuaHost", "UpgradeEngine"], swiftSettings: strict),
+        .executableTarget(name: "rehearse-fuzz", dependencies: ["LuaHost", "UpgradeEngine", "AzureWire"], swiftSettings: strict),
         .testTarget(name: "LuaHostTests", dependencies: ["LuaHost", "CLua"], swiftSettings: strict),
-        .testTarget(name: "UpgradeEngineTests", dependencies: ["UpgradeEngine"], swiftSettings: strict),
+        .testTarget(name: "UpgradeEngineTests", dependencies: ["UpgradeEngine", "AzureWire"], swiftSettings: strict),
         .testTarget(name: "RehearseCLITests", dependencies: ["rehearse"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "ScenarioTests",
-            dependencies: ["Scenario", "UpgradeEngine", "LuaHost"],
+            dependencies: ["Scenario", "UpgradeEngine", "AzureWire", "LuaHost"],
             swiftSettings: strict
         ),
     ]

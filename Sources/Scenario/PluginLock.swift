@@ -1,3 +1,4 @@
+import AzureWire
 import Crypto
 import Foundation
 import LuaHost

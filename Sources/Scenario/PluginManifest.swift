@@ -1,3 +1,4 @@
+import AzureWire
 import UpgradeEngine
 
 /// Why a plugin bundle cannot be used, in one sentence.

@@ -1,3 +1,5 @@
+import AzureWire
+
 /// Where the engine gets each probe's answer. Scenario scripts implement it in Lua; tests with
 /// Swift closures. A thrown error ends the run (a script error).
 public protocol HealthSource: AnyObject {

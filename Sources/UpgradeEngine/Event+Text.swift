@@ -1,3 +1,5 @@
+import AzureWire
+
 /// The one place where an event becomes text: the `detail` of the timeline and of the events file.
 extension Event {
     func renderDetail() -> String {

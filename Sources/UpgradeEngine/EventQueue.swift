@@ -1,3 +1,5 @@
+import AzureWire
+
 /// What the simulation has scheduled.
 enum Scheduled: Sendable {
     /// Probe instance `id` if its probe generation is still `generation`.

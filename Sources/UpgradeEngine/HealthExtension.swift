@@ -1,3 +1,5 @@
+import AzureWire
+
 /// The committed health of an instance as a rolling upgrade reads it.
 public enum HealthState: String, Sendable, CaseIterable {
     case initializing = "Initializing", healthy = "Healthy", unhealthy = "Unhealthy", unknown = "Unknown"

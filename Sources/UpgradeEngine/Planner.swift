@@ -1,3 +1,5 @@
+import AzureWire
+
 /// What the planner knows of one instance when a rolling upgrade starts.
 public struct PlanInput: Equatable, Sendable {
     public var id: Int

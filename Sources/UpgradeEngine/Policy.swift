@@ -1,3 +1,5 @@
+import AzureWire
+
 /// How model changes reach existing instances (`upgradePolicy.mode`).
 public enum UpgradeMode: String, Sendable, CaseIterable {
     case automatic = "Automatic", manual = "Manual", rolling = "Rolling"
@@ -142,69 +144,7 @@ extension UpgradePolicy {
     }
 }
 
-/// Reads typed fields out of JSON objects, collecting problems instead of stopping at the first.
-struct FieldReader {
-    let prefix: String
-    var problems: [Problem] = []
-
-    mutating func problem(_ field: String, _ message: String) {
-        problems.append(Problem(field: "\(prefix).\(field)", message))
-    }
-
-    mutating func refuseUnknown(_ members: [String: JSON], known: [String], under path: String? = nil) {
-        let lowered = Set(known.map { $0.lowercased() })
-        for key in members.keys.sorted() where !lowered.contains(key.lowercased()) {
-            problem(path.map { "\($0).\(key)" } ?? key, "unknown field; allowed \(known.joined(separator: ", "))")
-        }
-    }
-
-    mutating func integer(_ object: JSON, _ path: String, _ key: String, _ range: ClosedRange<Int>, unit: String) -> Int? {
-        guard let value = object.field(key) else { return nil }
-        let field = path.isEmpty ? key : "\(path).\(key)"
-        if case .double(let d) = value, d == d.rounded(), abs(d) < 1e15 { return integer(.object([key: .int(Int(d))]), path, key, range, unit: unit) }
-        switch value {
-        case .int(let i) where range.contains(i): return i
-        case .int(let i): problem(field, "\(i) is out of range; allowed \(range.lowerBound)–\(range.upperBound) (\(unit))")
-        default: problem(field, "\(value.serialized(pretty: false)) is \(value.kindName); allowed a whole number \(range.lowerBound)–\(range.upperBound) (\(unit))")
-        }
-        return nil
-    }
-
-    mutating func bool(_ object: JSON, _ path: String, _ key: String, acceptStrings: Bool) -> Bool? {
-        guard let value = object.field(key) else { return nil }
-        switch value {
-        case .bool(let b): return b
-        case .string(let s) where acceptStrings && ["true", "false"].contains(s.lowercased()): return s.lowercased() == "true"
-        default:
-            problem("\(path).\(key)", "\(value.serialized(pretty: false)) is not a boolean; allowed true or false\(acceptStrings ? " (or the strings \"true\", \"false\")" : "")")
-            return nil
-        }
-    }
-
-    mutating func duration(_ object: JSON, _ path: String, _ key: String) -> Millis? {
-        guard let value = object.field(key) else { return nil }
-        guard case .string(let text) = value else {
-            problem("\(path).\(key)", "\(value.serialized(pretty: false)) is \(value.kindName); allowed an ISO 8601 duration such as PT2S")
-            return nil
-        }
-        switch ISODuration.parse(text) {
-        case .success(let ms): return ms
-        case .failure(let error):
-            problem("\(path).\(key)", "\(error); allowed PnDTnHnMnS, e.g. PT2S or PT1M30S")
-            return nil
-        }
-    }
-
-    /// Whether `value` at `path` is an object; a problem when not, and one per unknown key.
-    mutating func object(_ value: JSON, _ path: String, known: [String]) -> Bool {
-        guard let members = value.object else {
-            problem(path, "is \(value.kindName); expected an object")
-            return false
-        }
-        refuseUnknown(members, known: known, under: path)
-        return true
-    }
-
+extension FieldReader {
     mutating func automaticOSPolicy(_ value: JSON) -> AutomaticOSUpgradePolicy {
         var p = AutomaticOSUpgradePolicy()
         let path = "automaticOSUpgradePolicy"

@@ -1,3 +1,5 @@
+import AzureWire
+
 /// What an instance answered to one probe of the health extension.
 public enum ProbeReply: Equatable, Sendable {
     /// No answer: a timeout (30 s), a refused connection, or the instance is down.

@@ -1,3 +1,5 @@
+import AzureWire
+
 /// Uniform or Flexible orchestration (SPEC §1).
 public enum Orchestration: String, Sendable, CaseIterable {
     case uniform = "Uniform", flexible = "Flexible"

@@ -1,3 +1,5 @@
+import AzureWire
+
 /// What users do to a scale set during a scenario.
 extension Simulation {
     /// Updates the model with `changes` (attribute → value). No changes, or changes that leave

@@ -1,3 +1,5 @@
+import AzureWire
+
 /// OS image upgrades (SPEC §6): on demand (`startOSUpgrade`) and automatic, when a new platform
 /// image is released to a scale set with `automaticOSUpgradePolicy.enableAutomaticOSUpgrade`.
 /// Both run as rolling upgrades; an automatic one batches with the default policy unless told

@@ -1,3 +1,5 @@
+import AzureWire
+
 /// Operations on instances (upgrade, create, delete, rollback): start, fault decision, finish.
 extension Simulation {
     // MARK: Operations

@@ -1,3 +1,5 @@
+import AzureWire
+
 /// One rolling upgrade in progress or finished (SPEC §4, §5).
 final class RollingUpgradeRun {
     /// `restoring`: an automatic OS upgrade returns the batch's failed instances to their

@@ -1,3 +1,5 @@
+import AzureWire
+
 /// An error an action meets (the scenario's action fails; the run goes on unless it says so).
 public struct EngineError: Error, Equatable, CustomStringConvertible {
     public var message: String

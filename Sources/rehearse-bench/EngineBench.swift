@@ -1,4 +1,5 @@
 import ArgumentParser
+import AzureWire
 import UpgradeEngine
 
 /// `rehearse-bench engine`: planning and a full rolling upgrade with Swift-closure health.

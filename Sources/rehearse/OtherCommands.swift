@@ -1,4 +1,5 @@
 import ArgumentParser
+import AzureWire
 import Foundation
 import Scenario
 import UpgradeEngine

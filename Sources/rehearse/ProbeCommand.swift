@@ -1,4 +1,5 @@
 import ArgumentParser
+import AzureWire
 import Foundation
 import HealthProbe
 import UpgradeEngine

@@ -1,3 +1,4 @@
+import AzureWire
 import Scenario
 import UpgradeEngine
 import XCTest

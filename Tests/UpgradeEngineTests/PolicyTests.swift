@@ -1,3 +1,4 @@
+import AzureWire
 import UpgradeEngine
 import XCTest
 
@@ -99,5 +100,23 @@ final class PolicyTests: XCTestCase {
         XCTAssertEqual(flexible.validate().map(\.field), ["upgradePolicy.rollingUpgradePolicy.rollbackFailedInstancesOnPolicyBreach"])
         flexible.orchestration = .uniform
         XCTAssertEqual(flexible.validate(), [])
+    }
+}
+
+final class JSONPositionTests: XCTestCase {
+    func testMalformedJSONNamesItsLineAndColumn() {
+        let text = "{\n  \"mode\": \"Rolling\",\n  \"rollingUpgradePolicy\": { \"maxSurge\": tru }\n}\n"
+        XCTAssertThrowsError(try JSON.parse(text)) { error in
+            let json = error as! JSONError
+            XCTAssertEqual(json.line, 3)
+            XCTAssertTrue((41...45).contains(json.column ?? 0), "column \(json.column ?? 0)")
+        }
+        XCTAssertThrowsError(try JSON.parse("{\"a\": [1, 2")) { error in
+            XCTAssertEqual((error as! JSONError).line, 1)
+            XCTAssertEqual((error as! JSONError).column, 12)
+        }
+        XCTAssertThrowsError(try JSON.parse("[[[[1]]]]", maxDepth: 3)) { error in
+            XCTAssertNil((error as! JSONError).line)
+        }
     }
 }

@@ -1,3 +1,4 @@
+import AzureWire
 import UpgradeEngine
 import XCTest
 

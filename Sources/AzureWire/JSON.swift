@@ -78,9 +78,21 @@ public struct JSONField: Equatable, Sendable {
     }
 }
 
-/// Why a text is not acceptable JSON.
+/// Why a text is not acceptable JSON, and where when the text is malformed.
 public struct JSONError: Error, Equatable, CustomStringConvertible {
+    /// What is wrong, ready to follow a subject ("the manifest is not valid JSON …").
     public let problem: String
+    /// 1-based line and column of the first byte the parser could not accept (nil for size and
+    /// depth refusals).
+    public var line: Int?
+    public var column: Int?
+
+    public init(problem: String, line: Int? = nil, column: Int? = nil) {
+        self.problem = problem
+        self.line = line
+        self.column = column
+    }
+
     public var description: String { problem }
 }
 
@@ -97,8 +109,29 @@ extension JSON {
         do {
             return try JSONDecoder().decode(JSON.self, from: Data(bytes))
         } catch {
-            throw JSONError(problem: "is not valid JSON")
+            throw malformed(bytes)
         }
+    }
+
+    /// Where malformed text goes wrong: Foundation's parser names the byte offset ("around
+    /// character 19") or the end of the text; that becomes a line and a column.
+    static func malformed(_ bytes: [UInt8]) -> JSONError {
+        var offset = bytes.count
+        do {
+            _ = try JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])
+        } catch {
+            let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? ""
+            if let range = text.range(of: "character "),
+               let number = Int(text[range.upperBound...].prefix(while: { $0.isNumber })) {
+                offset = min(number, bytes.count)
+            }
+        }
+        var line = 1, column = 1
+        for byte in bytes[..<offset] {
+            if byte == UInt8(ascii: "\n") { line += 1; column = 1 } else if byte & 0xC0 != 0x80 { column += 1 }
+        }
+        let at = offset >= bytes.count ? "the text ends at line \(line), column \(column) before the value is complete" : "around line \(line), column \(column)"
+        return JSONError(problem: "is not valid JSON (\(at))", line: line, column: column)
     }
 
     /// The deepest nesting of arrays and objects, counted without parsing (strings skipped).
