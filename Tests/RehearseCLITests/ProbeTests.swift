@@ -96,7 +96,7 @@ final class ProbeTests: XCTestCase {
         XCTAssertEqual(r.status, 200)
         XCTAssertEqual(r.state, "Unknown")
         XCTAssertLessThanOrEqual(r.bodyBytes, 65_537)
-        XCTAssertEqual(r.warnings, ["response body is not valid JSON: health is Unknown"])
+        XCTAssertEqual(r.warnings, ["response body is not valid JSON (around line 1, column 1): health is Unknown"])
     }
 
     func testNoAcceptEncodingIsSent() throws {
