@@ -3,8 +3,11 @@ import PackageDescription
 
 /// Strictness shared by every Swift target: Swift 6 language mode comes from the tools version,
 /// existential `any` is required where a protocol is used as a type, and a file sees only the
-/// members of modules it imports itself (no leaking through another file's imports).
-let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility")]
+/// members of modules it imports itself (no leaking through another file's imports), and an
+/// import is internal unless written `public import` (only where a public declaration or
+/// inlinable code shows the module's types).
+let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility"),
+                              .enableUpcomingFeature("InternalImportsByDefault")]
 
 let package = Package(
     name: "rehearse",

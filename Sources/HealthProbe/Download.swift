@@ -1,8 +1,8 @@
 import AsyncHTTPClient
-import Foundation
+public import Foundation
 import NIOCore
 import NIOHTTP1
-import UpgradeEngine
+public import UpgradeEngine
 
 /// Downloads over HTTP(S) for `plugins install`: certificates verified, at most 5 redirects, a
 /// 200 answer only, a bounded body, one deadline for the whole transfer.

@@ -1,9 +1,9 @@
 import AsyncHTTPClient
-import Foundation
+public import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOSSL
-import UpgradeEngine
+public import UpgradeEngine
 
 /// One real probe of a live endpoint, made the way the Application Health extension makes it:
 /// an HTTP(S) GET under one 30 s deadline that follows no redirect, does not verify certificates

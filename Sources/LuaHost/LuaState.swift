@@ -1,5 +1,5 @@
-import CLua
-import CLuaSupport
+public import CLua
+public import CLuaSupport
 import Foundation
 
 /// A Lua function kept in the registry so the host can call it repeatedly without looking it

@@ -1,6 +1,6 @@
 import AzureWire
 import LuaHost
-import UpgradeEngine
+public import UpgradeEngine
 
 /// What a scenario run produced.
 public struct ScenarioResult: Sendable {

@@ -1,7 +1,7 @@
-import AzureWire
+public import AzureWire
 import Foundation
-import LuaHost
-import UpgradeEngine
+public import LuaHost
+public import UpgradeEngine
 
 /// How a scenario runs.
 public struct ScenarioOptions {

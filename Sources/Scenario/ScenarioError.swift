@@ -1,5 +1,5 @@
-import AzureWire
-import LuaHost
+public import AzureWire
+public import LuaHost
 import UpgradeEngine
 
 /// Why a scenario could not run: the command line turns every case into exit status 2.

@@ -1,4 +1,4 @@
-import AzureWire
+public import AzureWire
 
 /// Where the engine gets each probe's answer. Scenario scripts implement it in Lua; tests with
 /// Swift closures. A thrown error ends the run (a script error).

@@ -1,4 +1,4 @@
-import AzureWire
+public import AzureWire
 
 /// Events as JSON lines: `time` (seconds), `kind`, `instance`, `batch`, `phase`, `detail`, and
 /// beside them the payload's typed fields (listed per kind in the README).

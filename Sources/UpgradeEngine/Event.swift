@@ -1,4 +1,4 @@
-import AzureWire
+public import AzureWire
 
 /// One thing that happened, at one virtual time: a typed payload per kind. Serialized as one JSON
 /// object per line; `detail`, the one-line text of the timeline, is rendered from the payload and

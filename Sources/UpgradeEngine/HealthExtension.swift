@@ -1,4 +1,4 @@
-import AzureWire
+public import AzureWire
 
 /// The committed health of an instance as a rolling upgrade reads it.
 public enum HealthState: String, Sendable, CaseIterable {

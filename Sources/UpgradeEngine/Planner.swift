@@ -1,4 +1,4 @@
-import AzureWire
+public import AzureWire
 
 /// What the planner knows of one instance when a rolling upgrade starts.
 public struct PlanInput: Equatable, Sendable {

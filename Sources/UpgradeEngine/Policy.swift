@@ -1,4 +1,4 @@
-import AzureWire
+public import AzureWire
 
 /// How model changes reach existing instances (`upgradePolicy.mode`).
 public enum UpgradeMode: String, Sendable, CaseIterable {

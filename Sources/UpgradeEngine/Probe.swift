@@ -1,4 +1,4 @@
-import AzureWire
+public import AzureWire
 
 /// What an instance answered to one probe of the health extension.
 public enum ProbeReply: Equatable, Sendable {

@@ -1,4 +1,4 @@
-import AzureWire
+public import AzureWire
 
 /// Uniform or Flexible orchestration (SPEC §1).
 public enum Orchestration: String, Sendable, CaseIterable {

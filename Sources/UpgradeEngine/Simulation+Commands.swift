@@ -1,4 +1,4 @@
-import AzureWire
+public import AzureWire
 
 /// What users do to a scale set during a scenario.
 extension Simulation {

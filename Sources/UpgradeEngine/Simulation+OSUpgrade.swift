@@ -1,4 +1,4 @@
-import AzureWire
+public import AzureWire
 
 /// OS image upgrades (SPEC §6): on demand (`startOSUpgrade`) and automatic, when a new platform
 /// image is released to a scale set with `automaticOSUpgradePolicy.enableAutomaticOSUpgrade`.

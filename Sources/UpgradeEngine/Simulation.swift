@@ -1,4 +1,4 @@
-import AzureWire
+public import AzureWire
 
 /// An error an action meets (the scenario's action fails; the run goes on unless it says so).
 public struct EngineError: Error, Equatable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-import AzureWire
+public import AzureWire
 
 /// `runningStatus.code` of a rolling upgrade.
 public enum RunningCode: String, Sendable {
