@@ -159,6 +159,7 @@ extension Simulation {
         guard !run.deferred.isEmpty else { return }
         run.returnedToPending += run.deferred.count
         run.batch.removeAll { run.deferred.contains($0) }
+        run.waitCursor = 0
         run.inFlight.subtract(run.deferred)
         run.watching.subtract(run.deferred)
         for id in run.deferred { run.previousVersion[id] = nil }

@@ -49,6 +49,8 @@ final class RollingUpgradeRun {
     let os: OSUpgradeTerms?
     /// Automatic OS upgrades: when each upgraded instance's time to become Healthy runs out (ms).
     var healthDeadline: [Int: Millis] = [:]
+    /// Where the scan for instances still awaiting health resumes (`batchAwaitsHealth`).
+    var waitCursor = 0
     /// Instances of the current batch deferring their OS upgrade until approved.
     var deferred: Set<Int> = []
     /// Those of `deferred` that only an approve action can release.
@@ -188,6 +190,7 @@ extension Simulation {
             run.batchNumber += 1
             run.phase = planned.phase
             run.batch = ids
+            run.waitCursor = 0
             run.surge = [:]
             run.surgeFailed = []
             run.opFailed = []
@@ -264,7 +267,7 @@ extension Simulation {
         let waitForHealth = run.code == .rollingForward
         switch run.stage {
         case .upgrading:
-            if waitForHealth && run.batch.contains(where: { !run.opFailed.contains($0) && awaitsHealth(run, $0) }) { return }
+            if waitForHealth && batchAwaitsHealth(run) { return }
             try finishBatch(run)
         case .surgeCreating:
             let created = run.surge.values.filter { !run.opFailed.contains($0) && instances[$0].lifecycle == .running }
@@ -288,10 +291,32 @@ extension Simulation {
         }
     }
 
+    /// Whether some instance of the batch still waits for its health. Outside automatic OS
+    /// upgrades an instance that has left Initializing stays out of it for the rest of the batch,
+    /// so the scan resumes where the last one stopped: a batch costs one pass, not one per health
+    /// change.
+    private func batchAwaitsHealth(_ run: RollingUpgradeRun) -> Bool {
+        let resumable = run.healthDeadline.isEmpty
+        var i = resumable ? run.waitCursor : 0
+        while i < run.batch.count {
+            let id = run.batch[i]
+            if awaitsHealth(run, id) && !run.opFailed.contains(id) {
+                if resumable { run.waitCursor = i }
+                return true
+            }
+            i += 1
+        }
+        return false
+    }
+
     /// Whether the batch still waits for instance `id`'s health: until it leaves Initializing or,
     /// in an automatic OS upgrade, until it is Healthy or its time to become Healthy runs out.
     private func awaitsHealth(_ run: RollingUpgradeRun, _ id: Int) -> Bool {
-        if let deadline = run.healthDeadline[id] { return instances[id].health.state != .healthy && now < deadline }
+        // Only automatic OS upgrades keep deadlines: other runs skip the lookup (it is hashed,
+        // and a batch's wait is checked for every health change of its instances).
+        if !run.healthDeadline.isEmpty, let deadline = run.healthDeadline[id] {
+            return instances[id].health.state != .healthy && now < deadline
+        }
         return instances[id].health.state == .initializing
     }
 
