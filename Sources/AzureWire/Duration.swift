@@ -92,7 +92,9 @@ public enum ISODuration {
 
 /// A malformed duration, with the text and what is wrong with it.
 public struct DurationError: Error, Equatable, CustomStringConvertible {
+    /// The text that was refused.
     public let text: String
+    /// What is wrong with it.
     public let problem: String
     init(_ text: String, _ problem: String) {
         self.text = text

@@ -5,12 +5,15 @@ public struct FieldReader {
     /// Every problem found so far.
     public var problems: [Problem] = []
 
+    /// A reader whose problems name fields under `prefix`.
     public init(prefix: String) { self.prefix = prefix }
 
+    /// Records a problem with `field` (relative to the prefix).
     public mutating func problem(_ field: String, _ message: String) {
         problems.append(Problem(field: "\(prefix).\(field)", message))
     }
 
+    /// Records one problem per key of `members` not in `known` (compared case-insensitively).
     public mutating func refuseUnknown(_ members: [String: JSON], known: [String], under path: String? = nil) {
         let lowered = Set(known.map { $0.lowercased() })
         for key in members.keys.sorted() where !lowered.contains(key.lowercased()) {
@@ -18,6 +21,7 @@ public struct FieldReader {
         }
     }
 
+    /// A whole number in `range` (`unit` names what it counts), or nil with a problem; absent is nil without one.
     public mutating func integer(_ object: JSON, _ path: String, _ key: String, _ range: ClosedRange<Int>, unit: String) -> Int? {
         guard let value = object.field(key) else { return nil }
         let field = path.isEmpty ? key : "\(path).\(key)"
@@ -30,6 +34,7 @@ public struct FieldReader {
         return nil
     }
 
+    /// A boolean (and, with `acceptStrings`, "true"/"false"), or nil with a problem; absent is nil without one.
     public mutating func bool(_ object: JSON, _ path: String, _ key: String, acceptStrings: Bool) -> Bool? {
         guard let value = object.field(key) else { return nil }
         switch value {
@@ -41,6 +46,7 @@ public struct FieldReader {
         }
     }
 
+    /// An ISO 8601 duration in milliseconds, or nil with a problem; absent is nil without one.
     public mutating func duration(_ object: JSON, _ path: String, _ key: String) -> Millis? {
         guard let value = object.field(key) else { return nil }
         guard case .string(let text) = value else {

@@ -31,6 +31,7 @@ public enum JSON: Equatable, Sendable {
         return value
     }
 
+    /// The member named `key` of an object: the exact key, else the first in sorted order that matches ignoring ASCII case (nil for other values).
     public func member(_ key: String) -> JSON? {
         guard let o = object else { return nil }
         if let exact = o[key] { return exact }
@@ -70,8 +71,11 @@ public enum JSON: Equatable, Sendable {
 
 /// One member of an ordered JSON object.
 public struct JSONField: Equatable, Sendable {
+    /// The member's name.
     public var key: String
+    /// The member's value.
     public var value: JSON
+    /// A member `key`: `value`.
     public init(_ key: String, _ value: JSON) {
         self.key = key
         self.value = value
@@ -85,8 +89,10 @@ public struct JSONError: Error, Equatable, CustomStringConvertible {
     /// 1-based line and column of the first byte the parser could not accept (nil for size and
     /// depth refusals).
     public var line: Int?
+    /// 1-based column, in characters.
     public var column: Int?
 
+    /// An error saying `problem`, at `line` and `column` when known.
     public init(problem: String, line: Int? = nil, column: Int? = nil) {
         self.problem = problem
         self.line = line
@@ -156,6 +162,7 @@ extension JSON {
 }
 
 extension JSON: Decodable {
+    /// Decodes any JSON value (Foundation's decoder drives it).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.singleValueContainer()
         if c.decodeNil() {

@@ -6,6 +6,7 @@ public struct Problem: Equatable, Sendable, CustomStringConvertible {
     /// What is wrong, including the value found.
     public var message: String
 
+    /// A problem at `field`: `message`.
     public init(field: String, _ message: String) {
         self.field = field
         self.message = message
@@ -16,8 +17,10 @@ public struct Problem: Equatable, Sendable, CustomStringConvertible {
 
 /// Every problem found in one input, reported together.
 public struct ValidationFailure: Error, Equatable, CustomStringConvertible {
+    /// Every problem, in the order found.
     public var problems: [Problem]
 
+    /// A failure made of `problems`.
     public init(_ problems: [Problem]) { self.problems = problems }
 
     public var description: String {

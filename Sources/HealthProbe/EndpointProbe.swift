@@ -12,6 +12,7 @@ public import UpgradeEngine
 public struct EndpointProbe: Sendable {
     /// What was probed and what came back, before judging.
     public struct Outcome: Sendable {
+        /// The answer as the engine judges it (HTTP status and body, TCP connect, or no answer).
         public var reply: ProbeReply
         /// Why there was no answer (timeout, refused connection, …), when there was none.
         public var failure: String?
@@ -19,6 +20,7 @@ public struct EndpointProbe: Sendable {
         public var bodyBytes: Int
     }
 
+    /// What is probed.
     public let url: URL
     /// Seconds to wait for an answer (the extension waits 30).
     public var timeout: TimeInterval

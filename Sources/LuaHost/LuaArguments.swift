@@ -13,6 +13,7 @@ public struct LuaArgumentError: Error {
     /// What was wrong with it.
     public var problem: String
 
+    /// Argument `position` (1-based) was wrong: `problem`.
     public init(position: Int, problem: String) {
         self.position = position
         self.problem = problem

@@ -27,6 +27,7 @@ public struct LuaError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The host-side name of what was being called (e.g. "health"), prefixed to the description.
     public var function: String?
 
+    /// An error of `kind` with its message, where it happened, the traceback and the function that raised it.
     public init(kind: Kind, message: String, location: String? = nil, traceback: String? = nil, function: String? = nil) {
         self.kind = kind
         self.message = message

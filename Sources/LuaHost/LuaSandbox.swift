@@ -17,6 +17,7 @@ public struct LuaSandboxOptions {
     /// Unix time of virtual second 0, for `os.time()`.
     public var epoch: Int
 
+    /// Options for a sandbox; every one has a default.
     public init(moduleFolders: [String] = [], seed: UInt64 = 0, print: @escaping (String) -> Void = { Swift.print($0) },
                 clock: @escaping () -> Double = { 0 }, epoch: Int = 1_704_067_200) {
         self.moduleFolders = moduleFolders
@@ -198,10 +199,12 @@ extension LuaStack {
 /// Resolves `require` names to Lua files inside the allowed folders, refusing anything that
 /// could leave them (`..`, absolute paths, symbolic links pointing out, bytecode).
 public struct ModuleFinder: Sendable {
+    /// The folders modules may come from, searched in order.
     public let folders: [String]
     /// The largest module file read, in bytes (checked before reading).
     public var maxBytes: Int
 
+    /// A finder over `folders` reading at most `maxBytes` bytes a module.
     public init(folders: [String], maxBytes: Int = BoundedFile.maxSourceBytes) {
         self.folders = folders
         self.maxBytes = maxBytes

@@ -66,9 +66,14 @@ public enum LuaValue: Equatable, Sendable {
 extension LuaValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
     ExpressibleByFloatLiteral, ExpressibleByNilLiteral
 {
+    /// A Lua string.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// A Lua integer.
     public init(integerLiteral value: Int) { self = .integer(value) }
+    /// A Lua boolean.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// A Lua float.
     public init(floatLiteral value: Double) { self = .double(value) }
+    /// Lua's nil.
     public init(nilLiteral: ()) { self = .nil }
 }

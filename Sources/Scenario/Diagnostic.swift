@@ -7,10 +7,12 @@ import UpgradeEngine
 /// warning of a scenario, a policy, a bundle or an option becomes diagnostics; the command line
 /// renders them in one place.
 public struct Diagnostic: Equatable, Sendable {
+    /// How serious: an error stops the command, a warning does not.
     public enum Severity: String, Sendable {
         case error, warning
     }
 
+    /// Error or warning.
     public var severity: Severity
     /// What is wrong, with the value found and what is allowed where there is a rule.
     public var message: String
@@ -21,6 +23,7 @@ public struct Diagnostic: Equatable, Sendable {
     /// The exit status: 2 for bad input of any kind, 1 for an expectation that failed, 0 for a warning.
     public var exitCode: Int32
 
+    /// A diagnostic saying `message`, at `location`, in `context`.
     public init(_ severity: Severity = .error, _ message: String, location: String? = nil, context: String? = nil, exitCode: Int32? = nil) {
         self.severity = severity
         self.message = message

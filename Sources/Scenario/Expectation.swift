@@ -18,13 +18,21 @@ public struct Expectation: Equatable, Sendable {
 
     /// Where the script called `expect` (`file:line`).
     public var location: String
+    /// `runningStatus.code` expected (RollingForward, RollingBack, Cancelled, Completed, Faulted).
     public var code: String?
+    /// `error.code` expected.
     public var errorCode: String?
+    /// `progress.successfulInstanceCount` expected, in instances.
     public var successful: Int?
+    /// `progress.failedInstanceCount` expected, in instances.
     public var failed: Int?
+    /// `progress.inProgressInstanceCount` expected, in instances.
     public var inProgress: Int?
+    /// `progress.pendingInstanceCount` expected, in instances.
     public var pending: Int?
+    /// The skipped instance ids expected, ascending.
     public var skipped: [Int]?
+    /// The protected instance ids expected, ascending.
     public var protected: [Int]?
     /// The fewest serving instances must be at least this many.
     public var minHealthy: Int?
@@ -107,8 +115,10 @@ public struct ExpectationFailure: Error, Equatable, Sendable, CustomStringConver
     public var key: String
     /// What the run showed, and what was expected, as the status prints them.
     public var actual: String
+    /// What the `expect` asked for.
     public var expected: String
 
+    /// A failure of `key` at `location`: `actual` where `expected` was asked.
     public init(location: String, key: String, actual: String, expected: String) {
         self.location = location
         self.key = key

@@ -9,8 +9,11 @@ import LuaHost
 public enum PluginArchive {
     /// Bounds on what is read back: one file, all files, entries, the archive itself.
     public static let maxFileBytes = BoundedFile.maxSourceBytes
+    /// Bytes of all files of one archive together.
     public static let maxTotalBytes = 32 << 20
+    /// Entries (files and folders) of one archive.
     public static let maxEntries = 1000
+    /// Bytes of one archive, read or downloaded.
     public static let maxArchiveBytes = 40 << 20
 
     /// The archive's file name for a manifest: `NAME-VERSION.tar`.

@@ -12,9 +12,11 @@ public protocol BundleCandidate: Sendable {
 
 /// A bundle found on the plugin path.
 public struct PluginBundle: BundleCandidate {
+    /// What its manifest says.
     public var manifest: PluginManifest
     /// The bundle's folder.
     public var folder: String
+    /// The folder, for messages.
     public var location: String { folder }
 
     /// Whether this host can load it.
@@ -29,6 +31,7 @@ public struct PluginCatalog: Sendable {
     public private(set) var bundles: [PluginBundle] = []
     /// Manifests that could not be read, and versions claimed by two folders.
     public private(set) var problems: [String] = []
+    /// The folders searched, in order.
     public let searchPath: [String]
     /// Folders claiming the same name and version: the resolver refuses that version.
     public private(set) var duplicates: [String: [String]] = [:]
@@ -101,10 +104,12 @@ public final class BundleResolver<Candidate: BundleCandidate> {
     let ambiguous: [String: [String]]
     /// Where the search looked, for "not found" messages.
     let lookedIn: String
+    /// The version chosen for each bundle name so far.
     public private(set) var selected: [String: Candidate] = [:]
     /// Every constraint on a bundle: who set it and the range.
     private var constraints: [String: [(by: String, range: SemVerRange)]] = [:]
 
+    /// A resolver over `candidates` (the versions of a name, newest first), pinned to `pins`, refusing the `ambiguous` versions; `lookedIn` names where candidates come from.
     public init(candidates: @escaping (String) -> [Candidate], pins: [String: SemVer] = [:], ambiguous: [String: [String]] = [:],
                 lookedIn: String) {
         self.candidates = candidates

@@ -3,6 +3,7 @@ import UpgradeEngine
 
 /// One thing `plugins check` found wrong with a bundle.
 public struct PluginFinding: Equatable, Sendable, CustomStringConvertible {
+    /// What kind of finding.
     public enum Kind: String, Sendable {
         /// A manifest that cannot be read, or a version claimed by two folders.
         case manifest
@@ -24,10 +25,13 @@ public struct PluginFinding: Equatable, Sendable, CustomStringConvertible {
         case load
     }
 
+    /// What kind of finding.
     public var kind: Kind
     /// `name version`, or nil for a manifest that could not be read.
     public var bundle: String?
+    /// The bundle's folder, when known.
     public var folder: String?
+    /// What is wrong and where.
     public var message: String
 
     public var description: String {

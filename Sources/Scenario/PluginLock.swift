@@ -7,11 +7,15 @@ import UpgradeEngine
 /// `rehearse.lock`: what `plugins install` put in the project, so that a run uses exactly those
 /// versions and bytes. JSON, keys sorted, one entry per bundle.
 public struct PluginLock: Sendable, Equatable {
+    /// The lock file's name in a project.
     public static let fileName = "rehearse.lock"
     static let formatVersion = 1
 
+    /// One installed bundle.
     public struct Entry: Sendable, Equatable {
+        /// The bundle's name.
         public var name: String
+        /// The version installed.
         public var version: SemVer
         /// Where it was installed from (the archive's URL or path).
         public var source: String
@@ -25,13 +29,16 @@ public struct PluginLock: Sendable, Equatable {
         public var contentHash: String { BundleFiles.contentHash(files) }
     }
 
+    /// One entry per bundle.
     public var entries: [Entry]
 
+    /// A lock of `entries`.
     public init(entries: [Entry] = []) { self.entries = entries }
 
     /// The version each locked bundle must have.
     var pins: [String: SemVer] { Dictionary(entries.map { ($0.name, $0.version) }, uniquingKeysWith: { a, _ in a }) }
 
+    /// The entry of bundle `name`, if locked.
     public func entry(named name: String) -> Entry? { entries.first { $0.name == name } }
 
     /// Reads a lock file; every problem names the file and the field.

@@ -3,7 +3,9 @@ import UpgradeEngine
 
 /// Why a plugin bundle cannot be used, in one sentence.
 public struct PluginProblem: Error, Equatable, CustomStringConvertible {
+    /// The sentence.
     public let message: String
+    /// A problem saying `message`.
     public init(_ message: String) { self.message = message }
     public var description: String { message }
 }
@@ -14,6 +16,7 @@ public let hostAPIVersion = SemVer(1, 0, 0)
 /// A plugin bundle's manifest, `rehearse-plugin.json`: data only, read without running any
 /// plugin code.
 public struct PluginManifest: Sendable, Equatable {
+    /// The manifest's file name inside a bundle.
     public static let fileName = "rehearse-plugin.json"
     /// The largest manifest read, in bytes (checked before reading).
     public static let maxBytes = 64 * 1024
@@ -21,6 +24,7 @@ public struct PluginManifest: Sendable, Equatable {
 
     /// The bundle's name, which is also its `require` name: lowercase letters, digits, '-'.
     public var name: String
+    /// The bundle's version (SemVer 2.0.0).
     public var version: SemVer
     /// The host API versions it works with, e.g. "^1.0".
     public var api: SemVerRange
@@ -32,8 +36,11 @@ public struct PluginManifest: Sendable, Equatable {
     /// The names its entry module returns, each with a one-line description.
     public var exports: [String: String]
 
+    /// Another bundle this one requires, and the versions it accepts.
     public struct Dependency: Sendable, Equatable {
+        /// The bundle required.
         public var name: String
+        /// The versions accepted.
         public var range: SemVerRange
     }
 

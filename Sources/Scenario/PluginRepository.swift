@@ -7,16 +7,19 @@ import UpgradeEngine
 /// and `rehearse-index.json`, the index `plugins index` writes (name → versions → archive URL,
 /// SHA-256, host API range, dependencies, exports).
 public enum PluginRepository {
+    /// The index's file name in a repository.
     public static let indexName = "rehearse-index.json"
     static let indexVersion = 1
 
     /// A version listed in an index.
     public struct Entry: BundleCandidate {
+        /// The manifest the index repeats.
         public var manifest: PluginManifest
         /// The archive, absolute or relative to the index.
         public var url: String
         /// SHA-256 of the archive, hex.
         public var sha256: String
+        /// The archive URL, for messages.
         public var location: String { url }
     }
 
@@ -71,9 +74,12 @@ public enum PluginRepository {
 
     /// One `NAME@RANGE` (or `NAME`: any version) to install.
     public struct Requirement: Sendable {
+        /// The bundle.
         public var name: String
+        /// The versions wanted; nil is any.
         public var range: SemVerRange?
 
+        /// Parses `NAME@RANGE` or `NAME`.
         public init(parsing text: String) throws(PluginProblem) {
             let parts = text.split(separator: "@", maxSplits: 1).map(String.init)
             guard let name = parts.first, PluginManifest.isBundleName(name) else {

@@ -6,6 +6,7 @@ public import UpgradeEngine
 public struct ScenarioResult: Sendable {
     /// The run as data: events (when `ScenarioOptions.recordEvents`), summary, every instance's end.
     public var record: RunRecord
+    /// The run's summary (status, availability, …).
     public var summary: RunSummary { record.summary }
     /// How many rolling upgrades started.
     public var upgrades: Int

@@ -25,13 +25,16 @@ public struct ScenarioOptions {
     /// The environment the plugin path is read from.
     public var environment: [String: String] = ProcessInfo.processInfo.environment
 
+    /// The defaults: seed 0, no plugin path, a 7-day limit, events kept.
     public init() {}
 }
 
 /// A scenario script loaded and checked: its scale set, its behaviours and its timeline.
 /// Loading runs the script's top level in the sandbox; nothing of the engine runs yet.
 public final class Scenario {
+    /// The script's path.
     public let path: String
+    /// How it runs.
     public let options: ScenarioOptions
     let runtime: ScriptRuntime
     var state: LuaState { runtime.state }

@@ -23,13 +23,17 @@ public enum ScriptingAPI {
         case utility
     }
 
+    /// One global function of the API.
     public struct Function: Sendable {
+        /// Its global name.
         public var name: String
+        /// Where a script may call it.
         public var kind: Kind
         /// The description, one line per element.
         public var doc: [String]
         /// (name, LuaLS type); a `?` after the name marks it optional.
         public var params: [(String, String)]
+        /// The LuaLS type it returns, if any.
         public var returns: String?
     }
 
@@ -41,6 +45,7 @@ public enum ScriptingAPI {
 
     // MARK: The description
 
+    /// Every global function scripts get beside the sandbox's standard library.
     public static let functions: [Function] = [
         Function(name: "scaleset", kind: .definition, doc: ["Describes the scale set (exactly once per scenario)."],
                  params: [("definition", "rehearse.ScaleSet")]),

@@ -1,12 +1,14 @@
 /// A semantic version as SemVer 2.0.0 defines it: `MAJOR.MINOR.PATCH`, an optional pre-release
 /// (`-alpha.1`) and optional build metadata (`+sha.5114f85`, kept but ignored for precedence).
 public struct SemVer: Comparable, Hashable, Sendable, CustomStringConvertible {
+    /// The three numbers.
     public var major: Int, minor: Int, patch: Int
     /// Pre-release identifiers (`["alpha", "1"]`); empty for a release.
     public var prerelease: [String]
     /// Build metadata identifiers; never compared.
     public var build: [String]
 
+    /// A version from its parts.
     public init(_ major: Int, _ minor: Int, _ patch: Int, prerelease: [String] = [], build: [String] = []) {
         self.major = major
         self.minor = minor
@@ -122,6 +124,7 @@ public struct SemVer: Comparable, Hashable, Sendable, CustomStringConvertible {
 /// a pre-release satisfies a set only when a comparator of that set names a pre-release of the
 /// same `MAJOR.MINOR.PATCH`: `^1.2.3-beta.2` takes `1.2.3-beta.3`, never `1.2.4-alpha`.
 public struct SemVerRange: Sendable, CustomStringConvertible {
+    /// The range as written.
     public let text: String
     /// Sets of (operator, bound); a version matches when it satisfies every comparator of a set.
     let sets: [[Comparator]]

@@ -11,6 +11,7 @@ public protocol HealthSource: AnyObject {
 }
 
 extension HealthSource {
+    /// No deferred metrics by default.
     public func latestMetrics(of instance: borrowing Instance) throws -> MetricsPayload? { nil }
 }
 
@@ -33,6 +34,7 @@ public struct OperationOutcome: Equatable, Sendable {
     /// Overrides the default duration, in milliseconds.
     public var duration: Millis?
 
+    /// An outcome: failing or not, taking `duration` milliseconds (nil: the default).
     public init(fail: Bool = false, duration: Millis? = nil) {
         self.fail = fail
         self.duration = duration
@@ -48,14 +50,18 @@ public protocol FaultInjector: AnyObject {
 /// A health source made of a closure.
 public final class ClosureHealthSource: HealthSource {
     let body: (Instance, Millis) throws -> ProbeReply
+    /// A source answering with `body(instance, time in milliseconds)`.
     public init(_ body: @escaping (Instance, Millis) throws -> ProbeReply) { self.body = body }
+    /// The closure's answer.
     public func probe(_ instance: borrowing Instance, at time: Millis) throws -> ProbeReply { try body(instance, time) }
 }
 
 /// A phase source made of a closure.
 public final class ClosurePhaseSource: PhaseSource {
     let body: (Instance) throws -> Int?
+    /// A source whose `body` gives each instance's PhaseOrderingNumber (nil: none).
     public init(_ body: @escaping (Instance) throws -> Int?) { self.body = body }
+    /// The closure's phase, as the metric.
     public func metrics(of instance: Instance, at time: Millis) throws -> CustomMetrics? {
         try body(instance).map { CustomMetrics(phase: $0) }
     }
@@ -64,7 +70,9 @@ public final class ClosurePhaseSource: PhaseSource {
 /// A fault injector made of a closure.
 public final class ClosureFaultInjector: FaultInjector {
     let body: (OperationKind, Instance, Millis) throws -> OperationOutcome?
+    /// An injector deciding with `body(operation, instance, time in milliseconds)`.
     public init(_ body: @escaping (OperationKind, Instance, Millis) throws -> OperationOutcome?) { self.body = body }
+    /// The closure's decision.
     public func outcome(of operation: OperationKind, on instance: Instance, at time: Millis) throws -> OperationOutcome? {
         try body(operation, instance, time)
     }
@@ -72,13 +80,17 @@ public final class ClosureFaultInjector: FaultInjector {
 
 /// Every instance answers Healthy with no metrics.
 public final class AlwaysHealthy: HealthSource {
+    /// The source.
     public init() {}
+    /// Healthy, without metrics.
     public func probe(_ instance: borrowing Instance, at time: Millis) throws -> ProbeReply { .structured(state: "Healthy", metrics: nil) }
 }
 
 /// A deferral source made of a closure.
 public final class ClosureDeferralSource: DeferralSource {
     let body: (Instance, Millis) throws -> OSUpgradeDeferral
+    /// A source deciding with `body(instance, time in milliseconds)`.
     public init(_ body: @escaping (Instance, Millis) throws -> OSUpgradeDeferral) { self.body = body }
+    /// The closure's answer.
     public func deferral(of instance: Instance, at time: Millis) throws -> OSUpgradeDeferral { try body(instance, time) }
 }

@@ -3,6 +3,7 @@ public import AzureWire
 /// Events as JSON lines: `time` (seconds), `kind`, `instance`, `batch`, `phase`, `detail`, and
 /// beside them the payload's typed fields (listed per kind in the README).
 extension Event {
+    /// The event as one JSON object (`time` in seconds).
     public var json: JSON {
         var fields: [String: JSON] = [
             "time": time % 1000 == 0 ? .int(time / 1000) : .double(Double(time) / 1000),

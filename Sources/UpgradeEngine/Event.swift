@@ -24,6 +24,7 @@ public struct Event: Equatable, Sendable {
     /// What happened, with its facts.
     public var payload: Payload
 
+    /// An event at `time` (milliseconds) about `instance`, in `batch` and `phase`.
     public init(time: Millis, instance: Int? = nil, batch: Int? = nil, phase: Int? = nil, _ payload: Payload) {
         self.time = time
         self.instance = instance
@@ -32,6 +33,7 @@ public struct Event: Equatable, Sendable {
         self.payload = payload
     }
 
+    /// The payload's kind.
     public var kind: Kind { payload.kind }
     /// The one-line text of the timeline, rendered from the payload (`Event+Text.swift`).
     public var detail: String { renderDetail() }
@@ -61,6 +63,7 @@ public struct ThresholdCheck: Equatable, Sendable {
 
 /// An operation on one instance, as it started.
 public struct OperationFacts: Equatable, Sendable {
+    /// Upgrade, create, delete or rollback.
     public var kind: OperationKind
     /// The instance's name, e.g. `web_3`.
     public var name: String
@@ -90,6 +93,7 @@ public enum ImageReleaseOutcome: Equatable, Sendable {
 public struct PhaseCount: Equatable, Sendable {
     /// The PhaseOrderingNumber; nil for the last, unphased group.
     public var phase: Int?
+    /// Candidates in it, in instances.
     public var count: Int
 }
 
@@ -139,6 +143,7 @@ public enum Payload: Equatable, Sendable {
     /// model (image) it ran before.
     case imageRestoreStarted(name: String, toVersion: Int)
 
+    /// The kind this payload is.
     public var kind: Event.Kind {
         switch self {
         case .modelUpdated: return .modelUpdated

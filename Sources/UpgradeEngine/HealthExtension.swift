@@ -13,6 +13,7 @@ public enum ProbeProtocol: String, Sendable, CaseIterable { case tcp, http, http
 
 /// The Application Health extension's settings (SPEC §3).
 public struct HealthExtensionSettings: Equatable, Sendable {
+    /// tcp, http or https.
     public var `protocol`: ProbeProtocol
     /// 1–65535; required for tcp.
     public var port: Int?
@@ -27,6 +28,7 @@ public struct HealthExtensionSettings: Equatable, Sendable {
     /// "2.0" for rich states (Healthy/Unhealthy/Unknown from the body), "1.0" for binary.
     public var typeHandlerVersion: String
 
+    /// Settings; the defaults are the extension's (interval 5 s, 1 probe, rich states).
     public init(protocol: ProbeProtocol = .http, port: Int? = nil, requestPath: String? = "/health", intervalInSeconds: Int = 5,
                 numberOfProbes: Int = 1, gracePeriod: Int? = nil, typeHandlerVersion: String = "2.0") {
         self.protocol = `protocol`

@@ -2,9 +2,13 @@ public import AzureWire
 
 /// What the planner knows of one instance when a rolling upgrade starts.
 public struct PlanInput: Equatable, Sendable {
+    /// The instance id.
     public var id: Int
+    /// Its zone; nil in a regional scale set.
     public var zone: String?
+    /// Its fault domain (0-based).
     public var faultDomain: Int
+    /// Its update domain (0-based).
     public var updateDomain: Int
     /// Unhealthy or Unknown when the upgrade starts.
     public var unhealthy: Bool
@@ -19,6 +23,7 @@ public struct PlanInput: Equatable, Sendable {
     /// A candidate whose latest answer was not Healthy: its metrics (phase, skip) do not count.
     public var withoutMetrics = false
 
+    /// An instance to plan.
     public init(id: Int, zone: String? = nil, faultDomain: Int = 0, updateDomain: Int = 0, unhealthy: Bool = false,
                 upToDate: Bool = false, protected: Bool = false, phase: Int? = nil, skip: Bool = false) {
         self.id = id
@@ -35,10 +40,15 @@ public struct PlanInput: Equatable, Sendable {
 
 /// An instance in a plan, with where it lives.
 public struct PlannedInstance: Equatable, Sendable {
+    /// The instance id.
     public var id: Int
+    /// Its zone; nil in a regional scale set.
     public var zone: String?
+    /// Its fault domain (0-based).
     public var faultDomain: Int
+    /// Its update domain (0-based).
     public var updateDomain: Int
+    /// Whether it counted as unhealthy when planned.
     public var unhealthy: Bool
 
     var json: JSON {
@@ -51,11 +61,13 @@ public struct PlannedInstance: Equatable, Sendable {
 public struct PlannedBatch: Equatable, Sendable {
     /// The phase (nil: the last phase of instances without a number).
     public var phase: Int?
+    /// Its instances, in upgrade order.
     public var instances: [PlannedInstance]
 }
 
 /// The ordered batches of a rolling upgrade and the instances it leaves out.
 public struct UpgradePlan: Equatable, Sendable {
+    /// The batches, in the order they run.
     public var batches: [PlannedBatch]
     /// Candidates by model that `SkipUpgrade` leaves out.
     public var skipped: [Int]

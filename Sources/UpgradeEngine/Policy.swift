@@ -34,6 +34,7 @@ public struct RollingUpgradePolicy: Equatable, Sendable {
     /// does (seed 001's sample has no `enableCrossZoneUpgrade`).
     public private(set) var setBooleans: Set<String> = []
 
+    /// The defaults: 20/20/20, no pause, no boolean set.
     public init() {}
 
     /// The policy as `get-latest` prints it: the four numeric and duration fields always (with
@@ -82,16 +83,21 @@ public struct AutomaticOSUpgradePolicy: Equatable, Sendable {
     /// Each instance is told the upgrade is coming and defers it until approved.
     public var osRollingUpgradeDeferral = false
 
+    /// Every field false.
     public init() {}
 }
 
 /// `upgradePolicy`: the mode and the rolling policy every mode keeps (OS-image and extension
 /// upgrades use it whatever the mode).
 public struct UpgradePolicy: Equatable, Sendable {
+    /// Automatic, Manual or Rolling.
     public var mode: UpgradeMode
+    /// `rollingUpgradePolicy`.
     public var rolling: RollingUpgradePolicy
+    /// `automaticOSUpgradePolicy`.
     public var automaticOS: AutomaticOSUpgradePolicy
 
+    /// A policy; the defaults are Azure's (Manual, the default rolling policy, no automatic OS upgrades).
     public init(mode: UpgradeMode = .manual, rolling: RollingUpgradePolicy = RollingUpgradePolicy(),
                 automaticOS: AutomaticOSUpgradePolicy = AutomaticOSUpgradePolicy()) {
         self.mode = mode

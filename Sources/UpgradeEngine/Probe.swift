@@ -31,6 +31,7 @@ public struct CustomMetrics: Equatable, Sendable {
     /// `SkipUpgrade`: leave this instance out of rolling upgrades.
     public var skipUpgrade: Bool
 
+    /// Metrics with a phase (nil: none) and SkipUpgrade.
     public init(phase: Int? = nil, skipUpgrade: Bool = false) {
         self.phase = phase
         self.skipUpgrade = skipUpgrade
@@ -48,7 +49,9 @@ public struct WireDiagnostic: Equatable, Hashable, Sendable, CustomStringConvert
         case metricsNotFromHealthy
     }
 
+    /// What kind of oddity.
     public var kind: Kind
+    /// The oddity, said so a person can fix it.
     public var message: String
 
     public var description: String { message }
@@ -59,11 +62,14 @@ public struct WireDiagnostic: Equatable, Hashable, Sendable, CustomStringConvert
 public struct ProbeResult: Equatable, Sendable {
     /// Healthy, Unhealthy or Unknown (never Initializing).
     public var state: HealthState
+    /// The metrics of a Healthy answer (nil otherwise, or none sent).
     public var metrics: CustomMetrics?
+    /// Every wire oddity met.
     public var diagnostics: [WireDiagnostic]
     /// The health source keeps this probe's metrics (`MetricsPayload.deferred`).
     public var metricsDeferred = false
 
+    /// A verdict.
     public init(state: HealthState, metrics: CustomMetrics? = nil, diagnostics: [WireDiagnostic] = []) {
         self.state = state
         self.metrics = metrics
@@ -262,6 +268,7 @@ extension CustomMetrics {
 /// are not the grace-expiry state; when grace ends first it becomes that state; afterwards it
 /// changes only after `numberOfProbes` identical results that differ from it.
 public struct HealthTracker: Equatable, Sendable {
+    /// The committed state.
     public private(set) var state: HealthState = .initializing
     /// When the instance last (re)started, in milliseconds.
     public private(set) var startedAt: Millis
@@ -271,6 +278,7 @@ public struct HealthTracker: Equatable, Sendable {
     var candidate: HealthState?
     var streak = 0
 
+    /// A tracker for an instance started at `startedAt` (milliseconds): Initializing.
     public init(settings: HealthExtensionSettings, startedAt: Millis) {
         probesNeeded = settings.numberOfProbes
         graceMillis = settings.gracePeriod * 1000

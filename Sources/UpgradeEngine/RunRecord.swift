@@ -15,9 +15,11 @@ public enum LeftBehind: String, Sendable, CaseIterable {
 
 /// Where one instance ended a run.
 public struct InstanceOutcome: Equatable, Sendable {
+    /// The instance id.
     public var id: Int
     /// `<scaleSetName>_<id>`.
     public var name: String
+    /// Its zone; nil in a regional scale set.
     public var zone: String?
     /// The model version it runs at the end.
     public var modelVersion: Int
@@ -34,10 +36,12 @@ public struct InstanceOutcome: Equatable, Sendable {
 public struct RunRecord: Sendable {
     /// Every event, in the order they happened (empty when the run did not keep them).
     public var events: [Event]
+    /// Status, availability, skipped and protected instances, probes.
     public var summary: RunSummary
     /// Every instance ever created, by id.
     public var instances: [InstanceOutcome]
 
+    /// A record of `events`, `summary` and `instances`.
     public init(events: [Event], summary: RunSummary, instances: [InstanceOutcome]) {
         self.events = events
         self.summary = summary

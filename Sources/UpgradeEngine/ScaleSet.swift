@@ -25,6 +25,7 @@ public struct Timings: Equatable, Sendable {
     /// Returning an instance to its previous model after a policy breach.
     public var rollback: Millis = 120_000
 
+    /// Azure's defaults as rehearse takes them (see docs/behaviour.md).
     public init() {}
 }
 
@@ -44,14 +45,17 @@ public enum ChangeRules {
 
 /// Everything that describes a scale set before anything runs.
 public struct ScaleSetDefinition: Equatable, Sendable {
+    /// The scale set's name (1–64 letters, digits, '-', '_').
     public var name: String
     /// Instances at the start.
     public var capacity: Int
     /// Availability zones; empty for a regional scale set.
     public var zones: [String] = []
+    /// Uniform or Flexible.
     public var orchestration: Orchestration = .uniform
     /// Attributes of the starting model (version 1).
     public var model: [String: String] = [:]
+    /// `upgradePolicy`.
     public var policy = UpgradePolicy()
     /// The Application Health extension, when installed.
     public var healthExtension: HealthExtensionSettings?
@@ -67,10 +71,12 @@ public struct ScaleSetDefinition: Equatable, Sendable {
     public var faultDomainCount: Int?
     /// Update domains: Uniform defaults to 5; Flexible has none.
     public var updateDomainCount = 5
+    /// How long operations take.
     public var timings = Timings()
     /// Shown as `location` in the status.
     public var location = "eastus"
 
+    /// A scale set of `capacity` instances with every other field at its default.
     public init(name: String, capacity: Int) {
         self.name = name
         self.capacity = capacity
@@ -108,6 +114,7 @@ public struct ScaleSetDefinition: Equatable, Sendable {
         return problems
     }
 
+    /// Every problem of the definition at once; `healthSourceDeclared`: a script answers health.
     public func validate(healthSourceDeclared: Bool = false) -> [Problem] {
         var problems: [Problem] = []
         if name.isEmpty || name.count > 64 || !name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) {
@@ -149,17 +156,25 @@ public enum Lifecycle: String, Sendable {
 
 /// One instance of the scale set.
 public struct Instance: Sendable {
+    /// The instance id (0, 1, 2, … never reused).
     public let id: Int
     /// `<scaleSetName>_<id>`, as Uniform names instances.
     public let name: String
+    /// Its zone; nil in a regional scale set.
     public let zone: String?
+    /// Its fault domain (0-based).
     public let faultDomain: Int
+    /// Its update domain (0-based).
     public let updateDomain: Int
     /// The model version this instance runs.
     public internal(set) var modelVersion: Int
+    /// No upgrade or scale-in touches it.
     public internal(set) var protectFromScaleSetActions: Bool
+    /// Scale-in spares it; upgrades do not.
     public internal(set) var protectFromScaleIn: Bool
+    /// Creating, running, upgrading, rolling back, deleting or deleted.
     public internal(set) var lifecycle: Lifecycle
+    /// Its health state machine.
     public internal(set) var health: HealthTracker
 
     /// Exists and can serve or be upgraded (not being created or deleted).

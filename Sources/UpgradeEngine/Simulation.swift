@@ -2,7 +2,9 @@ public import AzureWire
 
 /// An error an action meets (the scenario's action fails; the run goes on unless it says so).
 public struct EngineError: Error, Equatable, CustomStringConvertible {
+    /// What the action met.
     public var message: String
+    /// An error saying `message`.
     public init(_ message: String) { self.message = message }
     public var description: String { message }
 }
@@ -26,7 +28,9 @@ public struct RunSummary: Sendable {
     public var status: RollingUpgradeStatus?
     /// Instances the latest rolling upgrade skipped (`SkipUpgrade`) and protected ones.
     public var skipped: [Int]
+    /// Instances with protectFromScaleSetActions, ascending.
     public var protected: [Int]
+    /// How available the scale set stayed; nil when no upgrade activity happened.
     public var availability: Availability?
     /// Whether the run stopped at its time limit with work left.
     public var hitTimeLimit: Bool
@@ -52,6 +56,7 @@ public struct RunSummary: Sendable {
 /// these properties are only touched by this class's own methods on one thread, never modified
 /// while a behaviour (health, phase, fault) or an action callback that could reach them runs.
 public final class Simulation {
+    /// The scale set simulated.
     public let definition: ScaleSetDefinition
     /// Health extension settings in effect (a load-balancer probe acts as binary http).
     public let probeSettings: HealthExtensionSettings?

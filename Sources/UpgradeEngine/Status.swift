@@ -7,10 +7,14 @@ public enum RunningCode: String, Sendable {
 
 /// One entry of `error.details`.
 public struct ErrorDetail: Equatable, Sendable {
+    /// Azure's code, e.g. RollingUpgradeInstanceUnhealthyError.
     public var code: String
+    /// The instance, `<scaleSet>/virtualMachines/<id>`.
     public var target: String
+    /// Azure's message for it.
     public var message: String
 
+    /// A detail.
     public init(code: String, target: String, message: String) {
         self.code = code
         self.target = target
@@ -20,8 +24,11 @@ public struct ErrorDetail: Equatable, Sendable {
 
 /// The `error` of a stopped rolling upgrade.
 public struct UpgradeError: Equatable, Sendable {
+    /// Azure's code, e.g. MaxUnhealthyInstancePercentExceededInRollingUpgrade.
     public var code: String
+    /// Azure's message, with its percentages.
     public var message: String
+    /// One detail per instance counted.
     public var details: [ErrorDetail]
 
     /// `{code, message, details: [{code, target, message}]}`, as Azure's `ApiError`.
@@ -36,11 +43,16 @@ public struct UpgradeError: Equatable, Sendable {
 
 /// Instance counts of a rolling upgrade (skipped and protected instances are in none).
 public struct Progress: Equatable, Sendable {
+    /// Instances upgraded and healthy.
     public var successfulInstanceCount = 0
+    /// Instances whose upgrade failed or that were unhealthy once upgraded.
     public var failedInstanceCount = 0
+    /// Instances of the batch in flight.
     public var inProgressInstanceCount = 0
+    /// Instances not reached yet.
     public var pendingInstanceCount = 0
 
+    /// Counts, in instances.
     public init(successfulInstanceCount: Int = 0, failedInstanceCount: Int = 0, inProgressInstanceCount: Int = 0, pendingInstanceCount: Int = 0) {
         self.successfulInstanceCount = successfulInstanceCount
         self.failedInstanceCount = failedInstanceCount
@@ -61,14 +73,21 @@ public struct Progress: Equatable, Sendable {
 
 /// What `az vmss rolling-upgrade get-latest` prints for one rolling upgrade.
 public struct RollingUpgradeStatus: Equatable, Sendable {
+    /// The scale set's region.
     public var location: String
+    /// The policy applied.
     public var policy: RollingUpgradePolicy
+    /// Instance counts.
     public var progress: Progress
+    /// RollingForward, RollingBack, Cancelled, Completed or Faulted.
     public var code: RunningCode
     /// "Start" or "Cancel".
     public var lastAction: String
+    /// When the last action happened, in milliseconds.
     public var lastActionTime: Millis
+    /// When the upgrade started, in milliseconds.
     public var startTime: Millis
+    /// Why it stopped, when it did.
     public var error: UpgradeError?
 
     /// The status in `get-latest`'s shape, keys sorted, `error` only when there is one, times as
