@@ -143,35 +143,17 @@ extension Simulation {
         presentInstances.filter { $0.health.state.countsAsUnhealthy }.map(\.id)
     }
 
-    private func target(_ id: Int) -> String { "\(definition.name)/virtualMachines/\(id)" }
-
-    /// `count` in percent of `total`, rounded half up (2 of 7 is 28.57%: 29), as Azure prints it.
-    private func roundedPercent(_ count: Int, of total: Int) -> Int {
-        total == 0 ? 0 : (count * 200 + total) / (2 * total)
-    }
-
     func startNextBatch(_ run: RollingUpgradeRun) throws {
         guard run.code == .rollingForward else { return }
         run.stage = .idle
         while true {
             guard !run.queue.isEmpty else { return complete(run) }
             let unhealthy = unhealthyPresent()
-            if unhealthy.count * 100 > run.policy.maxUnhealthyInstancePercent * run.capacity {
-                let before = run.batchNumber == 0
-                let p = roundedPercent(unhealthy.count, of: run.capacity), t = run.policy.maxUnhealthyInstancePercent
-                let message = before
-                    ? "Rolling Upgrade failed due to exceeding the MaxUnhealthyInstancePercent value (defined in the RollingUpgradePolicy) before any batch was attempted. \(p)% of instances are in an unhealthy state, more than the threshold of \(t)% configured in the RollingUpgradePolicy. The most impactful error is:  Instance found to be unhealthy or unreachable. For details on rolling upgrades, use http://aka.ms/AzureVMSSRollingUpgrade"
-                    : "Rolling Upgrade failed after exceeding the MaxUnhealthyInstancePercent value defined in the RollingUpgradePolicy. \(p)% of instances are in an unhealthy state - more than the threshold of \(t)%. To apply upgrades, consider increasing the MaxUnhealthyInstancePercent value."
-                let details = unhealthy.map { ErrorDetail(code: "RollingUpgradeInstanceUnhealthyError", target: target($0), message: "Instance found to be unhealthy or unreachable.") }
-                emit(.preBatchCheck(ThresholdCheck(counted: unhealthy, capacity: run.capacity,
-                                                   thresholdPercent: run.policy.maxUnhealthyInstancePercent, passed: false)),
-                     batch: run.batchNumber + 1)
-                return fault(run, code: before ? "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade" : "MaxUnhealthyInstancePercentExceededInRollingUpgrade",
-                             message: message, details: details)
-            }
-            emit(.preBatchCheck(ThresholdCheck(counted: unhealthy, capacity: run.capacity,
-                                               thresholdPercent: run.policy.maxUnhealthyInstancePercent, passed: true)),
-                 batch: run.batchNumber + 1)
+            let verdict = Thresholds.beforeBatch(unhealthy: unhealthy, capacity: run.capacity,
+                                                 thresholdPercent: run.policy.maxUnhealthyInstancePercent,
+                                                 firstBatch: run.batchNumber == 0, scaleSet: definition.name)
+            emit(.preBatchCheck(verdict.check), batch: run.batchNumber + 1)
+            if let error = verdict.error { return fault(run, error) }
             let size = Planner.batchSize(capacity: run.capacity, percent: run.policy.maxBatchInstancePercent)
             // Only a batch that takes instances down shrinks to the unhealthy budget: a MaxSurge
             // batch creates its new instances first, an in-place change stops nothing (SPEC §4.3).
@@ -357,26 +339,14 @@ extension Simulation {
             return try startPendingUpgradeIfReady()
         }
         let badNow = run.failed + run.successful.sorted().filter { countsAsBad(run, $0) }
-        if badNow.count * 100 > run.policy.maxUnhealthyUpgradedInstancePercent * run.capacity {
-            emit(.postBatchCheck(ThresholdCheck(counted: badNow, capacity: run.capacity,
-                                                thresholdPercent: run.policy.maxUnhealthyUpgradedInstancePercent, passed: false)),
-                 batch: run.batchNumber)
-            // Azure names the lowest id among the bad instances of the batch that breached.
-            let first = badNow.filter { finished.contains($0) }.min() ?? badNow.min()!
-            let p = roundedPercent(badNow.count, of: run.capacity), t = run.policy.maxUnhealthyUpgradedInstancePercent
-            let details = badNow.map { id in
-                ErrorDetail(code: "RollingUpgradeInstanceUnhealthyError", target: target(id),
-                            message: run.opFailed.contains(id) ? "Instance failed to upgrade." : "Instance found to be unhealthy or unreachable.")
-            }
-            fault(run, code: "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade",
-                  message: "Rolling Upgrade failed after exceeding the MaxUnhealthyUpgradedInstancePercent value defined in the RollingUpgradePolicy. \(p)% of instances are in an unhealthy state after being upgraded - more than the threshold of \(t)%. The most impactful error is: Instance found to be unhealthy or unreachable.. First failed instance ID is: \(first).",
-                  details: details)
+        let verdict = Thresholds.afterBatch(counted: badNow, failedToUpgrade: run.opFailed, lastBatch: finished, capacity: run.capacity,
+                                            thresholdPercent: run.policy.maxUnhealthyUpgradedInstancePercent, scaleSet: definition.name)
+        emit(.postBatchCheck(verdict.check), batch: run.batchNumber)
+        if let error = verdict.error {
+            fault(run, error)
             if run.policy.rollbackFailedInstancesOnPolicyBreach { try rollBack(run, badNow) }
             return
         }
-        emit(.postBatchCheck(ThresholdCheck(counted: badNow, capacity: run.capacity,
-                                            thresholdPercent: run.policy.maxUnhealthyUpgradedInstancePercent, passed: true)),
-             batch: run.batchNumber)
         if run.queue.isEmpty { return complete(run) }
         if run.policy.pauseTimeBetweenBatches > 0 {
             run.stage = .pausing
@@ -410,12 +380,12 @@ extension Simulation {
         emit(.upgradeCompleted(upgrade: run.number, successful: run.successful.count, failed: run.failed.count))
     }
 
-    private func fault(_ run: RollingUpgradeRun, code: String, message: String, details: [ErrorDetail]) {
+    private func fault(_ run: RollingUpgradeRun, _ error: UpgradeError) {
         run.code = .faulted
         run.stage = .done
         run.endTime = now
-        run.error = UpgradeError(code: code, message: message, details: details)
-        emit(.upgradeFaulted(code: code, message: message), batch: run.batchNumber)
+        run.error = error
+        emit(.upgradeFaulted(code: error.code, message: error.message), batch: run.batchNumber)
     }
 
     /// Cancels the running rolling upgrade: operations already started finish, no new batch

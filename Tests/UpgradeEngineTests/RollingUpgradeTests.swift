@@ -296,3 +296,41 @@ final class RollingUpgradeTests: XCTestCase {
         XCTAssertEqual(sim.instances[0...3].map(\.modelVersion), [1, 2, 1, 1])
     }
 }
+
+/// The threshold checks alone, with SPEC's numbers.
+final class ThresholdTests: XCTestCase {
+    func testThreeOfTenUnhealthyBeforeTheFirstBatchIsAzuresBreach() throws {
+        let verdict = Thresholds.beforeBatch(unhealthy: [2, 5, 8], capacity: 10, thresholdPercent: 20, firstBatch: true, scaleSet: "web")
+        XCTAssertFalse(verdict.check.passed)
+        XCTAssertEqual(verdict.check.percent, 30)
+        let error = try XCTUnwrap(verdict.error)
+        XCTAssertEqual(error.code, "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade")
+        XCTAssertTrue(error.message.contains("30% of instances are in an unhealthy state, more than the threshold of 20%"))
+        XCTAssertEqual(error.details.map(\.target), ["web/virtualMachines/2", "web/virtualMachines/5", "web/virtualMachines/8"])
+        let later = Thresholds.beforeBatch(unhealthy: [2, 5, 8], capacity: 10, thresholdPercent: 20, firstBatch: false, scaleSet: "web")
+        XCTAssertEqual(later.error?.code, "MaxUnhealthyInstancePercentExceededInRollingUpgrade")
+    }
+
+    func testExactlyAtTheThresholdPasses() {
+        let verdict = Thresholds.beforeBatch(unhealthy: [1, 2], capacity: 10, thresholdPercent: 20, firstBatch: true, scaleSet: "web")
+        XCTAssertTrue(verdict.check.passed)
+        XCTAssertNil(verdict.error)
+    }
+
+    func testAfterABatchAzureNamesTheLowestBadIdOfThatBatchAndWhichFailedToUpgrade() throws {
+        let verdict = Thresholds.afterBatch(counted: [0, 4, 5], failedToUpgrade: [5], lastBatch: [4, 5], capacity: 10,
+                                            thresholdPercent: 20, scaleSet: "web")
+        let error = try XCTUnwrap(verdict.error)
+        XCTAssertEqual(error.code, "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade")
+        XCTAssertTrue(error.message.hasSuffix("First failed instance ID is: 4."))
+        XCTAssertEqual(error.details.map(\.message), ["Instance found to be unhealthy or unreachable.", "Instance found to be unhealthy or unreachable.",
+                                                      "Instance failed to upgrade."])
+    }
+
+    func testPercentagesRoundHalfUp() {
+        XCTAssertEqual(Thresholds.roundedPercent(2, of: 7), 29)
+        XCTAssertEqual(Thresholds.roundedPercent(1, of: 8), 13)
+        XCTAssertEqual(Thresholds.roundedPercent(1, of: 3), 33)
+        XCTAssertEqual(Thresholds.roundedPercent(0, of: 0), 0)
+    }
+}
