@@ -22,7 +22,7 @@ extension Simulation {
         instances.append(instance)
         lastProbes.append(nil)
         probeGeneration.append(0)
-        if isServing(instance) { serving += 1 }
+        if isServing(instance) { meter.servingChanged(by: 1) }
         if lifecycle == .running { startProbing(id) }
         return id
     }

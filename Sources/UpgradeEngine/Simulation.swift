@@ -110,12 +110,7 @@ public final class Simulation {
     /// Told the plan of each rolling upgrade as it starts.
     public var onRollingUpgradeStart: ((UpgradePlan) -> Void)?
 
-    // availability
-    @exclusivity(unchecked) var serving = 0
-    @exclusivity(unchecked) var activityStart: Millis?
-    @exclusivity(unchecked) var lastSample: Millis = 0
-    @exclusivity(unchecked) var lowestServing = Int.max
-    @exclusivity(unchecked) var unavailableMillis = 0.0
+    @exclusivity(unchecked) var meter = AvailabilityMeter()
 
     /// An operation in flight on one instance.
     struct PendingOperation {
@@ -197,18 +192,13 @@ public final class Simulation {
             advanceClock(to: time)
             try dispatch(what)
         }
-        if activityStart != nil { advanceClock(to: now) }
+        if meter.start != nil { advanceClock(to: now) }
         emit(.runEnded(hitTimeLimit: hitLimit))
         return summary(hitLimit: hitLimit)
     }
 
     func summary(hitLimit: Bool) -> RunSummary {
-        var availability: Availability?
-        if let start = activityStart {
-            availability = Availability(lowestHealthy: lowestServing == Int.max ? serving : lowestServing,
-                                        unavailableInstanceSeconds: unavailableMillis / 1000,
-                                        timeToFinishSeconds: Double(now - start) / 1000)
-        }
+        let availability = meter.availability(at: now)
         return RunSummary(endTime: now, status: status, skipped: rolling?.skipped ?? [], protected: rolling?.protected ?? [],
                           availability: availability, hitTimeLimit: hitLimit, probes: probeCount, capacity: capacity,
                           rollbackFailed: rolling?.rollbackFailed.sorted() ?? [], rolledBack: rolling?.rolledBack ?? 0,
@@ -280,28 +270,17 @@ public final class Simulation {
         let before = isServing(id)
         let result = change(&instances[id])
         let after = isServing(id)
-        if before != after {
-            serving += after ? 1 : -1
-            if activityStart != nil { lowestServing = min(lowestServing, serving) }
-        }
+        if before != after { meter.servingChanged(by: after ? 1 : -1) }
         return result
     }
 
     func advanceClock(to time: Millis) {
-        if activityStart != nil {
-            unavailableMillis += Double(max(0, capacity - serving)) * Double(time - lastSample)
-        }
-        lastSample = time
+        meter.advance(to: time, capacity: capacity)
         now = time
     }
 
     /// Marks the start of upgrade activity, from which availability is measured.
-    func noteActivity() {
-        guard activityStart == nil else { return }
-        activityStart = now
-        lastSample = now
-        lowestServing = serving
-    }
+    func noteActivity() { meter.noteActivity(at: now) }
 
 }
 

@@ -1,4 +1,4 @@
-import UpgradeEngine
+@testable import UpgradeEngine
 import XCTest
 
 final class RollingUpgradeTests: XCTestCase {
@@ -332,5 +332,26 @@ final class ThresholdTests: XCTestCase {
         XCTAssertEqual(Thresholds.roundedPercent(1, of: 8), 13)
         XCTAssertEqual(Thresholds.roundedPercent(1, of: 3), 33)
         XCTAssertEqual(Thresholds.roundedPercent(0, of: 0), 0)
+    }
+}
+
+/// Availability accounting alone, with plain numbers.
+final class AvailabilityMeterTests: XCTestCase {
+    func testLostCapacityIsCountedFromTheFirstActivityOnly() throws {
+        var meter = AvailabilityMeter()
+        for _ in 0..<10 { meter.servingChanged(by: 1) }
+        meter.advance(to: 60_000, capacity: 10)
+        meter.servingChanged(by: -1)  // before any activity: not the lowest, not lost
+        meter.servingChanged(by: 1)
+        meter.noteActivity(at: 60_000)
+        meter.servingChanged(by: -2)   // a batch of 2 goes down for 2 minutes
+        meter.advance(to: 180_000, capacity: 10)
+        meter.servingChanged(by: 2)
+        meter.advance(to: 240_000, capacity: 10)
+        let a = try XCTUnwrap(meter.availability(at: 240_000))
+        XCTAssertEqual(a.lowestHealthy, 8)
+        XCTAssertEqual(a.unavailableInstanceSeconds, 240)   // 2 instances × 120 s
+        XCTAssertEqual(a.timeToFinishSeconds, 180)
+        XCTAssertNil(AvailabilityMeter().availability(at: 0))
     }
 }
