@@ -121,77 +121,16 @@ extension Simulation {
             throw EngineError("approve refused: instance(s) \(unknown.map(String.init).joined(separator: ", ")) are not deferring an OS upgrade; deferring: \(run.deferred.sorted().map(String.init).joined(separator: ", "))")
         }
         for id in Set(chosen).sorted() {
-            do { try approve(run, id, byAction: true) } catch let error as EngineError { throw error } catch {
+            do { try perform(run.approve(id, byAction: true)) } catch let error as EngineError { throw error } catch {
                 throw EngineError("approve: \(error)")
             }
         }
-    }
-
-    /// Asks whether instance `id` defers its OS upgrade; true when it does (its upgrade then
-    /// starts on approval).
-    func deferUpgrade(_ run: RollingUpgradeRun, _ id: Int) throws -> Bool {
-        guard run.os?.deferral == true else { return false }
-        let answer = try deferrals?.deferral(of: instances[id], at: now) ?? .untilApproved
-        switch answer {
-        case .none:
-            return false
-        case .untilApproved:
-            emit(.osUpgradeDeferred(approveAfter: nil), instance: id, batch: run.batchNumber, phase: run.phase)
-            run.untilApproved.insert(id)
-        case .approveAfter(let wait):
-            emit(.osUpgradeDeferred(approveAfter: wait), instance: id, batch: run.batchNumber, phase: run.phase)
-            queue.schedule(.approve(upgrade: run.number, id: id), at: now + max(0, wait))
-        }
-        run.deferred.insert(id)
-        return true
-    }
-
-    /// Ends instance `id`'s deferral: its OS upgrade starts now.
-    func approve(_ run: RollingUpgradeRun, _ id: Int, byAction: Bool) throws {
-        run.deferred.remove(id)
-        run.untilApproved.remove(id)
-        emit(.osUpgradeApproved(byAction: byAction), instance: id, batch: run.batchNumber, phase: run.phase)
-        try beginOperation(.upgrade, on: id, targetVersion: run.targetVersion, upgrade: run.number)
-    }
-
-    /// A cancel takes deferred instances out of their batch untouched: they count as pending.
-    func returnDeferred(_ run: RollingUpgradeRun) {
-        guard !run.deferred.isEmpty else { return }
-        run.returnedToPending += run.deferred.count
-        run.batch.removeAll { run.deferred.contains($0) }
-        run.waitCursor = 0
-        run.inFlight.subtract(run.deferred)
-        run.watching.subtract(run.deferred)
-        for id in run.deferred { run.previousVersion[id] = nil }
-        run.deferred = []
-        run.untilApproved = []
     }
 
     /// Whether the running upgrade waits only for approvals that no scheduled action can give.
     var stalledOnApproval: Bool {
         guard actionsLeft == 0, let run = rolling, run.code == .rollingForward, !run.untilApproved.isEmpty else { return false }
         return run.inFlight.isSubset(of: run.untilApproved)
-    }
-
-    /// Automatic OS upgrades: every instance of the finished batch that was upgraded but did not
-    /// become Healthy in time goes back to its previous image, unless `disableAutomaticRollback`.
-    /// True when restores started (the batch is judged once they end).
-    func restoreFailed(_ run: RollingUpgradeRun, among finished: Set<Int>) throws -> Bool {
-        guard run.os?.restoreFailed == true else { return false }
-        let targets = run.failed.filter {
-            finished.contains($0) && !run.opFailed.contains($0) && instances[$0].isPresent && operations[$0] == nil
-                && instances[$0].modelVersion == run.targetVersion && run.previousVersion[$0] != nil
-        }
-        guard !targets.isEmpty else { return false }
-        run.stage = .restoring
-        for id in targets {
-            let previous = run.previousVersion[id]!
-            run.rollingBack.insert(id)
-            run.inFlight.insert(id)
-            emit(.imageRestoreStarted(name: instances[id].name, toVersion: previous), instance: id, batch: run.batchNumber, phase: run.phase)
-            try beginOperation(.rollback, on: id, targetVersion: previous, upgrade: run.number)
-        }
-        return true
     }
 
     /// The run's OS image upgrades, oldest first, as `az vmss get-os-upgrade-history` reports them.

@@ -75,7 +75,7 @@ extension Simulation {
         }
         emit(.operationFinished(kind: op.kind, name: instances[id].name, succeeded: succeeded), instance: id, batch: op.batch)
         if let number = op.upgrade, let run = rolling, run.number == number {
-            try operationFinished(run, id: id, succeeded: succeeded, kind: op.kind)
+            try perform(run.operationFinished(id, succeeded: succeeded, kind: op.kind, self))
         }
         try startPendingUpgradeIfReady()
     }

@@ -71,6 +71,6 @@ extension Simulation {
     }
 
     func healthChanged(_ id: Int) throws {
-        if let run = rolling, run.code == .rollingForward, run.watching.contains(id) { try advance(run) }
+        if let run = rolling { try perform(run.healthChanged(id, self)) }
     }
 }

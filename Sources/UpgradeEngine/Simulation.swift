@@ -98,15 +98,13 @@ public final class Simulation {
     /// Each instance's last probe verdict, whose metrics a rolling upgrade reads when it starts.
     @exclusivity(unchecked) public internal(set) var lastProbes: [ProbeResult?] = []
 
-    var rolling: RollingUpgradeRun?
+    var rolling: RollingUpgrade?
     var upgradeCount = 0
     var startPending = false
     var pendingReason = ""
     var pendingOS: OSUpgradeTerms?
     /// Every OS image upgrade of the run, oldest first (its history).
-    var osUpgrades: [RollingUpgradeRun] = []
-    /// The instances of the batch last finished, for the check that judges it.
-    var lastFinishedBatch: Set<Int> = []
+    var osUpgrades: [RollingUpgrade] = []
     /// Told the plan of each rolling upgrade as it starts.
     public var onRollingUpgradeStart: ((UpgradePlan) -> Void)?
 
@@ -236,14 +234,14 @@ public final class Simulation {
                 emit(.actionFailed(action: action.name, message: error.message))
             }
         case .resume(let number):
-            guard let run = rolling, run.number == number, run.code == .rollingForward else { return }
-            try startNextBatch(run)
+            guard let run = rolling, run.number == number else { return }
+            try perform(run.resume(self))
         case .settle(let number):
             guard let run = rolling, run.number == number else { return }
-            try advance(run)
+            try perform(run.settle(self))
         case .approve(let number, let id):
             guard let run = rolling, run.number == number, run.deferred.contains(id) else { return }
-            try approve(run, id, byAction: false)
+            try perform(run.approve(id, byAction: false))
         }
     }
 
