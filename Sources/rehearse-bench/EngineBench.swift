@@ -20,7 +20,7 @@ struct EngineCommand: ParsableCommand {
     }
 
     /// A 3-zone Rolling scale set whose instances answer from a Swift closure with a phase.
-    static func runUpgrade(instances: Int) throws -> (millis: Double, events: Int, status: RollingUpgradeStatus?) {
+    static func runUpgrade(instances: Int) throws -> (millis: Double, events: Int, status: RollingUpgradeStatus?, probes: Int) {
         var definition = ScaleSetDefinition(name: "bench", capacity: instances)
         definition.zones = ["1", "2", "3"]
         definition.policy.mode = .rolling
@@ -37,12 +37,13 @@ struct EngineCommand: ParsableCommand {
         sim.onEvent = { _ in events += 1 }
         sim.schedule(at: 30_000, name: "update") { try $0.updateModel(["image": "v2"]) }
         let summary = try sim.run()
-        return (Double(nowNanoseconds() - start) / 1e6, events, summary.status)
+        return (Double(nowNanoseconds() - start) / 1e6, events, summary.status, summary.probes)
     }
 
     func run() throws {
         let inputs = Self.planInputs()
-        var planTimes: [Double] = [], run1k: [Double] = [], run10k: [Double] = [], ratios: [Double] = []
+        var planTimes: [Double] = [], run1k: [Double] = [], run10k: [Double] = [], ratios: [Double] = [], perProbe: [Double] = []
+        var probes10k = 0
         var batches = 0
         var status1k: RollingUpgradeStatus?
         for _ in 0..<max(1, repeats) {
@@ -56,6 +57,8 @@ struct EngineCommand: ParsableCommand {
             status1k = small.status
             run1k.append(small.millis)
             run10k.append(large.millis)
+            probes10k = large.probes
+            perProbe.append(large.millis * 1e6 / Double(max(1, large.probes)))
             ratios.append(large.millis / small.millis)
         }
         print("plan100k_batches=\(batches)")
@@ -64,5 +67,9 @@ struct EngineCommand: ParsableCommand {
         report("run1k_ms", median(run1k))
         report("run10k_ms", median(run10k))
         report("scale10x", median(ratios), decimals: 2)
+        // The run's length follows the behaviour (how many batches, how long each waits); the
+        // cost of one probe of the 10,000-instance run, all work included, compares across versions.
+        print("run10k_probes=\(probes10k)")
+        report("run10k_ns_per_probe", median(perProbe))
     }
 }
