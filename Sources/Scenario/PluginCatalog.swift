@@ -56,7 +56,8 @@ public struct PluginCatalog: Sendable {
             var isDirectory: ObjCBool = false
             guard fm.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory.boolValue,
                   let entries = try? fm.contentsOfDirectory(atPath: root) else { continue }
-            for entry in entries.sorted() {
+            // Hidden entries (an install's unfinished `.NAME-VERSION.partial-…`) are no bundles.
+            for entry in entries.sorted() where !entry.hasPrefix(".") {
                 let folder = root.hasSuffix("/") ? root + entry : root + "/" + entry
                 let manifestPath = folder + "/" + PluginManifest.fileName
                 guard BoundedFile.realPath(manifestPath) != nil, let real = BoundedFile.realPath(folder) else { continue }
@@ -124,6 +125,8 @@ public final class BundleResolver<Candidate: BundleCandidate> {
         constraints[name, default: []].append((by, range ?? Self.any))
         if let chosen = selected[name] {
             if let broken = constraints[name]!.first(where: { !$0.range.contains(chosen.manifest.version) }) {
+                // A refused requirement leaves nothing behind (a script may catch the error).
+                defer { constraints[name]!.removeLast() }
                 throw PluginProblem("\(broken.by) needs \(name) \(broken.range), but \(chosen.manifest.label) was already chosen (\(constraintText(name)))")
             }
             return chosen
