@@ -9,14 +9,7 @@ public import UpgradeEngine
 public enum Download {
     /// The body of `url`; throws saying what went wrong (status, size, time, network).
     public static func get(_ url: String, maxBytes: Int, timeout: TimeInterval = 120) throws(EngineError) -> [UInt8] {
-        let box = ResultBox()
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            box.result = await fetch(url, maxBytes: maxBytes, timeout: timeout)
-            done.signal()
-        }
-        done.wait()
-        switch box.result! {
+        switch blockingWait({ await fetch(url, maxBytes: maxBytes, timeout: timeout) }) {
         case .success(let bytes): return bytes
         case .failure(let error): throw error
         }
@@ -42,11 +35,5 @@ public enum Download {
         } catch {
             return .failure(EngineError("\(url): \(EndpointProbe.describe(error))"))
         }
-    }
-
-    /// The result handed from the download's task to the waiting thread (the semaphore orders
-    /// the write before the read), hence `@unchecked Sendable`.
-    private final class ResultBox: @unchecked Sendable {
-        var result: Result<[UInt8], EngineError>?
     }
 }

@@ -59,15 +59,8 @@ public struct EndpointProbe: Sendable {
 
     /// The GET, blocking the calling thread until the outcome (the command line is synchronous).
     private func get() -> Outcome {
-        let box = OutcomeBox()
-        let done = DispatchSemaphore(value: 0)
         let probe = self
-        Task {
-            box.set(await probe.fetch())
-            done.signal()
-        }
-        done.wait()
-        return box.get()
+        return blockingWait { await probe.fetch() }
     }
 
     /// One GET under one overall deadline (connect, head and body together: a server that sends
@@ -135,19 +128,21 @@ public struct EndpointProbe: Sendable {
     }
 }
 
-/// The outcome handed from the probe's task to the waiting thread; the lock makes that safe,
-/// hence `@unchecked Sendable`.
-final class OutcomeBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: EndpointProbe.Outcome?
-    func set(_ outcome: EndpointProbe.Outcome) {
-        lock.lock()
-        value = outcome
-        lock.unlock()
+/// Runs `body` in a task and blocks the calling thread until it returns (the command line is
+/// synchronous). The box hands the value from the task to the waiting thread; the semaphore
+/// orders the write before the read, hence `@unchecked Sendable`.
+func blockingWait<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
+    let box = WaitBox<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        box.value = await body()
+        done.signal()
     }
-    func get() -> EndpointProbe.Outcome {
-        lock.lock()
-        defer { lock.unlock() }
-        return value ?? EndpointProbe.Outcome(reply: .noAnswer, failure: "no outcome", bodyBytes: 0)
-    }
+    done.wait()
+    return box.value!
+}
+
+/// Where `blockingWait`'s task leaves its value for the waiting thread.
+final class WaitBox<T>: @unchecked Sendable {
+    var value: T?
 }
