@@ -36,6 +36,18 @@ struct PluginsCommand: ParsableCommand {
 
     enum Output: String, ExpressibleByArgument, CaseIterable { case text, json }
 
+    /// Runs `body`: a bundle problem exits 2 with its own message, any other error (a file that
+    /// cannot be written) exits 2 saying it could not `what`.
+    static func reportingProblems(_ what: String, _ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch let problem as PluginProblem {
+            throw fail(Message(problem.message))
+        } catch {
+            throw fail(Message("cannot \(what): \(error.localizedDescription)"))
+        }
+    }
+
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Every bundle: versions found, the one a script gets and why, exports, dependencies, folders.")
         @OptionGroup var path: PathOptions
@@ -97,15 +109,11 @@ struct PluginsCommand: ParsableCommand {
         @Option(name: .customLong("into"), help: "The folder to write the archive into.") var destination = "."
 
         func run() throws {
-            do {
+            try PluginsCommand.reportingProblems("write the archive") {
                 let (manifest, bytes) = try PluginArchive.pack(folder)
                 let path = PluginRepository.join(destination, PluginArchive.fileName(manifest))
                 try Data(bytes).write(to: URL(fileURLWithPath: path))
                 print("\(PluginArchive.sha256(bytes))  \(path)")
-            } catch let problem as PluginProblem {
-                throw fail(Message(problem.message))
-            } catch {
-                throw fail(Message("cannot write the archive: \(error.localizedDescription)"))
             }
         }
     }
@@ -116,15 +124,11 @@ struct PluginsCommand: ParsableCommand {
         @Option(help: "The URL the folder is served at (archive URLs are relative to the index without it).") var url: String?
 
         func run() throws {
-            do {
+            try PluginsCommand.reportingProblems("write the index") {
                 let text = try PluginRepository.index(repository, baseURL: url)
                 let path = PluginRepository.join(repository, PluginRepository.indexName)
                 try text.write(toFile: path, atomically: true, encoding: .utf8)
                 print(path)
-            } catch let problem as PluginProblem {
-                throw fail(Message(problem.message))
-            } catch {
-                throw fail(Message("cannot write the index: \(error.localizedDescription)"))
             }
         }
     }
