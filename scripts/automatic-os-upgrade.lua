@@ -5,7 +5,8 @@
 -- than 20%, so the upgrade goes on and completes.
 scaleset {
   name = "web", capacity = 10,
-  model = { image = "2024.01.01", publisher = "Canonical", offer = "ubuntu-24_04-lts", sku = "server" },
+  model = { image = "2024.01.01",
+            imageReference = { publisher = "Canonical", offer = "ubuntu-24_04-lts", sku = "server" } },
   updateDomains = 1,
   upgradePolicy = { mode = "Manual",
     rollingUpgradePolicy = { maxBatchInstancePercent = 50 },

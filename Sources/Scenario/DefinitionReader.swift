@@ -51,16 +51,9 @@ struct DefinitionReader {
         }
         if let model = fields["model"] {
             if let attributes = model.fields {
-                for key in attributes.keys.sorted() {
-                    let v = attributes[key]!
-                    switch v {
-                    case .string(let s): d.model[key] = s
-                    case .integer(let i): d.model[key] = String(i)
-                    case .double(let x): d.model[key] = String(x)
-                    case .bool(let b): d.model[key] = String(b)
-                    default: problem("model.\(key)", "\(describe(v)) is not a string, number or boolean")
-                    }
-                }
+                let (read, problems) = ModelAttributes.read(attributes)
+                d.model = read
+                for (field, message) in problems { problem("model.\(field)", message) }
             } else {
                 problem("model", "expected a table of attributes such as { image = \"v1\" }, got \(model.typeName)")
             }

@@ -41,7 +41,15 @@ public struct Diagnostic: Equatable, Sendable {
             case .script(let lua, let context):
                 return [Diagnostic(.error, lua.description, location: lua.location, context: context)]
             case .definition(let problems, let location):
-                return problems.map { Diagnostic(.error, $0.message, location: $0.field, context: location) }
+                return problems.map { problem in
+                    // A problem of an expect, phase or deferral call is located at that call,
+                    // not at the scaleset the definition's location names.
+                    for call in ["expect", "phase", "deferral"] where problem.field.hasPrefix("\(call) at ") {
+                        let at = problem.field.dropFirst(call.count + 4)
+                        return Diagnostic(.error, problem.message, location: "\(at): \(call)")
+                    }
+                    return Diagnostic(.error, problem.message, location: problem.field, context: location)
+                }
             }
         case let failure as ValidationFailure:
             return failure.problems.map { Diagnostic(.error, $0.message, location: $0.field) }

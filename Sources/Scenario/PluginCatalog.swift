@@ -174,6 +174,13 @@ extension PluginCatalog {
     /// A resolver over this catalog's bundles, pinned to `lock`'s versions.
     public func resolver(lock: PluginLock?) -> BundleResolver<PluginBundle> {
         BundleResolver(candidates: { self.versions(of: $0) }, pins: lock?.pins ?? [:], ambiguous: duplicates,
-                       lookedIn: "the plugin path (\(searchPath.joined(separator: ", ")))")
+                       lookedIn: "the plugin path (\(searchPath.map(absolutePath).joined(separator: ", ")))")
     }
+}
+
+/// `path` made absolute against the current folder and tidied (`a/./b/../c` is `a/c`), for
+/// messages and records that must mean the same thing read from any folder.
+func absolutePath(_ path: String) -> String {
+    let base = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    return URL(fileURLWithPath: base).standardizedFileURL.path
 }

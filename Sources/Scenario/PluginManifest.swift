@@ -11,7 +11,7 @@ public struct PluginProblem: Error, Equatable, CustomStringConvertible {
 }
 
 /// The host API version bundles declare a range against.
-public let hostAPIVersion = SemVer(1, 0, 0)
+public let hostAPIVersion = SemVer(1, 1, 0)
 
 /// A plugin bundle's manifest, `rehearse-plugin.json`: data only, read without running any
 /// plugin code.

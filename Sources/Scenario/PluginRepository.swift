@@ -96,6 +96,9 @@ public enum PluginRepository {
     /// the index before anything is unpacked; a folder already there must hold the same files.
     public static func install(_ requirements: [Requirement], repo: String, project: String,
                                fetch: (String) throws -> [UInt8]) throws(PluginProblem) -> [PluginLock.Entry] {
+        // A repository folder is recorded absolute: the lock's `source` then means the same
+        // thing whichever folder `install` ran from.
+        let repo = repo.contains("://") ? repo : absolutePath(repo)
         let indexURL = join(repo, indexName)
         let indexBytes: [UInt8]
         do { indexBytes = try fetch(indexURL) } catch { throw PluginProblem("cannot read the index: \(error)") }

@@ -61,15 +61,11 @@ extension Scenario {
                 guard let fields = try args.table(1).fields else {
                     throw LuaArgumentError(position: 1, problem: "expected a table of model attributes such as { image = \"v2\" }")
                 }
-                for (key, value) in fields {
-                    switch value {
-                    case .string(let s): changes[key] = s
-                    case .integer(let i): changes[key] = String(i)
-                    case .double(let d): changes[key] = String(d)
-                    case .bool(let b): changes[key] = String(b)
-                    default: throw LuaArgumentError(position: 1, problem: "attribute \(key) is a \(value.typeName); allowed a string, number or boolean")
-                    }
+                let (read, problems) = ModelAttributes.read(fields)
+                if let (field, message) = problems.first {
+                    throw LuaArgumentError(position: 1, problem: "attribute \(field): \(message)")
                 }
+                changes = read
             }
             try sim.updateModel(changes)
         }

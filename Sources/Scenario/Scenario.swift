@@ -96,7 +96,7 @@ public final class Scenario {
             if let found = try plugins.require(name) { return found }
             let catalog = plugins.catalog
             let names = catalog.names
-            throw LuaArgumentError(position: 1, problem: "module '\(name)' not found: it is neither a built-in module (\(BuiltinLibrary.modules.keys.sorted().joined(separator: ", "))) nor a plugin bundle on the plugin path (\(catalog.searchPath.joined(separator: ", "))\(names.isEmpty ? "" : "; bundles: " + names.joined(separator: ", ")))")
+            throw LuaArgumentError(position: 1, problem: "module '\(name)' not found: it is neither a built-in module (\(BuiltinLibrary.modules.keys.sorted().joined(separator: ", "))) nor a plugin bundle on the plugin path (\(catalog.searchPath.map(absolutePath).joined(separator: ", "))\(names.isEmpty ? "" : "; bundles: " + names.joined(separator: ", ")))")
         }
         do {
             try state.openSandbox(sandbox)

@@ -38,6 +38,9 @@ final class ScriptRuntime {
     /// Per-instance `vm` tables and the model version each shows (same reasoning as `activity`).
     @exclusivity(unchecked) var vmTables: [LuaTableRef?] = []
     @exclusivity(unchecked) var vmVersions: [Int] = []
+    /// The `startedAt` and `lastOperation.endedAt` each `vm` table shows (ms; -1: none yet).
+    @exclusivity(unchecked) var vmStarts: [Millis] = []
+    @exclusivity(unchecked) var vmOperationEnds: [Millis] = []
 
     init(state: LuaState, model: [String: String]) {
         self.state = state
@@ -49,6 +52,8 @@ final class ScriptRuntime {
         for ref in vmTables.compactMap({ $0 }) { state.release(ref) }
         vmTables = []
         vmVersions = []
+        vmStarts = []
+        vmOperationEnds = []
         models = [model]
         now = 0
     }
@@ -63,34 +68,61 @@ final class ScriptRuntime {
     }
 
     /// The `vm` table handed to scripts for instance `vm`: made once per instance and kept, so
-    /// `vm.state` persists; `vm.model` is replaced when the instance's model changes.
+    /// `vm.state` persists; `vm.model` is replaced when the instance's model changes, and
+    /// `startedAt` and `lastOperation` when it restarts or an operation on it ends.
     func vmTable(for vm: borrowing Instance) -> LuaTableRef {
         if vm.id >= vmTables.count {
-            vmTables += Array(repeating: nil, count: vm.id + 1 - vmTables.count)
-            vmVersions += Array(repeating: 0, count: vm.id + 1 - vmVersions.count)
+            let grow = vm.id + 1 - vmTables.count
+            vmTables += Array(repeating: nil, count: grow)
+            vmVersions += Array(repeating: 0, count: grow)
+            vmStarts += Array(repeating: -1, count: grow)
+            vmOperationEnds += Array(repeating: -1, count: grow)
         }
+        let operationEnd = vm.lastOperation?.endedAt ?? -1
         if let ref = vmTables[vm.id] {
             if vmVersions[vm.id] != vm.modelVersion {
                 state.setField(ref, "model", modelValue(vm.modelVersion))
                 vmVersions[vm.id] = vm.modelVersion
+            }
+            if vmStarts[vm.id] != vm.health.startedAt {
+                state.setField(ref, "startedAt", Self.seconds(vm.health.startedAt))
+                vmStarts[vm.id] = vm.health.startedAt
+            }
+            if vmOperationEnds[vm.id] != operationEnd, let op = vm.lastOperation {
+                state.setField(ref, "lastOperation", Self.operationValue(op))
+                vmOperationEnds[vm.id] = operationEnd
             }
             return ref
         }
         var fields: [String: LuaValue] = [
             "id": .integer(vm.id), "name": .string(vm.name), "faultDomain": .integer(vm.faultDomain),
             "updateDomain": .integer(vm.updateDomain), "model": modelValue(vm.modelVersion), "state": .table([:]),
+            "startedAt": Self.seconds(vm.health.startedAt),
         ]
         if let zone = vm.zone { fields["zone"] = .string(zone) }
+        if let replaces = vm.replaces { fields["replaces"] = .integer(replaces) }
+        if let op = vm.lastOperation { fields["lastOperation"] = Self.operationValue(op) }
         let ref = state.reference(.table(fields))
         vmTables[vm.id] = ref
         vmVersions[vm.id] = vm.modelVersion
+        vmStarts[vm.id] = vm.health.startedAt
+        vmOperationEnds[vm.id] = operationEnd
         return ref
     }
 
+    /// A virtual time as scripts get it: whole seconds as an integer, else a number.
+    static func seconds(_ time: Millis) -> LuaValue {
+        time % 1000 == 0 ? .integer(time / 1000) : .double(Double(time) / 1000)
+    }
+
+    /// `vm.lastOperation`: `{ kind = "upgrade", outcome = "failed", endedAt = 300 }`.
+    static func operationValue(_ op: OperationRecord) -> LuaValue {
+        .table(["kind": .string(op.kind.rawValue), "outcome": .string(op.succeeded ? "succeeded" : "failed"),
+                "endedAt": seconds(op.endedAt)])
+    }
+
     private func modelValue(_ version: Int) -> LuaValue {
-        var model = models[min(max(version, 1), models.count) - 1].mapValues(LuaValue.string)
-        model["version"] = .integer(version)
-        return .table(model)
+        ModelAttributes.luaValue(models[min(max(version, 1), models.count) - 1], version: version)
     }
 
     func context(_ what: StaticString, _ vm: borrowing Instance, _ time: Millis) -> String {

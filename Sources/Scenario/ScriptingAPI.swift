@@ -111,13 +111,27 @@ public enum ScriptingAPI {
 
     static let classes: [LuaClass] = [
         LuaClass(name: "rehearse.Model", fields: [("version", "integer", "model version the instance runs (1 = the starting model)"),
-                                                 ("image?", "string", ""), ("[string]", "string|integer", "")]),
+                                                 ("image?", "string", ""), ("imageReference?", "rehearse.ImageReference", ""),
+                                                 ("sku?", "rehearse.Sku", "the VM size, as az vmss show's sku"),
+                                                 ("[string]", "string|integer|table", "")]),
         LuaClass(name: "rehearse.VM", fields: [
             ("id", "integer", "instanceId: 0, 1, 2, ... never reused"), ("name", "string", "\"<scaleset>_<id>\""),
             ("zone?", "string", "availability zone, nil in a regional scale set"), ("faultDomain", "integer", ""),
             ("updateDomain", "integer", ""), ("model", "rehearse.Model", ""),
             ("state", "table", "per-instance data the script may keep between calls"),
+            ("startedAt", "number", "virtual time (s) of its last (re)start: boot, disruptive upgrade, rollback, create"),
+            ("lastOperation?", "rehearse.Operation", "the last operation that ended on it; nil before any"),
+            ("replaces?", "integer", "for an instance MaxSurge created, the id of the instance it replaces"),
         ]),
+        LuaClass(name: "rehearse.Operation", fields: [
+            ("kind", "\"upgrade\"|\"create\"|\"delete\"|\"rollback\"", ""),
+            ("outcome", "\"succeeded\"|\"failed\"", ""), ("endedAt", "number", "virtual time (s) it ended"),
+        ]),
+        LuaClass(name: "rehearse.ImageReference", fields: [
+            ("publisher?", "string", ""), ("offer?", "string", ""), ("sku?", "string", "the image's SKU, e.g. \"22_04-lts-gen2\""),
+            ("version?", "string", "\"latest\" (the default) or a version that pins the image"),
+        ]),
+        LuaClass(name: "rehearse.Sku", fields: [("name?", "string", "the VM size, e.g. \"Standard_D2s_v3\""), ("tier?", "string", "")]),
         LuaClass(name: "rehearse.RollingUpgradePolicy", fields: [
             ("maxBatchInstancePercent?", "integer", "5-100, default 20"), ("maxUnhealthyInstancePercent?", "integer", "5-100, default 20"),
             ("maxUnhealthyUpgradedInstancePercent?", "integer", "0-100, default 20"),
@@ -149,11 +163,13 @@ public enum ScriptingAPI {
         ]),
         LuaClass(name: "rehearse.ScaleSet", fields: [
             ("name", "string", ""), ("capacity", "integer", ""), ("zones?", "string[]", ""),
-            ("orchestration?", "\"Uniform\"|\"Flexible\"", ""), ("model?", "table<string, string|number|boolean>", ""),
+            ("orchestration?", "\"Uniform\"|\"Flexible\"", ""),
+            ("model?", "table<string, string|number|boolean|rehearse.ImageReference|rehearse.Sku>", "attributes; imageReference = {...} and sku = { name = ... } as Azure writes them"),
             ("upgradePolicy?", "rehearse.UpgradePolicy", ""), ("healthExtension?", "rehearse.HealthExtension", ""),
             ("loadBalancerProbe?", "boolean", "Uniform only: a load-balancer probe as the health source"),
             ("protected?", "integer[]", "protectFromScaleSetActions"), ("protectedFromScaleIn?", "integer[]", ""),
-            ("quota?", "integer", "most instances that may exist at once (MaxSurge)"), ("faultDomains?", "integer", ""),
+            ("quota?", "integer", "most instances that may exist at once (MaxSurge)"),
+            ("faultDomains?", "integer", "platformFaultDomainCount; default Uniform regional 5, Uniform zonal 1, Flexible 1"),
             ("updateDomains?", "integer", ""), ("timings?", "rehearse.Timings", ""), ("location?", "string", ""),
         ]),
         LuaClass(name: "rehearse.HealthAnswer", fields: [

@@ -79,6 +79,8 @@ extension Event {
             return ["action": .string(action), "message": .string(message)]
         case .wireWarning(_, let message):
             return ["message": .string(message)]
+        case .metricsMissing(let ids):
+            return ["instances": .array(ids.map(JSON.int))]
         case .runEnded(let hitTimeLimit):
             return ["hitTimeLimit": .bool(hitTimeLimit)]
         case .imageReleased(let version, let outcome):

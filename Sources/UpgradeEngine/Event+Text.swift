@@ -65,6 +65,9 @@ extension Event {
             return "\(action): \(message)"
         case .wireWarning(let name, let message):
             return "\(name): \(message)"
+        case .metricsMissing(let ids):
+            let named = ids.count == 1 ? "instance \(ids[0])" : "\(ids.count) instances (\(ids.map(String.init).joined(separator: ", ")))"
+            return "\(named): no phase and no skip: the latest answer was not Healthy (or had not come) when the upgrade was planned, and custom metrics count only from Healthy answers"
         case .runEnded(let hitTimeLimit):
             return hitTimeLimit ? "time limit reached with work left" : "nothing left to do"
         case .imageReleased(let version, let outcome):

@@ -9,7 +9,7 @@ public struct Event: Equatable, Sendable {
         case modelUpdated, upgradeStarted, metricsRead, batchStarted, operationStarted, operationFinished
         case healthChanged, preBatchCheck, postBatchCheck, batchFinished, pause, upgradeCompleted
         case upgradeFaulted, upgradeCancelled, rollbackStarted, surgeCreated, surgeFallback, instanceDeleted
-        case scaled, manualUpgrade, automaticUpgrade, actionFailed, wireWarning, runEnded
+        case scaled, manualUpgrade, automaticUpgrade, actionFailed, wireWarning, metricsMissing, runEnded
         case imageReleased, osUpgradeDeferred, osUpgradeApproved, imageRestoreStarted
     }
 
@@ -132,6 +132,10 @@ public enum Payload: Equatable, Sendable {
     case automaticUpgrade(upgrading: Int)
     case actionFailed(action: String, message: String)
     case wireWarning(name: String, message: String)
+    /// Candidates whose latest answer was not Healthy when an upgrade was planned, in a scale
+    /// set whose phases or skips are in use: they get no phase and no skip (SPEC §3). One event
+    /// names them all, ascending.
+    case metricsMissing(instances: [Int])
     case runEnded(hitTimeLimit: Bool)
     /// A new platform image version was released.
     case imageReleased(version: String, outcome: ImageReleaseOutcome)
@@ -169,6 +173,7 @@ public enum Payload: Equatable, Sendable {
         case .automaticUpgrade: return .automaticUpgrade
         case .actionFailed: return .actionFailed
         case .wireWarning: return .wireWarning
+        case .metricsMissing: return .metricsMissing
         case .runEnded: return .runEnded
         case .imageReleased: return .imageReleased
         case .osUpgradeDeferred: return .osUpgradeDeferred

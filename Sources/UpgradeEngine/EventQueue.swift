@@ -6,8 +6,6 @@ enum Scheduled: Sendable {
     case probe(id: Int, generation: Int)
     /// Operation `token` on instance `id` ends.
     case operationDone(id: Int, token: Int)
-    /// Grace ends for instance `id` if it still started at `startedAt`.
-    case graceExpiry(id: Int, startedAt: Millis)
     /// Scenario action number `index`.
     case action(index: Int)
     /// Rolling upgrade number `upgrade` ends its pause between batches.

@@ -307,24 +307,28 @@ public struct HealthTracker: Equatable, Sendable {
         return true
     }
 
-    /// Takes one probe result. Returns whether the committed state changed.
+    /// Takes one probe result, which arrives at `time`. Grace is looked at only here, when a
+    /// result arrives (the extension checks it once per probe, before counting the result): a
+    /// result at or after the end of grace while still Initializing commits the grace-expiry
+    /// state and is not counted, even if it would have completed a run of valid answers.
+    /// Returns what changed the committed state, or nil when it stayed.
     @discardableResult
-    public mutating func record(_ result: HealthState, at time: Millis) -> Bool {
-        let expired = expireGrace(at: time)
+    public mutating func record(_ result: HealthState, at time: Millis) -> HealthChangeReason? {
+        if expireGrace(at: time) { return .gracePeriodEnded }
         let counts = state == .initializing ? result != expiryState : result != state
         guard counts else {
             candidate = nil
             streak = 0
-            return expired
+            return nil
         }
         if candidate == result { streak += 1 } else {
             candidate = result
             streak = 1
         }
-        guard streak >= probesNeeded else { return expired }
+        guard streak >= probesNeeded else { return nil }
         state = result
         candidate = nil
         streak = 0
-        return true
+        return .probes
     }
 }

@@ -154,12 +154,26 @@ extension RollingUpgrade {
         fleet.health(of: replacement[id] ?? id).countsAsUnhealthy
     }
 
+    /// Automatic OS upgrades judge each instance once, when its five minutes end: whatever is
+    /// not Healthy then (Initializing included) failed in its own batch, and nothing is counted
+    /// against a later batch (SPEC §6).
+    private var judgedAtDeadline: Bool { os?.healthWait != nil }
+
+    /// Whether candidate `id` of the batch being finished counts as failed.
+    private func failedInBatch(_ id: Int, surged: Bool, _ fleet: any FleetView) -> Bool {
+        if surged { return surgeFailed.contains(id) }
+        if opFailed.contains(id) { return true }
+        // After a cancel, instances count by their own operation's outcome.
+        guard code == .rollingForward else { return false }
+        return judgedAtDeadline ? fleet.health(of: replacement[id] ?? id) != .healthy : countsAsBad(id, fleet)
+    }
+
     private func finishBatch(_ fleet: any FleetView) throws {
         watching = []
         let surged = !surge.isEmpty
         var good = 0
         for id in batch {
-            let bad = surged ? surgeFailed.contains(id) : (opFailed.contains(id) || (code == .rollingForward && countsAsBad(id, fleet)))
+            let bad = failedInBatch(id, surged: surged, fleet)
             if bad { failed.append(id) } else {
                 successful.insert(id)
                 good += 1
@@ -205,7 +219,7 @@ extension RollingUpgrade {
             steps.append(.settled)
             return
         }
-        let badNow = failed + successful.sorted().filter { countsAsBad($0, fleet) }
+        let badNow = judgedAtDeadline ? failed : failed + successful.sorted().filter { countsAsBad($0, fleet) }
         let verdict = Thresholds.afterBatch(counted: badNow, failedToUpgrade: opFailed, lastBatch: lastBatch, capacity: capacity,
                                             thresholdPercent: policy.maxUnhealthyUpgradedInstancePercent, scaleSet: scaleSet)
         steps.append(.emit(.postBatchCheck(verdict.check), batch: batchNumber))

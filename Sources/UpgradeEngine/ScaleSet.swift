@@ -67,7 +67,8 @@ public struct ScaleSetDefinition: Equatable, Sendable {
     public var protectedFromScaleIn: Set<Int> = []
     /// Most instances that may exist at once (MaxSurge falls back in place above it).
     public var quota: Int?
-    /// Fault domains per zone (or region): Uniform defaults to 5, Flexible to 1 (max spreading).
+    /// Fault domains per zone (or region), `platformFaultDomainCount`; nil takes Azure's default
+    /// for the layout (`effectiveFaultDomains`).
     public var faultDomainCount: Int?
     /// Update domains: Uniform defaults to 5; Flexible has none.
     public var updateDomainCount = 5
@@ -82,8 +83,25 @@ public struct ScaleSetDefinition: Equatable, Sendable {
         self.capacity = capacity
     }
 
-    /// Fault domains in effect.
-    public var effectiveFaultDomains: Int { faultDomainCount ?? (orchestration == .uniform ? 5 : 1) }
+    /// Fault domains in effect: the explicit count, else Azure's default for the layout
+    /// (Uniform regional 5; Uniform zonal 1 per zone; Flexible 1, "max spreading").
+    public var effectiveFaultDomains: Int { faultDomainCount ?? Self.defaultFaultDomains(orchestration, zonal: !zones.isEmpty) }
+
+    /// Azure's default `platformFaultDomainCount` for a layout (its fault-domain article).
+    public static func defaultFaultDomains(_ orchestration: Orchestration, zonal: Bool) -> Int {
+        orchestration == .uniform && !zonal ? 5 : 1
+    }
+
+    /// The `platformFaultDomainCount` values Azure accepts for a layout: Uniform zonal 1 or 5,
+    /// Uniform regional 1–5, Flexible zonal 1, Flexible regional 1–3.
+    public static func allowedFaultDomains(_ orchestration: Orchestration, zonal: Bool) -> [Int] {
+        switch (orchestration, zonal) {
+        case (.uniform, true): return [1, 5]
+        case (.uniform, false): return [1, 2, 3, 4, 5]
+        case (.flexible, true): return [1]
+        case (.flexible, false): return [1, 2, 3]
+        }
+    }
     /// Update domains in effect (1 for Flexible).
     public var effectiveUpdateDomains: Int { orchestration == .uniform ? updateDomainCount : 1 }
 
@@ -139,7 +157,11 @@ public struct ScaleSetDefinition: Equatable, Sendable {
             problems.append(Problem(field: "protected", "instance \(id) does not exist; ids run 0–\(capacity - 1)"))
         }
         if let quota, quota < capacity { problems.append(Problem(field: "quota", "\(quota) is below the capacity \(capacity)")) }
-        if !(1...20).contains(effectiveFaultDomains) { problems.append(Problem(field: "faultDomains", "\(effectiveFaultDomains) is out of range; allowed 1–20")) }
+        let allowedFDs = Self.allowedFaultDomains(orchestration, zonal: !zones.isEmpty)
+        if let faultDomainCount, !allowedFDs.contains(faultDomainCount) {
+            let layout = "\(orchestration.rawValue) \(zones.isEmpty ? "regional" : "zonal")"
+            problems.append(Problem(field: "faultDomains", "\(faultDomainCount) is not a fault domain count Azure accepts for a \(layout) scale set; allowed \(allowedFDs.map(String.init).joined(separator: ", "))"))
+        }
         if !(1...20).contains(updateDomainCount) { problems.append(Problem(field: "updateDomains", "\(updateDomainCount) is out of range; allowed 1–20")) }
         let t = timings
         for (field, value) in [("disruptiveUpgrade", t.disruptiveUpgrade), ("inPlaceUpgrade", t.inPlaceUpgrade), ("create", t.create), ("delete", t.delete), ("rollback", t.rollback)] where value < 0 {
@@ -176,9 +198,33 @@ public struct Instance: Sendable {
     public internal(set) var lifecycle: Lifecycle
     /// Its health state machine.
     public internal(set) var health: HealthTracker
+    /// The last operation that ended on it (nil before any).
+    public internal(set) var lastOperation: OperationRecord?
+    /// For an instance MaxSurge created, the id of the instance it replaces.
+    public internal(set) var replaces: Int?
 
     /// Exists and can serve or be upgraded (not being created or deleted).
     public var isPresent: Bool { lifecycle != .deleted && lifecycle != .creating && lifecycle != .deleting }
+
+    /// Still down from an upgrade or a rollback that restarted it: its health started again when
+    /// that operation ended and has not left Initializing. Such an instance counts as unhealthy
+    /// at every pre-batch check (SPEC §4.5), whoever started the operation.
+    public var isBootingAfterUpgrade: Bool {
+        guard health.state == .initializing, let op = lastOperation, op.restarted else { return false }
+        return (op.kind == .upgrade || op.kind == .rollback) && op.endedAt == health.startedAt
+    }
+}
+
+/// An operation that ended on an instance, as scripts and the engine read it afterwards.
+public struct OperationRecord: Equatable, Sendable {
+    /// Upgrade, create, delete or rollback.
+    public var kind: OperationKind
+    /// Whether it succeeded.
+    public var succeeded: Bool
+    /// When it ended, in milliseconds on the virtual clock.
+    public var endedAt: Millis
+    /// Whether it restarted the instance (a disruptive upgrade, a rollback, a create).
+    public var restarted: Bool
 }
 
 /// Picks zones and domains for new instances: the emptiest zone first, then the emptiest fault

@@ -50,10 +50,10 @@ extension Simulation {
     /// becomes `image` (default: a new version of the current one) and a rolling upgrade runs
     /// whatever the mode. Refused, as Azure refuses it (HTTP 409 OperationNotAllowed), unless
     /// some unprotected instance runs an image whose version is `latest`: a model attribute
-    /// `imageVersion` names an explicit version; a model without one runs `latest`.
+    /// `imageReference.version` names an explicit version; a model without one runs `latest`.
     public func startOSUpgrade(image: String? = nil) throws {
         let onLatest = presentInstances.contains { vm in
-            !vm.protectFromScaleSetActions && (models[vm.modelVersion - 1]["imageVersion"] ?? "latest").lowercased() == "latest"
+            !vm.protectFromScaleSetActions && (models[vm.modelVersion - 1][Self.imageVersionAttribute] ?? "latest").lowercased() == "latest"
         }
         guard onLatest else {
             throw EngineError("The OS Rolling Upgrade API cannot be used on a Virtual Machine Scale Set unless the Virtual Machine Scale Set has some unprotected instances which have imageReference.version set to latest.")
@@ -73,7 +73,7 @@ extension Simulation {
             emit(.imageReleased(version: version, outcome: .automaticUpgradesOff))
             return
         }
-        let pinned = models[models.count - 1]["imageVersion"] ?? "latest"
+        let pinned = models[models.count - 1][Self.imageVersionAttribute] ?? "latest"
         guard pinned.lowercased() == "latest" else {
             emit(.imageReleased(version: version, outcome: .pinned(pinned)))
             return
@@ -104,9 +104,18 @@ extension Simulation {
         try requestRollingUpgrade(reason: what, os: os)
     }
 
-    /// The image attributes of the newest model the history names beside the version.
+    /// The model attribute that pins the image version (`imageReference.version`); absent or
+    /// `latest` runs the latest version.
+    public static let imageVersionAttribute = "imageReference.version"
+
+    /// The image reference of the newest model (`imageReference.publisher`, `.offer`, `.sku`),
+    /// which the history names beside the version.
     private var imageReference: [String: String] {
-        models[models.count - 1].filter { ["publisher", "offer", "sku"].contains($0.key) }
+        var reference: [String: String] = [:]
+        for field in ["publisher", "offer", "sku"] {
+            if let value = models[models.count - 1]["imageReference.\(field)"] { reference[field] = value }
+        }
+        return reference
     }
 
     /// Approves the deferred OS upgrades of `ids` (nil: every deferred instance), as

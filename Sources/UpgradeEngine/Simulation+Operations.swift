@@ -58,6 +58,7 @@ extension Simulation {
                 vm.lifecycle = .running
                 if succeeded { vm.modelVersion = op.targetVersion }
                 if op.disruptive { vm.health.restart(at: now) }
+                vm.lastOperation = OperationRecord(kind: op.kind, succeeded: succeeded, endedAt: now, restarted: op.disruptive)
             }
             if op.disruptive { startProbing(id) }
         case .create:
@@ -65,6 +66,7 @@ extension Simulation {
                 updateInstance(id) { vm in
                     vm.lifecycle = .running
                     vm.health.restart(at: now)
+                    vm.lastOperation = OperationRecord(kind: .create, succeeded: true, endedAt: now, restarted: true)
                 }
                 startProbing(id)
             } else {

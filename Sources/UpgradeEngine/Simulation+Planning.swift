@@ -30,11 +30,8 @@ extension Simulation {
         }
         // Naming them matters only where phases or skips are in use at all.
         guard metricsInUse else { return inputs }
-        for id in missing {
-            let latest = lastProbes[id].map { "was \($0.state.rawValue)" } ?? "had not come yet"
-            warn([WireDiagnostic(kind: .metricsNotFromHealthy,
-                                 message: "no phase and no skip: its latest answer \(latest) when the upgrade was planned, and custom metrics count only from Healthy answers")],
-                 about: id)
+        if !missing.isEmpty && warned.insert("metricsMissing:\(missing)").inserted {
+            emit(.metricsMissing(instances: missing))
         }
         let flagged = Set(missing)
         for i in inputs.indices where flagged.contains(inputs[i].id) { inputs[i].withoutMetrics = true }

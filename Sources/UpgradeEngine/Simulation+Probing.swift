@@ -27,15 +27,16 @@ extension Simulation {
         return id
     }
 
-    /// (Re)starts probing and the grace clock of instance `id` from now.
+    /// (Re)starts probing of instance `id` from now (its grace clock restarted with its health).
     func startProbing(_ id: Int) {
         probeGeneration[id] += 1
-        guard let settings = probeSettings else {
+        guard probing else {
             updateInstance(id) { $0.health.markHealthyWithoutProbes() }
             return
         }
+        // Grace is looked at only when a probe's result arrives (SPEC §3), so nothing else is
+        // scheduled: the first probe is now.
         queue.schedule(.probe(id: id, generation: probeGeneration[id]), at: now)
-        queue.schedule(.graceExpiry(id: id, startedAt: instances[id].health.startedAt), at: now + settings.gracePeriod * 1000)
     }
 
     func stopProbing(_ id: Int) { probeGeneration[id] += 1 }
@@ -55,10 +56,10 @@ extension Simulation {
         if !result.diagnostics.isEmpty { warn(result.diagnostics, about: id) }
         lastProbes[id] = result
         let before = instances[id].health.state
-        let changed = updateInstance(id) { $0.health.record(result.state, at: now) }
+        let change = updateInstance(id) { $0.health.record(result.state, at: now) }
         queue.schedule(.probe(id: id, generation: probeGeneration[id]), at: now + probeInterval)
-        if changed {
-            emit(.healthChanged(from: before, to: instances[id].health.state, reason: .probes), instance: id)
+        if let change {
+            emit(.healthChanged(from: before, to: instances[id].health.state, reason: change), instance: id)
             try healthChanged(id)
         }
     }

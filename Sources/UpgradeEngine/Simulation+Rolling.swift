@@ -64,6 +64,7 @@ extension Simulation {
                 let vm = instances[old]
                 let new = addInstance(lifecycle: .creating, version: version, place: (vm.zone, vm.faultDomain, vm.updateDomain))
                 precondition(new == expected, "instance ids are handed out in order")
+                instances[new].replaces = old
                 emit(.surgeCreated(name: instances[new].name, replaces: old, replacesName: vm.name, version: version),
                      instance: new, batch: batch, phase: phase)
             case .schedule(let what, let time):
@@ -95,7 +96,18 @@ extension Simulation: FleetView {
     func modelVersion(of id: Int) -> Int { instances[id].modelVersion }
     func isBusy(_ id: Int) -> Bool { operations[id] != nil }
     func name(of id: Int) -> String { instances[id].name }
-    var unhealthyPresent: [Int] { presentInstances.filter { $0.health.state.countsAsUnhealthy }.map(\.id) }
+    /// Unhealthy or Unknown, or down from an upgrade: under a disruptive upgrade or rollback
+    /// now, or booting after one (SPEC §4.5: instances "unhealthy, either as a result of being
+    /// upgraded, or by being found in an unhealthy state"), whoever started it.
+    var unhealthyPresent: [Int] {
+        instances.indices.filter { id in
+            let vm = instances[id]
+            guard vm.isPresent else { return false }
+            if vm.health.state.countsAsUnhealthy || vm.isBootingAfterUpgrade { return true }
+            guard let op = operations[id] else { return false }
+            return (op.kind == .upgrade || op.kind == .rollback) && op.disruptive
+        }
+    }
     var existingCount: Int { instances.count { $0.lifecycle != .deleted } }
     var nextInstanceID: Int { instances.count }
 

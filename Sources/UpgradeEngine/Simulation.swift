@@ -215,16 +215,6 @@ public final class Simulation {
             guard let op = operations[id], op.token == token else { return }
             operations[id] = nil
             try finishOperation(id, op)
-        case .graceExpiry(let id, let startedAt):
-            let instance = instances[id]
-            guard instance.lifecycle == .running || instance.lifecycle == .upgrading, instance.health.startedAt == startedAt,
-                  operations[id]?.disruptive != true
-            else { return }
-            let before = instances[id].health.state
-            if updateInstance(id, { $0.health.expireGrace(at: now) }) {
-                emit(.healthChanged(from: before, to: instances[id].health.state, reason: .gracePeriodEnded), instance: id)
-                try healthChanged(id)
-            }
         case .action(let index):
             actionsLeft -= 1
             let action = actions[index]

@@ -19,7 +19,7 @@ struct PlanCommand: ParsableCommand {
         let plan: UpgradePlan
         do {
             plan = try loaded.plan { event in
-                if case .wireWarning(let name, let message) = event.payload { warn(message, location: name) }
+                warnIfWire(event)
             }
         } catch {
             throw fail(error)

@@ -5,6 +5,9 @@ import LuaHost
 import Scenario
 import UpgradeEngine
 
+/// The version `rehearse --version` prints.
+let rehearseVersion = "0.6.0"
+
 /// `rehearse`: rehearse Azure-style rolling upgrades of scale sets described in Lua scenarios.
 @main
 struct Rehearse: ParsableCommand {
@@ -15,6 +18,7 @@ struct Rehearse: ParsableCommand {
             Exit status: 0 when the run went as expected (every expect{} held), 1 when an expectation \
             failed, 2 for a bad scenario, a policy error or a script error.
             """,
+        version: rehearseVersion,
         subcommands: [RunCommand.self, PlanCommand.self, ValidateCommand.self, PluginsCommand.self, ProbeCommand.self, APICommand.self]
     )
 
@@ -91,6 +95,9 @@ func report(_ diagnostics: [Diagnostic], header: String? = nil) {
     }
     for d in diagnostics {
         var line = "rehearse: \(d.severity.rawValue): "
+        // The definition's location heads only the problems located by field, not those that
+        // carry their own file:line (an expect, phase or deferral call).
+        let header = d.context == nil ? nil : header
         if let header { line += header }
         if let location = d.location, !d.message.contains(location) { line += "\(location): " }
         line += d.message
@@ -119,6 +126,15 @@ func checkPluginPaths(_ paths: [String]) throws {
 /// A warning on standard error, through the same renderer.
 func warn(_ message: String, location: String? = nil) {
     report([Diagnostic(.warning, message, location: location)])
+}
+
+/// A warning on standard error for an event that is one (a wire oddity, instances without metrics).
+func warnIfWire(_ event: Event) {
+    switch event.payload {
+    case .wireWarning(let name, let message): warn(message, location: name)
+    case .metricsMissing: warn(event.detail)
+    default: break
+    }
 }
 
 /// Loads a scenario, turning its errors into exit status 2.

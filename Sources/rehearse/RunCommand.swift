@@ -39,7 +39,7 @@ struct RunCommand: ParsableCommand {
         do {
             result = try loaded.run { event in
                 eventFile?.writeLine(event.jsonLine)
-                if case .wireWarning(let name, let message) = event.payload { warn(message, location: name) }
+                warnIfWire(event)
                 if !quiet, let line = timeline.line(for: event) { print(line) }
             }
         } catch {
@@ -104,7 +104,7 @@ struct Timeline {
         var failedOperation = false
         if case .operationFinished(_, _, succeeded: false) = event.payload { failedOperation = true }
         guard verbose || Self.always.contains(event.kind) || failedOperation else { return nil }
-        if event.kind == .wireWarning || event.kind == .runEnded { return nil }
+        if event.kind == .wireWarning || event.kind == .metricsMissing || event.kind == .runEnded { return nil }
         let time = ISODuration.format(event.time)
         let pad = String(repeating: " ", count: max(0, 10 - time.count))
         return "\(pad)\(time)  \(event.kind.rawValue.padding(toLength: 19, withPad: " ", startingAt: 0)) \(ScriptText.escaped(event.detail))"

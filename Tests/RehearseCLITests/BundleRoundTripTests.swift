@@ -38,7 +38,7 @@ final class BundleRoundTripTests: XCTestCase {
         try FileManager.default.copyItem(atPath: repositoryRoot + "/plugins/slow-boot", toPath: folder)
         let manifestPath = folder + "/rehearse-plugin.json"
         let manifest = try String(contentsOfFile: manifestPath, encoding: .utf8)
-            .replacingOccurrences(of: "\"1.1.0\"", with: "\"2.0.0\"").replacingOccurrences(of: "\"^1.0\"", with: "\"^2.0\"")
+            .replacingOccurrences(of: "\"1.2.0\"", with: "\"2.0.0\"").replacingOccurrences(of: "\"^1.1\"", with: "\"^2.0\"")
         try manifest.write(toFile: manifestPath, atomically: true, encoding: .utf8)
         return folder
     }
@@ -57,13 +57,13 @@ final class BundleRoundTripTests: XCTestCase {
         XCTAssertEqual(sha(first).count, 64)
         let listing = Process()
         listing.executableURL = URL(fileURLWithPath: "/usr/bin/tar")
-        listing.arguments = ["-tf", repo + "/slow-boot-1.1.0.tar"]
+        listing.arguments = ["-tf", repo + "/slow-boot-1.2.0.tar"]
         let names = Pipe()
         listing.standardOutput = names
         try listing.run()
         listing.waitUntilExit()
         XCTAssertEqual(String(decoding: names.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n"),
-                       ["slow-boot-1.1.0/example.lua", "slow-boot-1.1.0/init.lua", "slow-boot-1.1.0/rehearse-plugin.json"])
+                       ["slow-boot-1.2.0/example.lua", "slow-boot-1.2.0/init.lua", "slow-boot-1.2.0/rehearse-plugin.json"])
         XCTAssertEqual(try rehearse("plugins", "pack", try makeSlowBootTwo(), "--into", repo).status, 0)
 
         let base = try serve(repo)
@@ -71,10 +71,10 @@ final class BundleRoundTripTests: XCTestCase {
         XCTAssertEqual(index.status, 0, index.stderr)
         let doc = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: repo + "/rehearse-index.json"))) as! [String: Any]
         let versions = (doc["bundles"] as! [String: Any])["slow-boot"] as! [[String: Any]]
-        XCTAssertEqual(versions.map { $0["version"] as! String }, ["2.0.0", "1.1.0"])
-        XCTAssertEqual(versions.map { $0["api"] as! String }, ["^2.0", "^1.0"])
+        XCTAssertEqual(versions.map { $0["version"] as! String }, ["2.0.0", "1.2.0"])
+        XCTAssertEqual(versions.map { $0["api"] as! String }, ["^2.0", "^1.1"])
         XCTAssertEqual(versions[1]["sha256"] as? String, sha(first))
-        XCTAssertEqual(versions[1]["url"] as? String, base + "/slow-boot-1.1.0.tar")
+        XCTAssertEqual(versions[1]["url"] as? String, base + "/slow-boot-1.2.0.tar")
 
         // ^2 cannot be installed here: 2.0.0 needs host API 2.
         let refused = try rehearse("plugins", "install", "slow-boot@^2", "--repo", base, "--project", project)
@@ -87,10 +87,10 @@ final class BundleRoundTripTests: XCTestCase {
         let lock = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: project + "/rehearse.lock"))) as! [String: Any]
         let locked = (lock["bundles"] as! [[String: Any]])[0]
         XCTAssertEqual(locked["name"] as? String, "slow-boot")
-        XCTAssertEqual(locked["version"] as? String, "1.1.0")
+        XCTAssertEqual(locked["version"] as? String, "1.2.0")
         XCTAssertEqual(locked["sha256"] as? String, sha(first))
-        XCTAssertEqual(locked["folder"] as? String, "plugins/slow-boot-1.1.0")
-        XCTAssertEqual(locked["source"] as? String, base + "/slow-boot-1.1.0.tar")
+        XCTAssertEqual(locked["folder"] as? String, "plugins/slow-boot-1.2.0")
+        XCTAssertEqual(locked["source"] as? String, base + "/slow-boot-1.2.0.tar")
         XCTAssertTrue((locked["contentHash"] as? String ?? "").hasPrefix("sha256:"))
 
         // A scenario of the project requires it: ./plugins and ./rehearse.lock are the project's.
@@ -100,17 +100,17 @@ final class BundleRoundTripTests: XCTestCase {
         XCTAssertEqual(try rehearse("plugins", "verify", in: project).status, 0)
 
         // One byte changed.
-        let tampered = project + "/plugins/slow-boot-1.1.0/init.lua"
+        let tampered = project + "/plugins/slow-boot-1.2.0/init.lua"
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: tampered)))
         bytes[bytes.count / 2] ^= 0x01
         try Data(bytes).write(to: URL(fileURLWithPath: tampered))
         let verify = try rehearse("plugins", "verify", in: project)
         XCTAssertEqual(verify.status, 1)
-        XCTAssertTrue(verify.stderr.contains("plugins/slow-boot-1.1.0/init.lua changed"), verify.stderr)
+        XCTAssertTrue(verify.stderr.contains("plugins/slow-boot-1.2.0/init.lua changed"), verify.stderr)
         let rerun = try rehearse("run", "scenario.lua", in: project)
         XCTAssertEqual(rerun.status, 2)
         XCTAssertTrue(rerun.stderr.contains("init.lua changed"), rerun.stderr)
-        XCTAssertTrue(rerun.stderr.contains("bundle slow-boot 1.1.0 differs from rehearse.lock"), rerun.stderr)
+        XCTAssertTrue(rerun.stderr.contains("bundle slow-boot 1.2.0 differs from rehearse.lock"), rerun.stderr)
     }
 
     func testInstallRefusesAnArchiveWhoseDigestDiffersFromTheIndex() throws {
@@ -126,6 +126,22 @@ final class BundleRoundTripTests: XCTestCase {
         XCTAssertEqual(out.status, 2)
         XCTAssertTrue(out.stderr.contains("does not match the index's"), out.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: work + "/project/plugins/zone-outage-drill-0.3.0"))
+    }
+
+    /// A repository folder given relative to where install runs is recorded absolute in the
+    /// lock, so the lock means the same thing read from the project or anywhere else.
+    func testLockRecordsAFolderRepositoryAbsolute() throws {
+        let repo = work + "/relrepo"
+        try FileManager.default.createDirectory(atPath: repo, withIntermediateDirectories: true)
+        XCTAssertEqual(try rehearse("plugins", "pack", "plugins/zone-outage-drill", "--into", repo).status, 0)
+        XCTAssertEqual(try rehearse("plugins", "index", repo).status, 0)
+        let out = try rehearse("plugins", "install", "zone-outage-drill", "--repo", "relrepo", "--project", "project", in: work)
+        XCTAssertEqual(out.status, 0, out.stderr)
+        let lock = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: work + "/project/rehearse.lock"))) as! [String: Any]
+        let source = (lock["bundles"] as! [[String: Any]])[0]["source"] as? String
+        let expected = URL(fileURLWithPath: work + "/relrepo/zone-outage-drill-0.3.0.tar").standardizedFileURL.resolvingSymlinksInPath().path
+        XCTAssertEqual(source.map { URL(fileURLWithPath: $0).resolvingSymlinksInPath().path }, expected)
+        XCTAssertTrue(source?.hasPrefix("/") == true)
     }
 
     func testHostileArchivesAreRefusedWithTheReason() throws {

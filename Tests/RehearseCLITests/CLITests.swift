@@ -33,6 +33,12 @@ final class CLITests: XCTestCase {
         XCTAssertEqual((status["runningStatus"] as? [String: Any])?["code"] as? String, "Completed")
     }
 
+    func testVersionIsPrinted() throws {
+        let out = try rehearse("--version")
+        XCTAssertEqual(out.status, 0, out.stderr)
+        XCTAssertNotNil(out.stdout.wholeMatch(of: /\d+\.\d+\.\d+\n/), out.stdout)
+    }
+
     func testJsonPrintsOnlyTheGetLatestStatus() throws {
         let out = try rehearse("run", "--json", "scripts/pre-batch-breach.lua")
         XCTAssertEqual(out.status, 0, out.stderr)
@@ -151,13 +157,13 @@ final class CLITests: XCTestCase {
         let doc = try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as! [String: Any]
         let bundles = doc["bundles"] as! [[String: Any]]
         XCTAssertEqual(bundles.map { $0["name"] as! String }, ["primary-replica", "slow-boot", "zone-outage-drill"])
-        XCTAssertEqual(bundles.map { $0["chosen"] as? String }, ["1.0.0", "1.1.0", "0.3.0"])
+        XCTAssertEqual(bundles.map { $0["chosen"] as? String }, ["1.0.0", "1.2.0", "0.3.0"])
         let slowBoot = (bundles[1]["versions"] as! [[String: Any]])[0]
         XCTAssertEqual((slowBoot["exports"] as! [String: String]).keys.sorted(), ["fault", "health"])
         XCTAssertEqual(slowBoot["folder"] as? String, "plugins/slow-boot")
         let show = try rehearse("plugins", "show", "slow-boot", "--output", "json")
         XCTAssertEqual(show.status, 0, show.stderr)
-        XCTAssertEqual((try JSONSerialization.jsonObject(with: Data(show.stdout.utf8)) as! [String: Any])["chosen"] as? String, "1.1.0")
+        XCTAssertEqual((try JSONSerialization.jsonObject(with: Data(show.stdout.utf8)) as! [String: Any])["chosen"] as? String, "1.2.0")
         XCTAssertEqual(try rehearse("plugins", "show", "nothing-here").status, 2)
         let check = try rehearse("plugins", "check", "--output", "json")
         XCTAssertEqual(check.status, 0, check.stderr)

@@ -211,12 +211,12 @@ final class HostileScenarioTests: XCTestCase {
     }
 
     func testAVersionClaimedByTwoFoldersIsRefusedNamingBoth() throws {
-        let first = try pluginRoot(["evil": ["rehearse-plugin.json": manifest("slow-boot", version: "1.1.0"), "init.lua": "return 'evil'"]])
+        let first = try pluginRoot(["evil": ["rehearse-plugin.json": manifest("slow-boot", version: "1.2.0"), "init.lua": "return 'evil'"]])
         do {
             _ = try run("require 'slow-boot'", pluginPath: [first, repositoryRoot + "/plugins"])
             XCTFail("ran")
         } catch ScenarioError.script(let error, _) {
-            XCTAssertTrue(error.message.contains("slow-boot 1.1.0 (\(first)/evil): claimed by 2 folders: \(first)/evil and \(repositoryRoot)/plugins/slow-boot"), "\(error)")
+            XCTAssertTrue(error.message.contains("slow-boot 1.2.0 (\(first)/evil): claimed by 2 folders: \(first)/evil and \(repositoryRoot)/plugins/slow-boot"), "\(error)")
         }
     }
 

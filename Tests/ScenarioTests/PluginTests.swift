@@ -68,7 +68,7 @@ final class PluginTests: XCTestCase {
         o.pluginPath = [root]
         let path = try writeScenario(baseScaleSet + "\nlocal f = require 'future'")
         XCTAssertThrowsError(try Scenario(path: path, options: o)) { error in
-            XCTAssertTrue("\(error)".contains("no version of future fits; future 3.0.0 (\(root)/future): needs host API >=2.0.0, this rehearse provides 1.0.0"), "\(error)")
+            XCTAssertTrue("\(error)".contains("no version of future fits; future 3.0.0 (\(root)/future): needs host API >=2.0.0, this rehearse provides 1.1.0"), "\(error)")
         }
         XCTAssertEqual(PluginCatalog(searchPath: [root]).check().map(\.kind), [.incompatible])
     }

@@ -127,21 +127,22 @@ final class ScenarioAPITests: XCTestCase {
     func testVmTableCarriesPlacementModelAndState() throws {
         var printed: [String] = []
         let scenario = try Scenario(path: try writeScenario("""
-            scaleset { name = "web", capacity = 3, zones = { "1", "2" }, model = { image = "v1", sku = "D2" },
+            scaleset { name = "web", capacity = 3, zones = { "1", "2" }, model = { image = "v1", sku = { name = "Standard_D2s_v3" } },
               upgradePolicy = { mode = "Rolling", rollingUpgradePolicy = { maxBatchInstancePercent = 50, maxUnhealthyInstancePercent = 50 } },
               healthExtension = { protocol = "http", port = 80, requestPath = "/" } }
             health(function(vm, now)
               vm.state.probes = (vm.state.probes or 0) + 1
               if vm.id == 2 and (now == 0 or now == 300) then
-                print(vm.name, vm.zone, vm.faultDomain, vm.updateDomain, vm.model.version, vm.model.image, vm.model.sku, vm.state.probes)
+                print(vm.name, vm.zone, vm.faultDomain, vm.updateDomain, vm.model.version, vm.model.image, vm.model.sku.name, vm.state.probes)
               end
               return { applicationHealthState = "Healthy" }
             end)
             at("PT1M", function() update_model { image = "v2" } end)
             """), options: options(printed: { printed.append($0) }))
         _ = try scenario.run()
-        XCTAssertEqual(printed.first, "web_2\t1\t1\t1\t1\tv1\tD2\t1")
-        XCTAssertTrue(printed.last!.hasPrefix("web_2\t1\t1\t1\t2\tv2\tD2\t"), printed.last!)
+        // A zonal Uniform scale set has one fault domain per zone (Azure's default).
+        XCTAssertEqual(printed.first, "web_2\t1\t0\t1\t1\tv1\tStandard_D2s_v3\t1")
+        XCTAssertTrue(printed.last!.hasPrefix("web_2\t1\t0\t1\t2\tv2\tStandard_D2s_v3\t"), printed.last!)
         XCTAssertGreaterThan(Int(printed.last!.split(separator: "\t").last!)!, 30)
     }
 
@@ -307,20 +308,20 @@ final class MetricsFromHealthyAnswersTests: XCTestCase {
     func testInitializingInstanceGetsNoPhaseAndIsNamedInRunAndPlan() throws {
         let path = try writeScenario(script)
         let (_, events) = try runScenario(path)
-        let named = events.compactMap { event -> String? in
-            if case .wireWarning(let name, let message) = event.payload, message.hasPrefix("no phase and no skip") { return name }
+        let named = events.compactMap { event -> [Int]? in
+            if case .metricsMissing(let ids) = event.payload { return ids }
             return nil
         }
-        XCTAssertEqual(named, ["web_3"])
+        XCTAssertEqual(named, [[3]])
         // 3 would lead as phase 0; without metrics it goes last, unphased.
         XCTAssertEqual(events.filter { $0.kind == .batchStarted }.map(\.phase).last, .some(nil))
 
-        var planned: [String] = []
+        var planned: [[Int]] = []
         let plan = try Scenario(path: path, options: options()).plan { event in
-            if case .wireWarning(let name, _) = event.payload { planned.append(name) }
+            if case .metricsMissing(let ids) = event.payload { planned.append(ids) }
         }
         XCTAssertEqual(plan.withoutMetrics, [3])
-        XCTAssertEqual(planned, ["web_3"])
+        XCTAssertEqual(planned, [[3]])
         XCTAssertNil(plan.batches.last?.phase)
         XCTAssertEqual(plan.batches.last?.instances.map(\.id).contains(3), true)
     }

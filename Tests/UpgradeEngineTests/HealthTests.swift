@@ -81,9 +81,9 @@ final class HealthTests: XCTestCase {
     func testGraceExpiryTurnsInitializingIntoUnknown() {
         // http, 5 s interval, 1 probe, grace 30 s: only Unknown answers, so grace ends it as Unknown.
         var tracker = HealthTracker(settings: HealthExtensionSettings(protocol: .http, requestPath: "/", gracePeriod: 30), startedAt: 0)
-        for t in stride(from: 0, to: 30_000, by: 5_000) { XCTAssertFalse(tracker.record(.unknown, at: t)) }
+        for t in stride(from: 0, to: 30_000, by: 5_000) { XCTAssertNil(tracker.record(.unknown, at: t)) }
         XCTAssertEqual(tracker.state, .initializing)
-        XCTAssertTrue(tracker.record(.unknown, at: 30_000))
+        XCTAssertEqual(tracker.record(.unknown, at: 30_000), .gracePeriodEnded)
         XCTAssertEqual(tracker.state, .unknown)
         // tcp's grace ends as Unhealthy.
         var tcp = HealthTracker(settings: HealthExtensionSettings(protocol: .tcp, port: 22, gracePeriod: 10), startedAt: 0)
@@ -97,15 +97,15 @@ final class HealthTests: XCTestCase {
         let flapping: [HealthState] = [.healthy, .unhealthy, .healthy, .unhealthy, .healthy, .healthy]
         for (i, result) in flapping.enumerated() { tracker.record(result, at: i * 5_000) }
         XCTAssertEqual(tracker.state, .initializing)
-        XCTAssertTrue(tracker.record(.healthy, at: 30_000))
+        XCTAssertEqual(tracker.record(.healthy, at: 30_000), .probes)
         XCTAssertEqual(tracker.state, .healthy)
         // Two Unhealthy then a Healthy: still Healthy; three in a row: Unhealthy.
         tracker.record(.unhealthy, at: 35_000)
         tracker.record(.unhealthy, at: 40_000)
         tracker.record(.healthy, at: 45_000)
         XCTAssertEqual(tracker.state, .healthy)
-        for t in [50_000, 55_000] { XCTAssertFalse(tracker.record(.unhealthy, at: t)) }
-        XCTAssertTrue(tracker.record(.unhealthy, at: 60_000))
+        for t in [50_000, 55_000] { XCTAssertNil(tracker.record(.unhealthy, at: t)) }
+        XCTAssertEqual(tracker.record(.unhealthy, at: 60_000), .probes)
         XCTAssertEqual(tracker.state, .unhealthy)
     }
 

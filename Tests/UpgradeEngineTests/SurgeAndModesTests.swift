@@ -127,7 +127,7 @@ final class SurgeAndModesTests: XCTestCase {
 
     /// `az vmss rolling-upgrade start` needs an unprotected instance on a `latest` image version.
     func testOnDemandOSUpgradeRefusedWithoutALatestImage() throws {
-        let pinned = try simulate(scaleSet(4, mode: .manual, { $0.model["imageVersion"] = "1.2.3" }),
+        let pinned = try simulate(scaleSet(4, mode: .manual, { $0.model[Simulation.imageVersionAttribute] = "1.2.3" }),
                                   actions: [(60_000, { try $0.startOSUpgrade(image: "ubuntu-24.04") })])
         let refused = pinned.events.compactMap { event -> String? in
             if case .actionFailed(_, let message) = event.payload { return message }
@@ -138,7 +138,7 @@ final class SurgeAndModesTests: XCTestCase {
         let allProtected = try simulate(scaleSet(2, mode: .manual, { $0.protected = [0, 1] }),
                                         actions: [(60_000, { try $0.startOSUpgrade(image: "ubuntu-24.04") })])
         XCTAssertEqual(allProtected.count(.actionFailed), 1)
-        let latest = try simulate(scaleSet(4, mode: .manual, { $0.model["imageVersion"] = "latest" }),
+        let latest = try simulate(scaleSet(4, mode: .manual, { $0.model[Simulation.imageVersionAttribute] = "latest" }),
                                   actions: [(60_000, { try $0.startOSUpgrade(image: "ubuntu-24.04") })])
         XCTAssertEqual(latest.status.code, .completed)
     }
@@ -181,7 +181,7 @@ final class SurgeAndModesTests: XCTestCase {
     }
 
     func testNewInstancesSpreadRoundRobinOverZonesThenDomains() throws {
-        let sim = try Simulation(scaleSet(7, zones: ["1", "2", "3"]))
+        let sim = try Simulation(scaleSet(7, zones: ["1", "2", "3"], { $0.faultDomainCount = 5 }))
         XCTAssertEqual(sim.instances.map { $0.zone! }, ["1", "2", "3", "1", "2", "3", "1"])
         XCTAssertEqual(sim.instances.map(\.faultDomain), [0, 0, 0, 1, 1, 1, 2])
         let regional = try Simulation(scaleSet(7))

@@ -7,18 +7,14 @@
 local faults = require "rehearse.faults"
 local M = {}
 
--- Until `boot` seconds after the instance last changed model (or first answered), the
+-- Until `boot` seconds after the instance last (re)started (vm.startedAt: its first boot, every
+-- disruptive upgrade, a failed reimage that restarts it on its old model, a rollback), the
 -- application does not answer (the probe times out: Unknown, or Initializing during grace).
 function M.health(opts)
   local boot = faults.seconds(opts and opts.boot or 60, "slow-boot.health.boot")
   return function(inner)
     return function(vm, now)
-      local s = vm.state
-      if s.booted_version ~= vm.model.version then
-        s.booted_version = vm.model.version
-        s.boot_started = now
-      end
-      if now - s.boot_started < boot then return nil end
+      if now - vm.startedAt < boot then return nil end
       return inner(vm, now)
     end
   end

@@ -5,7 +5,9 @@
 ---@class rehearse.Model
 ---@field version integer  model version the instance runs (1 = the starting model)
 ---@field image? string
----@field [string] string|integer
+---@field imageReference? rehearse.ImageReference
+---@field sku? rehearse.Sku  the VM size, as az vmss show's sku
+---@field [string] string|integer|table
 
 ---@class rehearse.VM
 ---@field id integer  instanceId: 0, 1, 2, ... never reused
@@ -15,6 +17,24 @@
 ---@field updateDomain integer
 ---@field model rehearse.Model
 ---@field state table  per-instance data the script may keep between calls
+---@field startedAt number  virtual time (s) of its last (re)start: boot, disruptive upgrade, rollback, create
+---@field lastOperation? rehearse.Operation  the last operation that ended on it; nil before any
+---@field replaces? integer  for an instance MaxSurge created, the id of the instance it replaces
+
+---@class rehearse.Operation
+---@field kind "upgrade"|"create"|"delete"|"rollback"
+---@field outcome "succeeded"|"failed"
+---@field endedAt number  virtual time (s) it ended
+
+---@class rehearse.ImageReference
+---@field publisher? string
+---@field offer? string
+---@field sku? string  the image's SKU, e.g. "22_04-lts-gen2"
+---@field version? string  "latest" (the default) or a version that pins the image
+
+---@class rehearse.Sku
+---@field name? string  the VM size, e.g. "Standard_D2s_v3"
+---@field tier? string
 
 ---@class rehearse.RollingUpgradePolicy
 ---@field maxBatchInstancePercent? integer  5-100, default 20
@@ -59,14 +79,14 @@
 ---@field capacity integer
 ---@field zones? string[]
 ---@field orchestration? "Uniform"|"Flexible"
----@field model? table<string, string|number|boolean>
+---@field model? table<string, string|number|boolean|rehearse.ImageReference|rehearse.Sku>  attributes; imageReference = {...} and sku = { name = ... } as Azure writes them
 ---@field upgradePolicy? rehearse.UpgradePolicy
 ---@field healthExtension? rehearse.HealthExtension
 ---@field loadBalancerProbe? boolean  Uniform only: a load-balancer probe as the health source
 ---@field protected? integer[]  protectFromScaleSetActions
 ---@field protectedFromScaleIn? integer[]
 ---@field quota? integer  most instances that may exist at once (MaxSurge)
----@field faultDomains? integer
+---@field faultDomains? integer  platformFaultDomainCount; default Uniform regional 5, Uniform zonal 1, Flexible 1
 ---@field updateDomains? integer
 ---@field timings? rehearse.Timings
 ---@field location? string
