@@ -250,9 +250,19 @@ static int nested_pcall(rh_host *h, lua_State *L, int nargs, int nresults, int r
     h->current_ref = saved.ref;
     memcpy(h->where, saved.where, sizeof h->where);
     atomic_fetch_add_explicit(&h->seq, 1, memory_order_relaxed);
+    /* Re-arming restarts the interrupted thread's hook count, so the instructions it ran since
+     * its last step are not seen: charge it one whole step instead. Deterministic, never less
+     * than what ran, and a loop of nested calls cannot run uncounted. */
+    if (h->budget > 0 && (h->exact || h->armed) && h->stop == RH_STOP_NONE) {
+        h->remaining -= RH_STEP;
+        if (h->remaining <= 0) {
+            h->stop = RH_STOP_BUDGET;
+            memcpy(h->where, h->reached, sizeof h->where);
+        }
+    }
     /* The nested call may have armed the hook (it overran) or left it sticky (count 1): the
-     * interrupted call goes on counted at its own pace. */
-    if (h->armed || saved.armed) rh_arm(h, saved.stop == RH_STOP_NONE ? RH_STEP : 1);
+     * interrupted call goes on counted at its own pace, or stops at its next instruction. */
+    if (h->armed || saved.armed) rh_arm(h, h->stop == RH_STOP_NONE ? RH_STEP : 1);
     if (nested_stop == RH_STOP_MEMORY) lua_gc(L, LUA_GCCOLLECT);
     return status;
 }

@@ -181,7 +181,9 @@ static int sandbox_shift(lua_State *L) {
     lua_Integer pos = lua_tointegerx(L, 2, &isnum);
     if (positional && isnum && lua_type(L, 1) == LUA_TTABLE) {
         lua_Integer n = luaL_len(L, 1);
-        rh_charge(L, span(pos, n));
+        /* Only a position Lua accepts ([1, n + 1]) shifts anything; any other is left to the
+         * original, which raises the argument error a script's pcall can catch. */
+        if (pos >= 1 && pos - 1 <= n) rh_charge(L, span(pos, n));
     }
     return call_original(L);
 }

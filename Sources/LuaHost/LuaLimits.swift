@@ -8,7 +8,9 @@ public struct LuaLimits: Sendable, Equatable {
         /// A watchdog thread arms the count hook only once a call has run longer than this many
         /// milliseconds; from then on `instructions` more are allowed. A call that finishes in
         /// time pays nothing, no call is stopped before it has run `instructions` instructions,
-        /// and a runaway call stops after the grace time plus the budget.
+        /// and a runaway call stops after the grace time plus the budget. Not deterministic: how
+        /// much runs before the hook is armed depends on the machine's load, so a call near the
+        /// budget may pass on one run and fail on another. For trusted, measured code only.
         case watchdog(milliseconds: Int)
     }
 
@@ -24,8 +26,9 @@ public struct LuaLimits: Sendable, Equatable {
     /// a collection of a pathological heap. Budgets stop every other runaway call long before.
     public var wallClockMilliseconds: Int
 
-    /// 10,000,000 instructions a call, 64 MiB, counted by a 10 ms watchdog, a 5 s backstop.
-    public init(instructions: Int = 10_000_000, memoryBytes: Int = 64 << 20, counting: Counting = .watchdog(milliseconds: 10),
+    /// 10,000,000 instructions a call, 64 MiB, counted exactly (the verdict and the line named
+    /// are the same on every run, whatever the machine's load), a 5 s backstop.
+    public init(instructions: Int = 10_000_000, memoryBytes: Int = 64 << 20, counting: Counting = .exact,
                 wallClockMilliseconds: Int = 5_000) {
         self.instructions = instructions
         self.memoryBytes = memoryBytes

@@ -38,6 +38,7 @@ public struct Diagnostic: Equatable, Sendable {
         case let error as ScenarioError:
             switch error {
             case .file(let message): return [Diagnostic(.error, message)]
+            case .runLimit(let limit): return [Diagnostic(.error, limit.description)]
             case .script(let lua, let context):
                 return [Diagnostic(.error, lua.description, location: lua.location, context: context)]
             case .definition(let problems, let location):

@@ -107,45 +107,76 @@ public enum PluginRepository {
         for requirement in requirements { try resolver.select(requirement.name, range: requirement.range, by: "the install request") }
         let lockPath = project + "/" + PluginLock.fileName
         var lock = FileManager.default.fileExists(atPath: lockPath) ? try PluginLock.read(lockPath) : PluginLock()
-        var installed: [PluginLock.Entry] = []
+        // All or nothing: every archive is downloaded, checked and read before anything is
+        // written; every new bundle is unpacked into a staging folder before any is moved into
+        // place; a failure anywhere removes what this install wrote, and the lock is written last.
+        var fetched: [(entry: PluginLock.Entry, files: [String: [UInt8]])] = []
         for name in resolver.selected.keys.sorted() {
             let entry = resolver.selected[name]!
             let url = entry.url.contains("://") || entry.url.hasPrefix("/") ? entry.url : join(repo, entry.url)
             let bytes: [UInt8]
-            do { bytes = try fetch(url) } catch { throw PluginProblem("cannot download \(entry.manifest.label): \(error)") }
+            do { bytes = try fetch(url) } catch { throw PluginProblem("cannot download \(entry.manifest.label): \(error); nothing was installed") }
             let digest = PluginArchive.sha256(bytes)
             guard digest == entry.sha256 else {
-                throw PluginProblem("\(url): sha256 \(digest) does not match the index's \(entry.sha256); nothing was installed from it")
+                throw PluginProblem("\(url): sha256 \(digest) does not match the index's \(entry.sha256); nothing was installed")
             }
             let (manifest, files) = try PluginArchive.read(bytes, source: url)
             guard manifest.label == entry.manifest.label else {
-                throw PluginProblem("\(url): the archive holds \(manifest.label), the index says \(entry.manifest.label)")
+                throw PluginProblem("\(url): the archive holds \(manifest.label), the index says \(entry.manifest.label); nothing was installed")
             }
             let folder = "plugins/\(manifest.name)-\(manifest.version)"
-            let hashes = files.mapValues { PluginArchive.sha256($0) }
             let locked = PluginLock.Entry(name: manifest.name, version: manifest.version, source: url, archiveSHA256: digest,
-                                          folder: folder, files: hashes)
-            let destination = project + "/" + folder
-            if FileManager.default.fileExists(atPath: destination) {
+                                          folder: folder, files: files.mapValues { PluginArchive.sha256($0) })
+            if FileManager.default.fileExists(atPath: project + "/" + folder) {
                 let differences = PluginLock.differences(locked, project: project)
                 guard differences.isEmpty else {
-                    throw PluginProblem("\(destination) already exists with other content (\(differences.joined(separator: "; "))); remove it to reinstall")
+                    throw PluginProblem("\(project)/\(folder) already exists with other content (\(differences.joined(separator: "; "))); remove it to reinstall; nothing was installed")
                 }
+                fetched.append((locked, [:]))
             } else {
-                let staging = project + "/plugins/.\(manifest.name)-\(manifest.version).partial-\(ProcessInfo.processInfo.processIdentifier)"
+                fetched.append((locked, files))
+            }
+        }
+        var staged: [(staging: String, destination: String)] = []
+        var placed: [String] = []
+        let pluginsFolder = project + "/plugins"
+        let pluginsExisted = FileManager.default.fileExists(atPath: pluginsFolder)
+        func undo() {
+            for (staging, _) in staged { try? FileManager.default.removeItem(atPath: staging) }
+            for destination in placed { try? FileManager.default.removeItem(atPath: destination) }
+            // A plugins/ folder this install made goes too, if nothing else is in it.
+            if !pluginsExisted, (try? FileManager.default.contentsOfDirectory(atPath: pluginsFolder))?.isEmpty == true {
+                try? FileManager.default.removeItem(atPath: pluginsFolder)
+            }
+        }
+        do {
+            for (entry, files) in fetched where !files.isEmpty {
+                let staging = project + "/plugins/.\(entry.name)-\(entry.version).partial-\(ProcessInfo.processInfo.processIdentifier)"
                 try? FileManager.default.removeItem(atPath: staging)
+                staged.append((staging, project + "/" + entry.folder))
                 try PluginArchive.unpack(files, into: staging)
+            }
+            for (staging, destination) in staged {
                 do { try FileManager.default.moveItem(atPath: staging, toPath: destination) } catch {
-                    try? FileManager.default.removeItem(atPath: staging)
                     throw PluginProblem("cannot move the bundle into \(destination): \(error.localizedDescription)")
                 }
+                placed.append(destination)
             }
-            lock.entries.removeAll { $0.name == manifest.name }
-            lock.entries.append(locked)
-            installed.append(locked)
+        } catch let problem as PluginProblem {
+            undo()
+            throw PluginProblem("\(problem.message); nothing was installed")
+        } catch {
+            undo()
+            throw PluginProblem("\(error); nothing was installed")
         }
+        for (entry, _) in fetched {
+            lock.entries.removeAll { $0.name == entry.name }
+            lock.entries.append(entry)
+        }
+        let installed = fetched.map(\.entry)
         do { try lock.text.write(toFile: lockPath, atomically: true, encoding: .utf8) } catch {
-            throw PluginProblem("cannot write \(lockPath): \(error.localizedDescription)")
+            for (_, destination) in staged { try? FileManager.default.removeItem(atPath: destination) }
+            throw PluginProblem("cannot write \(lockPath): \(error.localizedDescription); nothing was installed")
         }
         return installed
     }

@@ -31,6 +31,7 @@ extension Scenario {
             throw .definition(error.problems, location: scalesetLocation)
         }
         sim.strictWire = strictWire
+        sim.limits = options.runLimits
         for (time, callback) in timeline { schedule(callback, at: time, on: sim) }
         simulation = sim
         return sim
@@ -75,6 +76,8 @@ extension Scenario {
             throw error
         } catch let error as LuaError {
             throw .script(error, context: nil)
+        } catch let limit as RunLimitExceeded {
+            throw .runLimit(limit)
         } catch {
             throw .file("\(error)")
         }
@@ -116,6 +119,8 @@ extension Scenario {
             throw error
         } catch let error as LuaError {
             throw .script(error, context: "planning")
+        } catch let limit as RunLimitExceeded {
+            throw .runLimit(limit)
         } catch {
             throw .file("\(error)")
         }

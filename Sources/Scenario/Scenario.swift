@@ -15,6 +15,8 @@ public struct ScenarioOptions {
     public var strictWire = false
     /// Limits of every call into the script.
     public var limits = LuaLimits()
+    /// Limits of the run as a whole (actions scheduled, events, instances created).
+    public var runLimits = RunLimits()
     /// The virtual time after which a run stops with work left, in milliseconds.
     public var timeLimit: Millis = 7 * 86_400_000
     /// Where `print` in scripts goes.

@@ -1,6 +1,6 @@
 public import AzureWire
 public import LuaHost
-import UpgradeEngine
+public import UpgradeEngine
 
 /// Why a scenario could not run: the command line turns every case into exit status 2.
 public enum ScenarioError: Error, CustomStringConvertible {
@@ -10,10 +10,13 @@ public enum ScenarioError: Error, CustomStringConvertible {
     case script(LuaError, context: String?)
     /// The scenario's definition is wrong; every problem at once, each naming its field.
     case definition([Problem], location: String?)
+    /// The run reached one of its run-level limits (actions, events, instances).
+    case runLimit(RunLimitExceeded)
 
     public var description: String {
         switch self {
         case .file(let message): return message
+        case .runLimit(let limit): return limit.description
         case .script(let error, let context):
             var text = error.description
             if let context { text += " (\(context))" }

@@ -5,6 +5,7 @@ extension Simulation {
     @discardableResult
     func addInstance(lifecycle: Lifecycle, version: Int, place: (zone: String?, faultDomain: Int, updateDomain: Int)?) -> Int {
         let id = instances.count
+        if id >= limits.instances { reachLimit("instances", limits.instances, detail: "creating \(definition.name)_\(id)") }
         let spot: (zone: String?, faultDomain: Int, updateDomain: Int)
         if let place {
             spot = place

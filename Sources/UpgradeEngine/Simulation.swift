@@ -80,6 +80,11 @@ public final class Simulation {
     public var strictWire = false
     /// Receives every event as it happens.
     public var onEvent: ((Event) -> Void)?
+    /// Bounds on the run as a whole.
+    public var limits = RunLimits()
+    /// The first run-level limit reached; the run ends after the event being handled.
+    var limitReached: RunLimitExceeded?
+    @exclusivity(unchecked) var eventCount = 0
 
     let health: (any HealthSource)?
     let phases: (any PhaseSource)?
@@ -157,6 +162,10 @@ public final class Simulation {
     /// Schedules `body` at `time` (milliseconds). An `EngineError` it throws becomes an
     /// `actionFailed` event; any other error ends the run.
     public func schedule(at time: Millis, name: String, _ body: @escaping (Simulation) throws -> Void) {
+        guard actions.count < limits.actions else {
+            reachLimit("actions", limits.actions, detail: "scheduling \(name)")
+            return
+        }
         actions.append((name, body))
         actionsLeft += 1
         queue.schedule(.action(index: actions.count - 1), at: max(0, time))
@@ -189,6 +198,7 @@ public final class Simulation {
             let (time, what) = queue.pop()!
             advanceClock(to: time)
             try dispatch(what)
+            if let limitReached { throw limitReached }
         }
         if meter.start != nil { advanceClock(to: now) }
         emit(.runEnded(hitTimeLimit: hitLimit))
@@ -218,6 +228,7 @@ public final class Simulation {
         case .action(let index):
             actionsLeft -= 1
             let action = actions[index]
+            actions[index].body = { _ in }  // run once: its closure (and what it holds) can go
             do {
                 try action.body(self)
             } catch let error as EngineError {
@@ -238,7 +249,14 @@ public final class Simulation {
     // MARK: Events and availability
 
     func emit(_ payload: Payload, instance: Int? = nil, batch: Int? = nil, phase: Int? = nil) {
+        eventCount &+= 1
+        if eventCount > limits.events { reachLimit("events", limits.events, detail: "") }
         onEvent?(Event(time: now, instance: instance, batch: batch, phase: phase, payload))
+    }
+
+    /// Notes the first run-level limit reached; `run` ends with it after the current event.
+    func reachLimit(_ limit: String, _ allowed: Int, detail: String) {
+        if limitReached == nil { limitReached = RunLimitExceeded(limit: limit, allowed: allowed, time: now, detail: detail) }
     }
 
     func isServing(_ instance: borrowing Instance) -> Bool {

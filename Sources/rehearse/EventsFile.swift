@@ -19,10 +19,15 @@ final class EventsFile {
             owned = false
             return
         }
-        let opened = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        // Non-blocking, so that a FIFO nobody reads is refused at once (ENXIO) instead of
+        // blocking forever; blocking again once open, so writes wait for a slow reader.
+        let opened = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0o644)
         guard opened >= 0 else {
-            throw Message("cannot open the events file \(path): \(String(cString: strerror(errno)))")
+            let reason = errno == ENXIO ? "a FIFO with no reader (start the reader first)" : String(cString: strerror(errno))
+            throw Message("cannot open the events file \(path): \(reason)")
         }
+        let flags = fcntl(opened, F_GETFL)
+        _ = fcntl(opened, F_SETFL, flags & ~O_NONBLOCK)
         fd = opened
         owned = true
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AzureWire
 import Foundation
+import LuaHost
 import Scenario
 import UpgradeEngine
 
@@ -53,7 +54,10 @@ struct ValidateCommand: ParsableCommand {
 
     func run() throws {
         if file.lowercased().hasSuffix(".json") {
-            guard let data = FileManager.default.contents(atPath: file) else { throw fail(Message("cannot read \(file)")) }
+            // Sized before it is read: a policy document is small, and a huge file is refused
+            // without being loaded.
+            let data: [UInt8]
+            do { data = try BoundedFile.read(file, maxBytes: BoundedFile.maxSourceBytes) } catch { throw fail(Message("\(file): \(error)")) }
             do {
                 let policy = try UpgradePolicy.parse(json: String(decoding: data, as: UTF8.self))
                 print("\(file): ok (mode \(policy.mode.rawValue), batches of \(policy.rolling.maxBatchInstancePercent)%)")

@@ -25,6 +25,9 @@ struct Rehearse: ParsableCommand {
     /// Runs the command line. A bad option or argument is bad input like any other: exit 2 with
     /// the parser's message (what is wrong and the usage), not the parser's own 64.
     static func main() {
+        // A closed pipe (`--events - | head -c 10`) is a write error reported with exit 2, not a
+        // death by SIGPIPE.
+        signal(SIGPIPE, SIG_IGN)
         do {
             var command = try parseAsRoot()
             try command.run()
@@ -48,6 +51,10 @@ struct ScenarioArguments: ParsableArguments {
     var strictWire = false
     @Option(name: .customLong("time-limit"), help: "Stop the virtual clock here (ISO 8601 duration).") var timeLimit = "P7D"
     @Option(help: "A lock file pinning bundle versions and contents (default: ./rehearse.lock when it exists).") var lock: String?
+    @Option(name: .customLong("max-actions"), help: "Most at(...) actions one run may schedule.") var maxActions = RunLimits().actions
+    @Option(name: .customLong("max-events"), help: "Most events one run may emit.") var maxEvents = RunLimits().events
+    @Option(name: .customLong("max-instances"), help: "Most instances one run may create (initial, scale-out and MaxSurge).")
+    var maxInstances = RunLimits().instances
 
     func options(print: @escaping (String) -> Void) throws -> ScenarioOptions {
         var options = ScenarioOptions()
@@ -55,6 +62,10 @@ struct ScenarioArguments: ParsableArguments {
         try checkPluginPaths(pluginPath)
         options.pluginPath = pluginPath
         options.strictWire = strictWire
+        for (option, value) in [("--max-actions", maxActions), ("--max-events", maxEvents), ("--max-instances", maxInstances)] where value < 1 {
+            throw fail(Message("\(option) \(value): allowed a whole number of at least 1"))
+        }
+        options.runLimits = RunLimits(actions: maxActions, events: maxEvents, instances: maxInstances)
         if let lock {
             guard FileManager.default.fileExists(atPath: lock) else { throw fail(Message("--lock \(lock): no such file")) }
             options.lockPath = lock
@@ -79,6 +90,8 @@ func printError(_ text: String) {
 
 /// Prints what `error` stands for and returns its exit status (2 for bad input).
 func fail(_ error: any Error) -> ExitCode {
+    // Already reported: an exit status made by an inner `fail`.
+    if let code = error as? ExitCode { return code }
     let diagnostics = Diagnostic.of(error)
     report(diagnostics, header: (error as? ScenarioError).flatMap(definitionHeader))
     return ExitCode(diagnostics.map(\.exitCode).max() ?? 2)

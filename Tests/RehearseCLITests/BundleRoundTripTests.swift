@@ -160,4 +160,51 @@ final class BundleRoundTripTests: XCTestCase {
             XCTAssertTrue(out.stderr.contains(reason), "\(kind): \(out.stderr)")
         }
     }
+
+    /// Files and folders under plugins/, hidden ones (staging folders) included.
+    func pluginsEntries(_ project: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: project + "/plugins")) ?? []).sorted()
+    }
+
+    /// Install is all or nothing: two bundles of which the second's archive differs from the
+    /// index leave neither installed, no staging folder and no lock.
+    func testFailedInstallLeavesThePluginsFolderAndTheLockAsTheyWere() throws {
+        let repo = work + "/repo-two", project = work + "/project-two"
+        try FileManager.default.createDirectory(atPath: repo, withIntermediateDirectories: true)
+        for bundle in ["primary-replica", "zone-outage-drill"] {
+            XCTAssertEqual(try rehearse("plugins", "pack", "plugins/" + bundle, "--into", repo).status, 0)
+        }
+        XCTAssertEqual(try rehearse("plugins", "index", repo).status, 0)
+        let archive = repo + "/zone-outage-drill-0.3.0.tar"
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: archive)))
+        bytes[600] ^= 0x20
+        try Data(bytes).write(to: URL(fileURLWithPath: archive))
+        let out = try rehearse("plugins", "install", "primary-replica", "zone-outage-drill", "--repo", repo, "--project", project)
+        XCTAssertEqual(out.status, 2)
+        XCTAssertTrue(out.stderr.contains("nothing was installed"), out.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: project + "/plugins"), "\(pluginsEntries(project))")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: project + "/rehearse.lock"))
+    }
+
+    /// An archive holding both `x` and `x/y` cannot be unpacked: refused, with no staging
+    /// folder left behind.
+    func testArchiveWithAFileAndAFolderOfOneNameLeavesNothingBehind() throws {
+        let repo = work + "/repo-clash", project = work + "/project-clash"
+        try FileManager.default.createDirectory(atPath: repo, withIntermediateDirectories: true)
+        let maker = Process()
+        maker.executableURL = URL(fileURLWithPath: try python3())
+        maker.arguments = [repositoryRoot + "/Tests/RehearseCLITests/Fixtures/hostile_tar.py", "fileanddir", repo + "/evil-1.0.0.tar"]
+        try maker.run()
+        maker.waitUntilExit()
+        let index = try rehearse("plugins", "index", repo)
+        if index.status == 0 {
+            let out = try rehearse("plugins", "install", "evil", "--repo", repo, "--project", project)
+            XCTAssertEqual(out.status, 2, out.stderr)
+            XCTAssertTrue(out.stderr.contains("nothing was installed"), out.stderr)
+        } else {
+            XCTAssertEqual(index.status, 2, index.stderr)
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: project + "/plugins"), "\(pluginsEntries(project))")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: project + "/rehearse.lock"))
+    }
 }

@@ -136,4 +136,46 @@ final class HostileCLITests: XCTestCase {
         XCTAssertTrue(out.stderr.contains("--time-limit 5S:"), out.stderr)
         XCTAssertTrue(out.stderr.contains("an ISO 8601 duration such as P7D, PT12H or PT90M is allowed"), out.stderr)
     }
+
+    /// A FIFO nobody reads is refused at once (it used to block forever in open).
+    func testEventsFIFOWithoutAReaderIsRefused() throws {
+        let fifo = try temporaryFolder() + "/events"
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        let (out, elapsed) = try timed(["run", "--events", fifo, "scripts/ten-at-twenty.lua"])
+        XCTAssertEqual(out.status, 2)
+        XCTAssertTrue(out.stderr.contains("a FIFO with no reader"), out.stderr)
+        XCTAssertLessThan(elapsed, 15)
+    }
+
+    /// `--events - | head -c 10`: the closed pipe is a write error (exit 2), not SIGPIPE (141).
+    func testEventsToAClosedPipeExitsTwo() throws {
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/bash")
+        shell.arguments = ["-c", "'\(rehearseBinary)' run --json --events - scripts/ten-at-twenty.lua 2>/dev/null | head -c 10 >/dev/null; exit ${PIPESTATUS[0]}"]
+        shell.currentDirectoryURL = URL(fileURLWithPath: repositoryRoot)
+        try shell.run()
+        shell.waitUntilExit()
+        XCTAssertEqual(shell.terminationStatus, 2)
+    }
+
+    /// A bad option value is reported once: no second line naming an ExitCode.
+    func testBadOptionIsOneLine() throws {
+        let out = try runRehearse(["run", "scripts/ten-at-twenty.lua", "--time-limit", "5S"])
+        XCTAssertEqual(out.status, 2)
+        XCTAssertEqual(out.stderr.split(separator: "\n").count, 1, out.stderr)
+        XCTAssertFalse(out.stderr.contains("ExitCode"), out.stderr)
+    }
+
+    /// `validate` of a 600 MB policy file refuses it from its size, without reading it.
+    func testValidateRefusesAHugeFileFromItsSize() throws {
+        let path = try temporaryFolder() + "/policy.json"
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: nil))
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: path))
+        try handle.truncate(atOffset: 600 << 20)
+        try handle.close()
+        let (out, elapsed) = try timed(["validate", path])
+        XCTAssertEqual(out.status, 2)
+        XCTAssertTrue(out.stderr.contains("at most 4194304 are read"), out.stderr)
+        XCTAssertLessThan(elapsed, 15)
+    }
 }

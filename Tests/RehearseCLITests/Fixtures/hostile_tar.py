@@ -20,5 +20,9 @@ with tarfile.open(out, "w", format=tarfile.USTAR_FORMAT) as tar:
         add(tar, "/tmp/escape.lua", b"return {}")
     elif kind == "symlink":
         add(tar, "evil-1.0.0/init.lua", type_=tarfile.SYMTYPE, link="/etc/passwd")
+    elif kind == "fileanddir":
+        add(tar, "evil-1.0.0/init.lua", b"return {}")
+        add(tar, "evil-1.0.0/x", b"a file")
+        add(tar, "evil-1.0.0/x/y", b"and a file below it")
     elif kind == "huge":
         add(tar, "evil-1.0.0/init.lua", b"-" * (5 << 20))
