@@ -103,83 +103,15 @@ public struct JSONError: Error, Equatable, CustomStringConvertible {
 }
 
 extension JSON {
-    /// Parses untrusted text: at most `maxBytes` bytes and `maxDepth` levels of nesting.
+    /// Parses untrusted text: at most `maxBytes` bytes and `maxDepth` levels of nesting, in one
+    /// pass whose cost follows the text's length (`JSONParser`).
     public static func parse(_ text: String, maxBytes: Int = 1 << 20, maxDepth: Int = 64) throws(JSONError) -> JSON {
-        let bytes = Array(text.utf8)
-        guard bytes.count <= maxBytes else {
-            throw JSONError(problem: "is \(bytes.count) bytes, more than the \(maxBytes) allowed")
+        let count = text.utf8.count
+        guard count <= maxBytes else {
+            throw JSONError(problem: "is \(count) bytes, more than the \(maxBytes) allowed")
         }
-        guard nestingDepth(bytes) <= maxDepth else {
-            throw JSONError(problem: "nests deeper than \(maxDepth) levels")
-        }
-        do {
-            return try JSONDecoder().decode(JSON.self, from: Data(bytes))
-        } catch {
-            throw malformed(bytes)
-        }
-    }
-
-    /// Where malformed text goes wrong: Foundation's parser names the byte offset ("around
-    /// character 19") or the end of the text; that becomes a line and a column.
-    static func malformed(_ bytes: [UInt8]) -> JSONError {
-        var offset = bytes.count
-        do {
-            _ = try JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])
-        } catch {
-            let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? ""
-            if let range = text.range(of: "character "),
-               let number = Int(text[range.upperBound...].prefix(while: { $0.isNumber })) {
-                offset = min(number, bytes.count)
-            }
-        }
-        var line = 1, column = 1
-        for byte in bytes[..<offset] {
-            if byte == UInt8(ascii: "\n") { line += 1; column = 1 } else if byte & 0xC0 != 0x80 { column += 1 }
-        }
-        let at = offset >= bytes.count ? "the text ends at line \(line), column \(column) before the value is complete" : "around line \(line), column \(column)"
-        return JSONError(problem: "is not valid JSON (\(at))", line: line, column: column)
-    }
-
-    /// The deepest nesting of arrays and objects, counted without parsing (strings skipped).
-    static func nestingDepth(_ bytes: [UInt8]) -> Int {
-        var depth = 0, deepest = 0, inString = false, escaped = false
-        for b in bytes {
-            if inString {
-                if escaped { escaped = false } else if b == UInt8(ascii: "\\") { escaped = true } else if b == UInt8(ascii: "\"") { inString = false }
-                continue
-            }
-            switch b {
-            case UInt8(ascii: "\""): inString = true
-            case UInt8(ascii: "["), UInt8(ascii: "{"):
-                depth += 1
-                deepest = max(deepest, depth)
-            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
-            default: break
-            }
-        }
-        return deepest
-    }
-}
-
-extension JSON: Decodable {
-    /// Decodes any JSON value (Foundation's decoder drives it).
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        if c.decodeNil() {
-            self = .null
-        } else if let b = try? c.decode(Bool.self) {
-            self = .bool(b)
-        } else if let i = try? c.decode(Int.self) {
-            self = .int(i)
-        } else if let d = try? c.decode(Double.self) {
-            self = .double(d)
-        } else if let s = try? c.decode(String.self) {
-            self = .string(s)
-        } else if let a = try? c.decode([JSON].self) {
-            self = .array(a)
-        } else {
-            self = .object(try c.decode([String: JSON].self))
-        }
+        var parser = JSONParser(Array(text.utf8), maxDepth: maxDepth)
+        return try parser.document()
     }
 }
 

@@ -53,6 +53,13 @@ public struct LuaArguments {
         return s
     }
 
+    /// At most the first `maxBytes` bytes of argument `position`, which must be a string, and
+    /// its whole length in bytes: the host copies no more than it keeps.
+    public func stringPrefix(_ position: Int, maxBytes: Int) throws -> (prefix: String, length: Int) {
+        guard stack.type(at: Int32(position)) == .string else { throw expected("string", position) }
+        return readStringPrefix(stack.L, Int32(position), maxBytes: maxBytes)
+    }
+
     /// Argument `position`, which must be an integer (an integral float counts).
     public func integer(_ position: Int) throws -> Int {
         guard let i = stack.integer(at: Int32(position)) else { throw expected("integer", position) }

@@ -1,5 +1,8 @@
 import Foundation
 
+/// The most text one `print` line keeps, in bytes; the rest is counted, not copied.
+public let maxPrintBytes = 64 * 1024
+
 /// What a sandboxed state gets from its host instead of the operating system.
 public struct LuaSandboxOptions {
     /// Folders `require` may load Lua files from, searched in order. A module name maps to
@@ -51,9 +54,20 @@ extension LuaState {
         let random = RandomSource(seed: options.seed)
         let folders = options.moduleFolders
         let hostPrint = function(named: "print") { args in
+            // One print line keeps at most `maxPrintBytes` of its text: `print(s, s, ...)` of a
+            // 25 MB string must not make the host build gigabytes.
             var parts: [String] = []
-            for i in 0..<args.count { parts.append(ScriptText.escaped(try args.string(i + 1))) }
-            options.print(parts.joined(separator: "\t"))
+            var room = maxPrintBytes
+            var dropped = 0
+            for i in 0..<args.count {
+                let (prefix, length) = try args.stringPrefix(i + 1, maxBytes: room)
+                room -= prefix.utf8.count
+                dropped += length - prefix.utf8.count
+                parts.append(ScriptText.escaped(prefix))
+            }
+            var line = parts.joined(separator: "\t")
+            if dropped > 0 { line += " … (\(dropped) more bytes not shown)" }
+            options.print(line)
             return []
         }
         let resolve = options.resolveModule

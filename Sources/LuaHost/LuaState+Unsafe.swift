@@ -15,6 +15,17 @@ func readString(_ L: OpaquePointer, _ index: Int32) -> String {
     }
 }
 
+/// At most the first `maxBytes` bytes of the string at `index`, and its whole length in bytes.
+func readStringPrefix(_ L: OpaquePointer, _ index: Int32, maxBytes: Int) -> (prefix: String, length: Int) {
+    var length = 0
+    guard let bytes = clua_tolstring(L, index, &length) else { return ("", 0) }
+    let kept = min(length, max(0, maxBytes))
+    let prefix = bytes.withMemoryRebound(to: UInt8.self, capacity: kept) {
+        String(decoding: UnsafeBufferPointer(start: $0, count: kept), as: UTF8.self)
+    }
+    return (prefix, length)
+}
+
 /// Pushes a Swift string's UTF-8 bytes as a Lua string.
 @usableFromInline
 func pushBytes(_ L: OpaquePointer, _ value: String) {

@@ -157,6 +157,18 @@ public final class LuaState {
         clua_pop(L, 1)
     }
 
+    /// Sets `t[key]` raw, on a table kept by `reference`, to the table `value` keeps (shared, not copied).
+    public func setField(_ table: LuaTableRef, _ key: String, reference value: LuaTableRef) {
+        rh_host_alloc_begin(host)
+        defer { rh_host_alloc_end(host) }
+        _ = lua_rawgeti(L, CLUA_REGISTRYINDEX, lua_Integer(table.ref))
+        if lua_type(L, -1) == LUA_TTABLE {
+            _ = lua_rawgeti(L, CLUA_REGISTRYINDEX, lua_Integer(value.ref))
+            clua_rawsetfield(L, -2, key)
+        }
+        clua_pop(L, 1)
+    }
+
     /// Runs `body` with slot `slot` of the table kept by `table` pushed on the stack (at -1).
     public func withSlot<R>(_ table: LuaTableRef, _ slot: Int, _ body: (LuaStack) throws -> R) rethrows -> R {
         let top = lua_gettop(L)

@@ -35,6 +35,10 @@ final class ScriptRuntime {
     @exclusivity(unchecked) var now: Millis = 0
     /// Model attributes by version (version n is `models[n - 1]`).
     var models: [[String: String]]
+    /// One `vm.model` table per model version, made when an instance first shows it and shared by
+    /// every instance on that version: a long attribute (a 15 MB `image`) exists once, not once
+    /// per instance.
+    var modelTables: [LuaTableRef?] = []
     /// Per-instance `vm` tables and the model version each shows (same reasoning as `activity`).
     @exclusivity(unchecked) var vmTables: [LuaTableRef?] = []
     @exclusivity(unchecked) var vmVersions: [Int] = []
@@ -50,6 +54,8 @@ final class ScriptRuntime {
     /// Forgets what a previous simulation left (the `vm` tables, later model versions).
     func reset(model: [String: String]) {
         for ref in vmTables.compactMap({ $0 }) { state.release(ref) }
+        for ref in modelTables.compactMap({ $0 }) { state.release(ref) }
+        modelTables = []
         vmTables = []
         vmVersions = []
         vmStarts = []
@@ -81,7 +87,7 @@ final class ScriptRuntime {
         let operationEnd = vm.lastOperation?.endedAt ?? -1
         if let ref = vmTables[vm.id] {
             if vmVersions[vm.id] != vm.modelVersion {
-                state.setField(ref, "model", modelValue(vm.modelVersion))
+                state.setField(ref, "model", reference: modelTable(vm.modelVersion))
                 vmVersions[vm.id] = vm.modelVersion
             }
             if vmStarts[vm.id] != vm.health.startedAt {
@@ -96,13 +102,14 @@ final class ScriptRuntime {
         }
         var fields: [String: LuaValue] = [
             "id": .integer(vm.id), "name": .string(vm.name), "faultDomain": .integer(vm.faultDomain),
-            "updateDomain": .integer(vm.updateDomain), "model": modelValue(vm.modelVersion), "state": .table([:]),
+            "updateDomain": .integer(vm.updateDomain), "state": .table([:]),
             "startedAt": Self.seconds(vm.health.startedAt),
         ]
         if let zone = vm.zone { fields["zone"] = .string(zone) }
         if let replaces = vm.replaces { fields["replaces"] = .integer(replaces) }
         if let op = vm.lastOperation { fields["lastOperation"] = Self.operationValue(op) }
         let ref = state.reference(.table(fields))
+        state.setField(ref, "model", reference: modelTable(vm.modelVersion))
         vmTables[vm.id] = ref
         vmVersions[vm.id] = vm.modelVersion
         vmStarts[vm.id] = vm.health.startedAt
@@ -121,8 +128,14 @@ final class ScriptRuntime {
                 "endedAt": seconds(op.endedAt)])
     }
 
-    private func modelValue(_ version: Int) -> LuaValue {
-        ModelAttributes.luaValue(models[min(max(version, 1), models.count) - 1], version: version)
+    /// The shared `vm.model` table of model `version`.
+    private func modelTable(_ version: Int) -> LuaTableRef {
+        let index = min(max(version, 1), models.count) - 1
+        if index >= modelTables.count { modelTables += Array(repeating: nil, count: index + 1 - modelTables.count) }
+        if let ref = modelTables[index] { return ref }
+        let ref = state.reference(ModelAttributes.luaValue(models[index], version: index + 1))
+        modelTables[index] = ref
+        return ref
     }
 
     func context(_ what: StaticString, _ vm: borrowing Instance, _ time: Millis) -> String {

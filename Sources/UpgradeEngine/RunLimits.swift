@@ -11,18 +11,40 @@ public struct RunLimits: Equatable, Sendable {
     public var events: Int
     /// Instances created over the whole run (the initial ones, scale-outs and MaxSurge).
     public var instances: Int
+    /// Model versions over the whole run (every model update that changes something makes one).
+    public var modelVersions: Int
 
-    /// 100,000 actions, 5,000,000 events, 1,000,000 instances.
-    public init(actions: Int = 100_000, events: Int = 5_000_000, instances: Int = 1_000_000) {
+    /// 100,000 actions, 5,000,000 events, 1,000,000 instances, 10,000 model versions.
+    public init(actions: Int = 100_000, events: Int = 5_000_000, instances: Int = 1_000_000, modelVersions: Int = 10_000) {
         self.actions = actions
         self.events = events
         self.instances = instances
+        self.modelVersions = modelVersions
+    }
+}
+
+/// What one model may hold: every version keeps its attributes, so both are bounded.
+public enum ModelLimits {
+    /// Attributes in one model.
+    public static let attributes = 256
+    /// Bytes of one attribute's value.
+    public static let valueBytes = 64 * 1024
+
+    /// What is wrong with `attributes` as a model, if anything.
+    public static func problem(_ attributes: [String: String]) -> String? {
+        if attributes.count > Self.attributes {
+            return "the model would have \(attributes.count) attributes; at most \(Self.attributes) are allowed"
+        }
+        if let (key, value) = attributes.first(where: { $0.value.utf8.count > valueBytes }) {
+            return "attribute \(key) is \(value.utf8.count) bytes; at most \(valueBytes) are allowed"
+        }
+        return nil
     }
 }
 
 /// A run-level limit was reached: the run ends (the command exits 2).
 public struct RunLimitExceeded: Error, Equatable, Sendable, CustomStringConvertible {
-    /// Which limit: `actions`, `events` or `instances`.
+    /// Which limit: `actions`, `events`, `instances` or `modelVersions`.
     public var limit: String
     /// Its value.
     public var allowed: Int
@@ -32,7 +54,8 @@ public struct RunLimitExceeded: Error, Equatable, Sendable, CustomStringConverti
     public var detail: String
 
     public var description: String {
-        let option = "--max-\(limit)"
-        return "run limit reached: more than \(allowed) \(limit) in one run at \(ISODuration.format(time))\(detail.isEmpty ? "" : " (\(detail))"); raise it with \(option) if the scenario really needs more"
+        let option = "--max-\(limit == "modelVersions" ? "model-versions" : limit)"
+        let noun = limit == "modelVersions" ? "model versions" : limit
+        return "run limit reached: more than \(allowed) \(noun) in one run at \(ISODuration.format(time))\(detail.isEmpty ? "" : " (\(detail))"); raise it with \(option) if the scenario really needs more"
     }
 }

@@ -140,6 +140,7 @@ public struct ScaleSetDefinition: Equatable, Sendable {
         }
         if !(0...100_000).contains(capacity) { problems.append(Problem(field: "capacity", "\(capacity) is out of range; allowed 0–100000")) }
         if Set(zones).count != zones.count { problems.append(Problem(field: "zones", "lists a zone twice: \(zones)")) }
+        if let problem = ModelLimits.problem(model) { problems.append(Problem(field: "model", problem)) }
         problems += policy.rolling.problems()
         if let healthExtension { problems += healthExtension.validate().problems }
         if (healthExtension != nil || healthSourceDeclared) && loadBalancerProbe {

@@ -9,6 +9,11 @@ extension Simulation {
         var attributes = models[models.count - 1]
         for (key, value) in changes { attributes[key] = value }
         let generic = attributes == models[models.count - 1]
+        if let problem = ModelLimits.problem(attributes) { throw EngineError("update_model refused: \(problem)") }
+        if !generic && models.count >= limits.modelVersions {
+            reachLimit("modelVersions", limits.modelVersions, detail: "a model update")
+            throw EngineError(limitReached!.description)
+        }
         if !generic {
             models.append(attributes)
             emit(.modelUpdated(version: modelVersion, changes: changes.filter { models[models.count - 2][$0.key] != $0.value }, via: nil))

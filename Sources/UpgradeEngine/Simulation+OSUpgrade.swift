@@ -99,6 +99,11 @@ extension Simulation {
         }
         var attributes = models[models.count - 1]
         attributes[attribute] = value
+        if let problem = ModelLimits.problem(attributes) { throw EngineError("\(what) refused: \(problem)") }
+        guard models.count < limits.modelVersions else {
+            reachLimit("modelVersions", limits.modelVersions, detail: what)
+            throw EngineError(limitReached!.description)
+        }
         models.append(attributes)
         emit(.modelUpdated(version: modelVersion, changes: [attribute: value], via: what))
         try requestRollingUpgrade(reason: what, os: os)

@@ -55,6 +55,7 @@ struct ScenarioArguments: ParsableArguments {
     @Option(name: .customLong("max-events"), help: "Most events one run may emit.") var maxEvents = RunLimits().events
     @Option(name: .customLong("max-instances"), help: "Most instances one run may create (initial, scale-out and MaxSurge).")
     var maxInstances = RunLimits().instances
+    @Option(name: .customLong("max-model-versions"), help: "Most model versions one run may make.") var maxModelVersions = RunLimits().modelVersions
 
     func options(print: @escaping (String) -> Void) throws -> ScenarioOptions {
         var options = ScenarioOptions()
@@ -62,10 +63,12 @@ struct ScenarioArguments: ParsableArguments {
         try checkPluginPaths(pluginPath)
         options.pluginPath = pluginPath
         options.strictWire = strictWire
-        for (option, value) in [("--max-actions", maxActions), ("--max-events", maxEvents), ("--max-instances", maxInstances)] where value < 1 {
+        let limits = [("--max-actions", maxActions), ("--max-events", maxEvents), ("--max-instances", maxInstances),
+                      ("--max-model-versions", maxModelVersions)]
+        for (option, value) in limits where value < 1 {
             throw fail(Message("\(option) \(value): allowed a whole number of at least 1"))
         }
-        options.runLimits = RunLimits(actions: maxActions, events: maxEvents, instances: maxInstances)
+        options.runLimits = RunLimits(actions: maxActions, events: maxEvents, instances: maxInstances, modelVersions: maxModelVersions)
         if let lock {
             guard FileManager.default.fileExists(atPath: lock) else { throw fail(Message("--lock \(lock): no such file")) }
             options.lockPath = lock

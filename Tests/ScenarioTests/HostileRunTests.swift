@@ -114,4 +114,58 @@ final class HostileRunTests: XCTestCase {
             """)
         XCTAssertNil(error)
     }
+
+    /// Every model version keeps its attributes: model updates without end stop at the run's
+    /// version limit, and a model growing an attribute per update stops at 256 attributes.
+    func testModelUpdatesWithoutEndAreBounded() throws {
+        let (versions, seconds) = try outcome("""
+            at("PT1M", function()
+              for i = 1, 1e6 do if not pcall(update_model, { image = "v" .. i }) then break end end
+            end)
+            """) { $0.runLimits.modelVersions = 2_000 }
+        guard case .runLimit(let limit)? = versions else { return XCTFail(String(describing: versions)) }
+        XCTAssertEqual(limit.limit, "modelVersions")
+        XCTAssertEqual(limit.allowed, 2_000)
+        XCTAssertLessThan(seconds, 15)
+
+        let (attributes, _) = try outcome("""
+            at("PT1M", function() for i = 1, 1e6 do update_model { ["k" .. i] = "v" } end end)
+            """)
+        guard case .script(let lua, _)? = attributes else { return XCTFail(String(describing: attributes)) }
+        XCTAssertEqual(lua.kind, .runtime)
+        XCTAssertTrue(lua.location?.hasSuffix("scenario.lua:4") == true, "\(lua)")
+    }
+
+    /// A 15 MB model attribute is refused with the definition; instances on one model version
+    /// share one `vm.model` table, so no attribute is copied per instance.
+    func testModelValuesAreBoundedAndShared() throws {
+        let huge = try writeScenario("""
+            scaleset { name = "web", capacity = 300, model = { image = string.rep("x", 15e6) }, upgradePolicy = { mode = "Manual" } }
+            """)
+        XCTAssertThrowsError(try Scenario(path: huge, options: options())) { error in
+            guard case ScenarioError.definition(let problems, _) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(problems.map(\.field), ["scaleset.model"])
+        }
+        let (error, _) = try outcome("""
+            local first = {}
+            health(function(vm)
+              local shared = first[vm.model.version]
+              if shared == nil then first[vm.model.version] = vm.model
+              elseif not rawequal(shared, vm.model) then error("vm.model is not shared") end
+              return { applicationHealthState = "Healthy" }
+            end)
+            at("PT1M", function() update_model { image = "v2" } end)
+            """)
+        XCTAssertNil(error)
+    }
+
+    /// `print(s, s, s, s)` of a 25 MB string keeps 64 KiB of it and says how much it left out.
+    func testPrintKeepsAtMost64KiB() throws {
+        var printed: [String] = []
+        let path = try writeScenario(rolling + "local s = string.rep('x', 25e6)\nprint(s, s, s, s)\n")
+        _ = try Scenario(path: path, options: options(printed: { printed.append($0) }))
+        XCTAssertEqual(printed.count, 1)
+        XCTAssertLessThan(printed[0].utf8.count, maxPrintBytes + 100)
+        XCTAssertTrue(printed[0].hasSuffix("(\(100_000_000 - maxPrintBytes) more bytes not shown)"), String(printed[0].suffix(80)))
+    }
 }
