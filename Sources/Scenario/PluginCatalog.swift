@@ -55,12 +55,18 @@ public struct PluginCatalog: Sendable {
         for root in searchPath {
             var isDirectory: ObjCBool = false
             guard fm.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory.boolValue,
-                  let entries = try? fm.contentsOfDirectory(atPath: root) else { continue }
+                  let entries = try? fm.contentsOfDirectory(atPath: root), let rootReal = BoundedFile.realPath(root) else { continue }
             // Hidden entries (an install's unfinished `.NAME-VERSION.partial-…`) are no bundles.
             for entry in entries.sorted() where !entry.hasPrefix(".") {
                 let folder = root.hasSuffix("/") ? root + entry : root + "/" + entry
                 let manifestPath = folder + "/" + PluginManifest.fileName
                 guard BoundedFile.realPath(manifestPath) != nil, let real = BoundedFile.realPath(folder) else { continue }
+                // A bundle is a folder inside its root: one reached through a symbolic link that
+                // leads out would have its files checked against the wrong place.
+                guard real.hasPrefix(rootReal.hasSuffix("/") ? rootReal : rootReal + "/") else {
+                    problems.append("\(folder): a bundle folder must be a folder inside \(root), not a symbolic link leading to \(real); it is not used")
+                    continue
+                }
                 // The same folder reached twice (./plugins and its absolute path) is one bundle.
                 guard seenFolders.insert(real).inserted else { continue }
                 do {
@@ -109,6 +115,15 @@ public final class BundleResolver<Candidate: BundleCandidate> {
     public private(set) var selected: [String: Candidate] = [:]
     /// Every constraint on a bundle: who set it and the range.
     private var constraints: [String: [(by: String, range: SemVerRange)]] = [:]
+    /// Candidate versions tried so far; backtracking over many bundles with many versions can
+    /// take exponential time, so the search gives up past `maxTries`.
+    private var tries = 0
+    /// The search gave up: every level rethrows at once instead of trying further versions.
+    private var gaveUp = false
+    /// Versions one resolution may try.
+    public static var maxTries: Int { 10_000 }
+    /// The longest account of a deeper failure a message quotes.
+    static var quotedFailure: Int { 300 }
 
     /// A resolver over `candidates` (the versions of a name, newest first), pinned to `pins`, refusing the `ambiguous` versions; `lookedIn` names where candidates come from.
     public init(candidates: @escaping (String) -> [Candidate], pins: [String: SemVer] = [:], ambiguous: [String: [String]] = [:],
@@ -137,6 +152,11 @@ public final class BundleResolver<Candidate: BundleCandidate> {
         }
         var turnedDown: [String] = []
         for candidate in found {
+            tries += 1
+            if tries > Self.maxTries {
+                gaveUp = true
+                throw PluginProblem("resolving bundle versions gave up after trying \(Self.maxTries) versions (while choosing \(name) for \(by)); pin versions in rehearse.lock or narrow the dependency ranges")
+            }
             let m = candidate.manifest
             var reasons: [String] = []
             if !m.api.contains(hostAPIVersion) { reasons.append("needs host API \(m.api), this rehearse provides \(hostAPIVersion)") }
@@ -152,7 +172,10 @@ public final class BundleResolver<Candidate: BundleCandidate> {
                 } catch {
                     selected = savedSelected
                     constraints = savedConstraints
-                    reasons.append("its dependencies cannot be met: \(error.message)")
+                    if gaveUp { throw error }
+                    // Quoted, not nested whole: a deep conflict would repeat itself at every level.
+                    let inner = error.message.count > Self.quotedFailure ? error.message.prefix(Self.quotedFailure) + "…" : error.message
+                    reasons.append("its dependencies cannot be met: \(inner)")
                 }
             }
             turnedDown.append("\(m.label) (\(candidate.location)): \(reasons.joined(separator: "; "))")

@@ -121,10 +121,13 @@ public struct PluginLock: Sendable, Equatable {
 enum BundleFiles {
     /// Regular files under `folder`, by relative path, sorted; symbolic links and other special
     /// files are refused, hidden files (`.git`, editor files) left out.
-    static func list(_ folder: String, maxFiles: Int = 1000) throws(PluginProblem) -> [String] {
+    /// Sizes are checked from the folder's listing before any file is read: no file over
+    /// `PluginArchive.maxFileBytes`, all of them together at most `maxTotalBytes`.
+    static func list(_ folder: String, maxFiles: Int = 1000, maxTotalBytes: Int = PluginArchive.maxTotalBytes) throws(PluginProblem) -> [String] {
         let fm = FileManager.default
         guard let walker = fm.enumerator(atPath: folder) else { throw PluginProblem("\(folder): not a readable folder") }
         var files: [String] = []
+        var total = 0
         while let relative = walker.nextObject() as? String {
             let name = (relative as NSString).lastPathComponent
             if name.hasPrefix(".") {
@@ -135,7 +138,16 @@ enum BundleFiles {
             guard let attributes = try? fm.attributesOfItem(atPath: path), let type = attributes[.type] as? FileAttributeType else { continue }
             switch type {
             case .typeDirectory: continue
-            case .typeRegular: files.append(relative)
+            case .typeRegular:
+                let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
+                if size > PluginArchive.maxFileBytes {
+                    throw PluginProblem("\(path): \(size) bytes, over the \(PluginArchive.maxFileBytes) allowed for one file of a bundle")
+                }
+                total += size
+                if total > maxTotalBytes {
+                    throw PluginProblem("\(folder): its files add up to more than the \(maxTotalBytes) bytes allowed for one bundle")
+                }
+                files.append(relative)
             default: throw PluginProblem("\(path): only regular files and folders may be in a bundle (this is \(type.rawValue))")
             }
             if files.count > maxFiles { throw PluginProblem("\(folder): more than \(maxFiles) files in one bundle") }

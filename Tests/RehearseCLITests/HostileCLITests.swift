@@ -178,4 +178,25 @@ final class HostileCLITests: XCTestCase {
         XCTAssertTrue(out.stderr.contains("at most 4194304 are read"), out.stderr)
         XCTAssertLessThan(elapsed, 15)
     }
+
+    /// `plugins pack` of 900 sparse 4 MiB files: refused from the listing's sizes before any
+    /// file is read (it used to read them all and abort).
+    func testPackRefusesABundleTooLargeBeforeReadingIt() throws {
+        let folder = try temporaryFolder() + "/big"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try #"{"name": "big", "version": "1.0.0", "api": "^1", "description": "x", "exports": {}}"#
+            .write(toFile: folder + "/rehearse-plugin.json", atomically: true, encoding: .utf8)
+        for i in 0..<900 {
+            let path = folder + "/f\(i).lua"
+            XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: nil))
+            let handle = try XCTUnwrap(FileHandle(forWritingAtPath: path))
+            try handle.truncate(atOffset: 4 << 20)
+            try handle.close()
+        }
+        let into = try temporaryFolder()
+        let (out, elapsed) = try timed(["plugins", "pack", folder, "--into", into])
+        XCTAssertEqual(out.status, 2, out.stderr)
+        XCTAssertTrue(out.stderr.contains("add up to more than the 33554432 bytes allowed"), out.stderr)
+        XCTAssertLessThan(elapsed, 15)
+    }
 }

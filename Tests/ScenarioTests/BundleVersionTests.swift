@@ -89,6 +89,46 @@ final class BundleVersionTests: XCTestCase {
         XCTAssertEqual(try Scenario(path: path, options: o).run().failedExpectations, [])
     }
 
+    /// 14 bundles of 3 versions each, every one depending on the next, the last one needing a
+    /// host API this rehearse lacks: backtracking would try 3^14 combinations and its messages
+    /// nested every deeper failure (65 MB of text at 12 bundles). The search now gives up after
+    /// a bounded number of tries, with a message of bounded length.
+    func testAnUnsatisfiableChainEndsQuicklyWithABoundedMessage() throws {
+        var bundles: [(String, String, String, [String: String], String)] = []
+        for i in 0..<14 {
+            for version in ["1.0.0", "1.1.0", "1.2.0"] {
+                bundles.append(("b\(i)", version, i == 13 ? "^9" : "^1", i == 13 ? [:] : ["b\(i + 1)": "^1"], "return {}"))
+            }
+        }
+        let resolver = PluginCatalog(searchPath: [try pluginRoot(bundles)]).resolver(lock: nil)
+        let started = Date()
+        XCTAssertThrowsError(try resolver.select("b0", by: "the scenario")) { error in
+            let message = (error as! PluginProblem).message
+            XCTAssertLessThan(message.utf8.count, 20_000)
+            XCTAssertTrue(message.contains("gave up after trying 10000 versions"), String(message.prefix(300)))
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 15)
+        // A short chain fails with the real reason, quoted from the level below.
+        let short = PluginCatalog(searchPath: [try pluginRoot(Array(bundles.suffix(6)))]).resolver(lock: nil)
+        XCTAssertThrowsError(try short.select("b12", by: "the scenario")) { error in
+            let message = (error as! PluginProblem).message
+            XCTAssertTrue(message.contains("needs host API ^9"), message)
+            XCTAssertLessThan(message.utf8.count, 5_000)
+        }
+    }
+
+    /// A bundle folder that is a symbolic link leading out of its root is not a bundle: named
+    /// as a problem, never used.
+    func testABundleFolderThatLinksOutIsRefused() throws {
+        let elsewhere = try pluginRoot([("outside", "1.0.0", "^1", [:], "return {}")])
+        let root = try pluginRoot([("inside", "1.0.0", "^1", [:], "return {}")])
+        try FileManager.default.createSymbolicLink(atPath: root + "/linked", withDestinationPath: elsewhere + "/outside-1.0.0")
+        let catalog = PluginCatalog(searchPath: [root])
+        XCTAssertEqual(catalog.names, ["inside"])
+        XCTAssertEqual(catalog.problems.count, 1)
+        XCTAssertTrue(catalog.problems.first?.hasPrefix(root + "/linked: a bundle folder must be a folder inside") == true, "\(catalog.problems)")
+    }
+
     func testAConflictNamesEveryBundleAndConstraint() throws {
         let root = try pluginRoot([
             ("base", "1.0.0", "^1", [:], "return {}"), ("base", "2.0.0", "^1", [:], "return {}"),
