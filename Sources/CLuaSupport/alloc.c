@@ -15,6 +15,13 @@ static __attribute__((noinline)) int refuse_growth(rh_host *h, size_t after) {
     if (after <= cap) return 0;
     if (h->stop == RH_STOP_NONE) {
         h->stop = RH_STOP_MEMORY;
+        /* Lua calls no message handler for a memory error, so the position is taken now, from
+         * the innermost running thread: the nearest Lua line (a C function such as string.rep
+         * at level 0 is skipped). lua_getinfo with "Sl" allocates nothing. */
+        if (h->where[0] == 0 && h->depth > 0) {
+            rh_note_reached(h->chain[h->depth - 1], 0);
+            memcpy(h->where, h->reached, sizeof h->where);
+        }
         rh_arm(h, 1); /* sticky: the next instruction raises again, past any pcall */
     }
     return 1;

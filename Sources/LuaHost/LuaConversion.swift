@@ -5,9 +5,10 @@ import CLua
 struct LuaConversion {
     /// Tables nested deeper than this are refused.
     static let maxDepth = 32
-    /// Values in the converted result, counting a shared table once for each place it appears.
+    /// Values in the converted result, counting a shared table once for each place it appears
+    /// (the default bound; a caller may set a smaller one).
     static let maxValues = 100_000
-    /// Bytes of strings in the converted result, counted the same way.
+    /// Bytes of strings in the converted result, counted the same way (the default bound).
     static let maxStringBytes = 16 << 20
 
     let L: OpaquePointer
@@ -19,8 +20,15 @@ struct LuaConversion {
     var done: [UInt: (value: LuaValue, values: Int, bytes: Int)] = [:]
     var values = 0
     var bytes = 0
+    /// The bounds of this conversion.
+    let valueLimit: Int
+    let byteLimit: Int
 
-    init(L: OpaquePointer) { self.L = L }
+    init(L: OpaquePointer, maxValues: Int = LuaConversion.maxValues, maxStringBytes: Int = LuaConversion.maxStringBytes) {
+        self.L = L
+        valueLimit = maxValues
+        byteLimit = maxStringBytes
+    }
 
     var pathText: String {
         var text = "value"
@@ -39,11 +47,11 @@ struct LuaConversion {
     mutating func count(values more: Int, bytes moreBytes: Int) throws(LuaError) {
         values += more
         bytes += moreBytes
-        if values > Self.maxValues {
-            throw failure("\(pathText) holds more than \(Self.maxValues) values (counting a shared table each time it appears)")
+        if values > valueLimit {
+            throw failure("\(pathText) holds more than \(valueLimit) values (counting a shared table each time it appears)")
         }
-        if bytes > Self.maxStringBytes {
-            throw failure("\(pathText) holds more than \(Self.maxStringBytes >> 20) MiB of strings")
+        if bytes > byteLimit {
+            throw failure("\(pathText) holds more than \(byteLimit) bytes of strings")
         }
     }
 
@@ -94,9 +102,9 @@ struct LuaConversion {
             } else {
                 otherKinds.insert(LuaStack(L: L).type(at: -1).name)
             }
-            if strings.count + numbered.count > Self.maxValues - values {
+            if strings.count + numbered.count > valueLimit - values {
                 clua_pop(L, 1)
-                throw failure("\(pathText) holds more than \(Self.maxValues) values (counting a shared table each time it appears)")
+                throw failure("\(pathText) holds more than \(valueLimit) values (counting a shared table each time it appears)")
             }
         }
         guard otherKinds.isEmpty else {

@@ -74,6 +74,13 @@ public struct LuaStack {
         }
     }
 
+    /// At most the first `maxBytes` bytes of the string at `index` (numbers are not converted),
+    /// or nil: the host copies no more than it keeps.
+    public func string(at index: Int32, maxBytes: Int) -> String? {
+        guard lua_type(L, index) == LUA_TSTRING else { return nil }
+        return readStringPrefix(L, index, maxBytes: maxBytes).prefix
+    }
+
     /// The string at `index` (numbers are not converted), or nil.
     @inlinable
     public func string(at index: Int32) -> String? {
@@ -108,9 +115,10 @@ public struct LuaStack {
     /// nested deeper than `LuaConversion.maxDepth` and values past the size bounds, naming the
     /// path that failed. Fields are visited in sorted key order, so the same table always gives
     /// the same result and the same error, whatever Lua's hash order.
-    public func value(at index: Int32) throws(LuaError) -> LuaValue {
+    public func value(at index: Int32, maxValues: Int = 100_000,
+                      maxStringBytes: Int = 16 << 20) throws(LuaError) -> LuaValue {
         let top = lua_gettop(L)
-        var conversion = LuaConversion(L: L)
+        var conversion = LuaConversion(L: L, maxValues: maxValues, maxStringBytes: maxStringBytes)
         do {
             return try conversion.convert(lua_absindex(L, index), depth: 0)
         } catch {
@@ -161,6 +169,11 @@ public struct LuaTableView {
     @inlinable
     public func string(_ key: StaticString) -> String? { with(key) { $0 == LUA_TSTRING ? readString(L, -1) : nil } }
 
+    /// At most the first `maxBytes` bytes of the string `t[key]`, or nil.
+    public func string(_ key: StaticString, maxBytes: Int) -> String? {
+        with(key) { $0 == LUA_TSTRING ? readStringPrefix(L, -1, maxBytes: maxBytes).prefix : nil }
+    }
+
     /// `t[key]` when it is an integer (or an integral float).
     @inlinable
     public func integer(_ key: StaticString) -> Int? { with(key) { _ in LuaStack(L: L).integer(at: -1) } }
@@ -184,11 +197,12 @@ public struct LuaTableView {
     }
 
     /// `t[key]` converted whole, for any key.
-    public func value(forKey key: String) throws(LuaError) -> LuaValue {
+    public func value(forKey key: String, maxValues: Int = 100_000,
+                      maxStringBytes: Int = 16 << 20) throws(LuaError) -> LuaValue {
         LuaStack(L: L).push(key)
         _ = lua_rawget(L, index)
         defer { clua_pop(L, 1) }
-        return try LuaStack(L: L).value(at: -1)
+        return try LuaStack(L: L).value(at: -1, maxValues: maxValues, maxStringBytes: maxStringBytes)
     }
 
     /// Copies `t[key]` into slot `slot` of the table kept by `table` (nil clears the slot),

@@ -97,6 +97,12 @@ public final class LuaState {
             let raw = stack.string(at: -1) ?? "cannot load \(chunkName)"
             clua_pop(L, 1)
             let (location, message) = LuaError.splitLocation(raw)
+            // The parser's own limit ("C stack overflow": 300 nested parentheses, 200 labels in
+            // one block) carries no position: the chunk is named, and what the limit is.
+            guard let location else {
+                let why = message == "C stack overflow" ? "the script is past a limit of Lua's parser (about 200 levels of nested parentheses, blocks or calls, or as many labels in one block)" : message
+                return try fail(LuaError(kind: .syntax, message: why, location: chunkName))
+            }
             return try fail(LuaError(kind: .syntax, message: message, location: location))
         }
         return labeled(withHostAllocation { luaL_ref(L, CLUA_REGISTRYINDEX) }, chunkName)
@@ -281,6 +287,16 @@ public final class LuaState {
     }
 
     /// Turns a failed call's status and message into a `LuaError`, popping the message.
+    /// The first `file:line` of a traceback that is a Lua line (not `[C]`).
+    static func firstLuaLine(_ traceback: String) -> String? {
+        for line in traceback.split(separator: "\n") {
+            let text = line.drop(while: { $0 == "\t" || $0 == " " })
+            guard !text.hasPrefix("[C]"), !text.hasPrefix("(...") else { continue }
+            if let location = LuaError.splitLocation(String(text)).location { return location }
+        }
+        return nil
+    }
+
     @usableFromInline
     func callError(_ status: Int32, function: String) -> LuaError {
         let raw = stack.string(at: -1) ?? "(error object is not a string)"
@@ -311,7 +327,10 @@ public final class LuaState {
             if status == LUA_ERRMEM {
                 return LuaError(kind: .memory(limits.memoryBytes), message: "not enough memory", function: function)
             }
-            return LuaError(kind: .runtime, message: text, location: location, traceback: traceback, function: function)
+            // An error raised by a C function (coroutine.yield outside a coroutine) has no
+            // position of its own: the innermost Lua line of the traceback stands for it.
+            return LuaError(kind: .runtime, message: text, location: location ?? traceback.flatMap(Self.firstLuaLine),
+                            traceback: traceback, function: function)
         }
     }
 }

@@ -5,6 +5,13 @@ import UpgradeEngine
 /// The states a script's health table may name, matched without allocating.
 private let healthStates = LuaStringChoices(["Healthy", "Unhealthy"])
 
+/// What the host copies of a health answer at most, so the host's work per probe is bounded
+/// whatever a script returns: a body as the wire's (64 KiB, one byte more to tell it was
+/// larger), a state string, and custom metrics converted whole.
+private let maxBodyCopy = maxProbeBodyBytes + 1
+private let maxStateCopy = 1024
+private let maxMetricsValues = 1_000
+
 /// `health(function(vm, now) ... end)` as the engine's health source. With rich states, the
 /// custom metrics of each answer are kept in a Lua table (one slot per instance) and read only
 /// when a rolling upgrade starts: the per-probe cost is the state string alone.
@@ -26,7 +33,7 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
         let reply = try runtime.invoke(callback, "health", instance, time) { stack -> ProbeReply in
             switch stack.type(at: -1) {
             case .nil, .none: return .noAnswer
-            case .string: return .http(status: 200, body: stack.string(at: -1)!)
+            case .string: return .http(status: 200, body: stack.string(at: -1, maxBytes: maxBodyCopy)!)
             case .table:
                 let table = stack.table(at: -1)!
                 let state = Self.state(table)
@@ -35,7 +42,7 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
                         problem = "health returned a status that is not an HTTP status code (100–599)"
                         return .noAnswer
                     }
-                    let body = table.type("body") == .nil ? "" : table.string("body")
+                    let body = table.type("body") == .nil ? "" : table.string("body", maxBytes: maxBodyCopy)
                     guard let body else {
                         problem = "health returned a body that is not a string"
                         return .noAnswer
@@ -79,11 +86,11 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
         case 0?: return "Healthy"
         case 1?: return "Unhealthy"
         default:
-            if let other = table.string("applicationHealthState") { return other }
-            if let other = table.string("ApplicationHealthState") { return other }
+            if let other = table.string("applicationHealthState", maxBytes: maxStateCopy) { return other }
+            if let other = table.string("ApplicationHealthState", maxBytes: maxStateCopy) { return other }
             // Keys are case-insensitive on the wire; a table is judged like the same body.
             guard let key = table.key(caseInsensitive: "applicationHealthState") else { return nil }
-            return (try? table.value(forKey: key))?.stringValue
+            return (try? table.value(forKey: key, maxValues: 1, maxStringBytes: maxStateCopy))?.stringValue
         }
     }
 
@@ -92,11 +99,11 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
         let key: StaticString = table.type("customMetrics") == .nil ? "CustomMetrics" : "customMetrics"
         guard table.type(key) != .nil else {
             guard let other = table.key(caseInsensitive: "customMetrics") else { return nil }
-            return try payload(of: table.value(forKey: other))
+            return try payload(of: table.value(forKey: other, maxValues: maxMetricsValues, maxStringBytes: maxBodyCopy))
         }
-        if let text = table.string(key) { return .string(text) }
+        if let text = table.string(key, maxBytes: maxBodyCopy) { return .string(text) }
         if let fast = table.table(key, readFast) ?? nil { return fast }
-        return .object(json(try table.value(forKey: key.description)))
+        return .object(json(try table.value(forKey: key.description, maxValues: maxMetricsValues, maxStringBytes: maxBodyCopy)))
     }
 
     /// Custom metrics already converted: a string stays the wire form, anything else is judged whole.
@@ -114,12 +121,12 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
     static func payload(_ stack: LuaStack) throws(LuaError) -> MetricsPayload? {
         switch stack.type(at: -1) {
         case .nil, .none: return nil
-        case .string: return .string(stack.string(at: -1)!)
+        case .string: return .string(stack.string(at: -1, maxBytes: maxBodyCopy)!)
         case .table:
             if let fast = readFast(stack.table(at: -1)!) { return fast }
-            return .object(json(try stack.value(at: -1)))
+            return .object(json(try stack.value(at: -1, maxValues: maxMetricsValues, maxStringBytes: maxBodyCopy)))
         default:
-            return .object(json(try stack.value(at: -1)))
+            return .object(json(try stack.value(at: -1, maxValues: maxMetricsValues, maxStringBytes: maxBodyCopy)))
         }
     }
 

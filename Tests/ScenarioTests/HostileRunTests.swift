@@ -168,4 +168,75 @@ final class HostileRunTests: XCTestCase {
         XCTAssertLessThan(printed[0].utf8.count, maxPrintBytes + 100)
         XCTAssertTrue(printed[0].hasSuffix("(\(100_000_000 - maxPrintBytes) more bytes not shown)"), String(printed[0].suffix(80)))
     }
+
+    /// What a health answer makes the host copy is bounded: a 20 MB state string, a 20 MB raw
+    /// body and 100,000-value metrics cost the host a bounded amount per probe, not their size.
+    func testHealthAnswersCostTheHostABoundedCopy() throws {
+        var events: [Event] = []
+        let path = try writeScenario("""
+            scaleset { name = "web", capacity = 300, upgradePolicy = { mode = "Rolling" },
+                       healthExtension = { protocol = "http", port = 80, requestPath = "/" } }
+            local big = string.rep("x", 20e6)
+            health(function(vm) if vm.id % 2 == 0 then return { applicationHealthState = big } end return big end)
+            at("PT1M", function() update_model { image = "v2" } end)
+            """)
+        let started = Date()
+        let result = try Scenario(path: path, options: options()).run { events.append($0) }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 15)
+        XCTAssertEqual(result.summary.status?.error?.code, "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade")
+        let warnings = events.compactMap { event -> String? in
+            if case .wireWarning(_, let message) = event.payload { return message }
+            return nil
+        }
+        XCTAssertEqual(warnings.count, 300)
+        XCTAssertLessThan(warnings.map(\.utf8.count).max() ?? 0, 2_000)
+
+        let (error, seconds) = try outcome("""
+            local metrics = {}
+            for i = 1, 100000 do metrics[i] = i end
+            health(function(vm) return { applicationHealthState = "Healthy", customMetrics = metrics } end)
+            at("PT1M", function() update_model { image = "v2" } end)
+            """)
+        guard case .script(let lua, let context)? = error else { return XCTFail(String(describing: error)) }
+        XCTAssertTrue(lua.message.contains("more than 1000 values"), lua.message)
+        XCTAssertTrue(lua.location?.hasSuffix("scenario.lua:6") == true, "\(lua)")
+        XCTAssertEqual(context, "health of web_0 at PT1M")
+        XCTAssertLessThan(seconds, 15)
+    }
+
+    /// Every error names its file and line: the memory cap met inside a C function (Lua calls
+    /// no message handler for it), the parser's own limits, `coroutine.yield` inside `phase`.
+    func testEveryErrorIsPositioned() throws {
+        func failure(_ text: String) throws -> LuaError? {
+            let path = try writeScenario(text)
+            do {
+                _ = try Scenario(path: path, options: options()).run()
+                return nil
+            } catch let error as ScenarioError {
+                guard case .script(let lua, _) = error else { return nil }
+                return lua
+            }
+        }
+        let manual = "scaleset { name = \"w\", capacity = 2, upgradePolicy = { mode = \"Manual\" } }\n"
+        let top = try XCTUnwrap(failure(manual + "local t = {}\nlocal s = string.rep('x', 1e8)\n"))
+        XCTAssertEqual(top.kind, .memory(64 << 20))
+        XCTAssertTrue(top.location?.hasSuffix("scenario.lua:3") == true, "\(top)")
+
+        let nested = try XCTUnwrap(failure(rolling.replacingOccurrences(of: "phase(function(vm) return 0 end)",
+            with: "phase(function(vm)\n  local s = string.rep('y', 1e8)\n  return 0\nend)") + "at('PT1M', function() pcall(update_model, { image = 'v2' }) end)\n"))
+        XCTAssertEqual(nested.kind, .memory(64 << 20))
+        XCTAssertTrue(nested.location?.hasSuffix("scenario.lua:4") == true, "\(nested)")
+
+        for deep in ["local x = " + String(repeating: "(", count: 300) + "1" + String(repeating: ")", count: 300),
+                     "do " + (0..<200).map { "::l\($0)::" }.joined(separator: " ") + " end"] {
+            let syntax = try XCTUnwrap(failure(manual + deep))
+            XCTAssertEqual(syntax.kind, .syntax)
+            XCTAssertTrue(syntax.location?.hasSuffix("scenario.lua") == true, "\(syntax)")
+        }
+
+        let yield = try XCTUnwrap(failure(rolling.replacingOccurrences(of: "phase(function(vm) return 0 end)",
+            with: "phase(function(vm)\n  coroutine.yield(1)\n  return 0\nend)") + "at('PT1M', function() update_model { image = 'v2' } end)\n"))
+        XCTAssertEqual(yield.kind, .runtime)
+        XCTAssertTrue(yield.location?.hasSuffix("scenario.lua:4") == true, "\(yield)")
+    }
 }
