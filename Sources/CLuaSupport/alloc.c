@@ -40,6 +40,7 @@ static void *small_take(rh_host *h, size_t cls) {
         void **slab = malloc(RH_SLAB_SIZE);
         if (!slab) return NULL;
         *slab = h->slabs;
+        slab[1] = (void *)(uintptr_t)h->slab_count++;
         h->slabs = slab;
         h->slab_cursor = (char *)slab + 16;
         h->slab_left = RH_SLAB_SIZE - 16;
@@ -102,4 +103,18 @@ void *rh_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     }
     if (__builtin_expect(p != NULL, 1)) h->used = after;
     return p;
+}
+
+/* A rank for a block of this state: its slab's number and its offset there. Slabs are numbered
+ * in the order they were made and blocks are handed out in the order the state asks for them, so
+ * on every run of the same script the same object gets the same rank, whatever addresses malloc
+ * gives: a deterministic order for tables and functions. -1 for a block outside the slabs. */
+long long rh_object_rank(rh_host *h, const void *p) {
+    const char *q = p;
+    for (void **slab = h->slabs; slab; slab = *slab) {
+        const char *base = (const char *)slab;
+        if (q >= base + 16 && q < base + RH_SLAB_SIZE)
+            return (long long)(uintptr_t)slab[1] * RH_SLAB_SIZE + (long long)(q - base);
+    }
+    return -1;
 }

@@ -37,7 +37,8 @@ struct rh_host {
     void *free_blocks[RH_SMALL_CLASSES + 1];
     char *slab_cursor;
     size_t slab_left;
-    void **slabs; /* each slab's first word links to the previous slab */
+    void **slabs; /* each slab's first word links to the previous slab, its second is its number */
+    size_t slab_count;
     size_t used;
     size_t limit;
     /* Bytes the host itself allocated for its own bookkeeping (per-instance tables, registry

@@ -1,4 +1,6 @@
 import Foundation
+import CLua
+import CLuaSupport
 
 /// The most text one `print` line keeps, in bytes; the rest is counted, not copied.
 public let maxPrintBytes = 64 * 1024
@@ -98,15 +100,22 @@ extension LuaState {
             return [.integer(options.epoch + Int(options.clock().rounded(.down)))]
         }
         let clock = function(named: "clock") { _ in [.double(options.clock())] }
+        // The same rank for the same table or function on every run (its allocation order), so
+        // that `pairs` can order such keys without addresses.
+        let rank = function(named: "pairs") { [unowned self] args in
+            guard args.count >= 1, let pointer = lua_topointer(args.stack.L, 1) else { return [.nil] }
+            let value = rh_object_rank(host, pointer)
+            return [value < 0 ? .nil : .integer(Int(value))]
+        }
         let prelude = try load(Self.prelude, chunkName: "sandbox")
         defer {
-            for ref in [prelude, hostPrint, findModule, randomFunction, seedFunction, time, clock] { release(ref) }
+            for ref in [prelude, hostPrint, findModule, randomFunction, seedFunction, time, clock, rank] { release(ref) }
         }
         try call(prelude, results: 0, arguments: { stack in
-            for ref in [hostPrint, findModule, randomFunction, seedFunction, time, clock] {
+            for ref in [hostPrint, findModule, randomFunction, seedFunction, time, clock, rank] {
                 stack.pushReference(ref)
             }
-            return 6
+            return 7
         }, read: { _ in })
     }
 
@@ -128,7 +137,7 @@ extension LuaState {
     /// Trusted Lua run once per sandbox: it receives the host functions and defines the globals
     /// that are easier to write in Lua than in C.
     static let prelude = """
-        local host_print, find_module, random, randomseed, time, clock = ...
+        local host_print, find_module, random, randomseed, time, clock, rank_of = ...
         local concat, pack, unpack, select, tostring, type, error, load = table.concat, table.pack, table.unpack, select, tostring, type, error, load
         function print(...)
           local parts = {}
@@ -153,10 +162,12 @@ extension LuaState {
         end
         math.random, math.randomseed = random, randomseed
         os.time, os.clock = time, clock
-        -- pairs in a fixed order (numbers, then strings, then booleans, then the rest by their
-        -- tostring number), so a script's output does not depend on Lua's per-run hash seed.
+        -- pairs in a fixed order (numbers, then strings, then booleans, then the rest: tables and
+        -- functions by the order the state made them, which is the same on every run), so a
+        -- script's output depends neither on Lua's per-run hash seed nor on addresses.
         local next, sort, getmetatable, rawget, raw_pairs = next, table.sort, getmetatable, rawget, pairs
         local rank = { number = 1, string = 2, boolean = 3 }
+        local ranks = {}
         local function before(a, b)
           local ta, tb = type(a), type(b)
           if ta ~= tb then
@@ -166,6 +177,9 @@ extension LuaState {
           end
           if ta == "number" or ta == "string" then return a < b end
           if ta == "boolean" then return b and not a end
+          local ka, kb = ranks[a], ranks[b]
+          if ka and kb then return ka < kb end
+          if ka or kb then return ka ~= nil end
           return tostring(a) < tostring(b)
         end
         function pairs(t)
@@ -179,7 +193,16 @@ extension LuaState {
             local tk = type(k)
             if kind == nil then kind = tk elseif tk ~= kind then mixed = true end
           end
-          if mixed or (kind ~= "string" and kind ~= "number") then sort(keys, before) else sort(keys) end
+          if mixed or (kind ~= "string" and kind ~= "number") then
+            for j = 1, n do
+              local k = keys[j]
+              if rank[type(k)] == nil then ranks[k] = rank_of(k) end
+            end
+            sort(keys, before)
+            ranks = {}
+          else
+            sort(keys)
+          end
           local i = 0
           return function(tt)
             i = i + 1

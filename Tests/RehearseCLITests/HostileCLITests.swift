@@ -199,4 +199,41 @@ final class HostileCLITests: XCTestCase {
         XCTAssertTrue(out.stderr.contains("add up to more than the 33554432 bytes allowed"), out.stderr)
         XCTAssertLessThan(elapsed, 15)
     }
+
+    /// `pairs` over table and function keys: five runs, five processes (each with its own
+    /// addresses), identical events files. The order of the manual upgrades follows pairs.
+    func testPairsOverTableKeysGivesTheSameEventsOnEveryRun() throws {
+        let folder = try temporaryFolder()
+        let path = folder + "/pairs.lua"
+        try """
+            scaleset { name = "web", capacity = 12, upgradePolicy = { mode = "Manual" } }
+            local byTable, byFunction = {}, {}
+            for i = 0, 11 do
+              byTable[{ id = i }] = i
+              byFunction[function() return i end] = i
+            end
+            at("PT1M", function()
+              update_model { image = "v2" }
+              for key, id in pairs(byTable) do if id % 2 == 0 then manual_upgrade { key.id } end end
+              for f, id in pairs(byFunction) do if id % 2 == 1 then manual_upgrade { f() } end end
+            end)
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        var files: Set<String> = []
+        var orders: Set<[Int]> = []
+        for run in 0..<5 {
+            let events = folder + "/events-\(run).jsonl"
+            let out = try runRehearse(["run", path, "--events", events])
+            XCTAssertEqual(out.status, 0, out.stderr)
+            let text = try String(contentsOfFile: events, encoding: .utf8)
+            files.insert(text)
+            let ids = text.split(separator: "\n").compactMap { line -> Int? in
+                let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                guard object?["kind"] as? String == "manualUpgrade" else { return nil }
+                return (object?["ids"] as? [Int])?.first
+            }
+            orders.insert(ids)
+        }
+        XCTAssertEqual(files.count, 1)
+        XCTAssertEqual(orders.first?.count, 12)
+    }
 }

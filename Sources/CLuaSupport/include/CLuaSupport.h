@@ -69,6 +69,9 @@ int rh_pcall(lua_State *L, int nargs, int nresults, int ref);
 /* After a failed rh_pcall: what stopped it, and where (chunk:line, or ""). */
 rh_stop rh_last_stop(rh_host *h);
 const char *rh_last_where(rh_host *h);
+/* A rank for an object of the state (a table, a function) that is the same on every run of the
+ * same script, or -1 when it is not in the small-block slabs. */
+long long rh_object_rank(rh_host *h, const void *p);
 
 /* Pushes a Lua function that calls the Swift closure `closure` (kept alive by the caller). */
 void rh_push_swift_function(lua_State *L, void *closure);
