@@ -69,7 +69,12 @@ struct LuaConversion {
             var length = 0
             _ = clua_tolstring(L, index, &length)
             try count(values: 1, bytes: length)
-            return .string(readString(L, index))
+            // Text the host keeps (names, model attributes, metrics) must be text: a byte
+            // sequence that is not UTF-8 is refused, never silently replaced.
+            guard let text = readValidString(L, index) else {
+                throw failure("\(pathText) is not valid UTF-8 text; the host accepts text only")
+            }
+            return .string(text)
         case LUA_TTABLE: return try convertTable(index, depth: depth)
         default:
             throw failure("\(pathText) is a \(LuaStack(L: L).type(at: index).name), which cannot be converted")

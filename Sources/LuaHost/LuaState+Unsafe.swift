@@ -15,6 +15,15 @@ func readString(_ L: OpaquePointer, _ index: Int32) -> String {
     }
 }
 
+/// The string at `index` when its bytes are valid UTF-8, else nil (nothing is replaced).
+func readValidString(_ L: OpaquePointer, _ index: Int32) -> String? {
+    var length = 0
+    guard let bytes = clua_tolstring(L, index, &length) else { return nil }
+    return bytes.withMemoryRebound(to: UInt8.self, capacity: length) {
+        String(validating: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
+    }
+}
+
 /// At most the first `maxBytes` bytes of the string at `index`, and its whole length in bytes.
 func readStringPrefix(_ L: OpaquePointer, _ index: Int32, maxBytes: Int) -> (prefix: String, length: Int) {
     var length = 0

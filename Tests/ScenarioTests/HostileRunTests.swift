@@ -239,4 +239,14 @@ final class HostileRunTests: XCTestCase {
         XCTAssertEqual(yield.kind, .runtime)
         XCTAssertTrue(yield.location?.hasSuffix("scenario.lua:4") == true, "\(yield)")
     }
+
+    /// A string that is not UTF-8 handed to the host is refused, never replaced silently.
+    func testInvalidUTF8IsRefusedWhereTheHostReadsIt() throws {
+        let path = try writeScenario("scaleset { name = \"w\", capacity = 1, model = { image = \"v\\xff\" }, upgradePolicy = { mode = \"Manual\" } }\n")
+        XCTAssertThrowsError(try Scenario(path: path, options: options())) { error in
+            guard case ScenarioError.script(let lua, _) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(lua.message.contains("value.model.image is not valid UTF-8 text"), lua.message)
+            XCTAssertTrue(lua.location?.hasSuffix("scenario.lua:1") == true, "\(lua)")
+        }
+    }
 }
