@@ -13,13 +13,19 @@ public struct RunLimits: Equatable, Sendable {
     public var instances: Int
     /// Model versions over the whole run (every model update that changes something makes one).
     public var modelVersions: Int
+    /// Health probes over the whole run (100,000 instances probed every 5 s for days would
+    /// otherwise run for hours).
+    public var probes: Int
 
-    /// 100,000 actions, 5,000,000 events, 1,000,000 instances, 10,000 model versions.
-    public init(actions: Int = 100_000, events: Int = 5_000_000, instances: Int = 1_000_000, modelVersions: Int = 10_000) {
+    /// 100,000 actions, 5,000,000 events, 1,000,000 instances, 10,000 model versions,
+    /// 50,000,000 probes.
+    public init(actions: Int = 100_000, events: Int = 5_000_000, instances: Int = 1_000_000, modelVersions: Int = 10_000,
+                probes: Int = 50_000_000) {
         self.actions = actions
         self.events = events
         self.instances = instances
         self.modelVersions = modelVersions
+        self.probes = probes
     }
 }
 
@@ -44,7 +50,7 @@ public enum ModelLimits {
 
 /// A run-level limit was reached: the run ends (the command exits 2).
 public struct RunLimitExceeded: Error, Equatable, Sendable, CustomStringConvertible {
-    /// Which limit: `actions`, `events`, `instances` or `modelVersions`.
+    /// Which limit: `actions`, `events`, `instances`, `modelVersions` or `probes`.
     public var limit: String
     /// Its value.
     public var allowed: Int

@@ -46,6 +46,7 @@ extension Simulation {
         guard probing else { return }
         guard instances[id].lifecycle == .running || instances[id].lifecycle == .upgrading else { return }
         probeCount += 1
+        if probeCount > limits.probes { reachLimit("probes", limits.probes, detail: "") }
         let reply: ProbeReply
         if let health {
             let all = instances  // one buffer retain; the element is then lent, not copied

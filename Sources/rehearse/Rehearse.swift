@@ -56,6 +56,7 @@ struct ScenarioArguments: ParsableArguments {
     @Option(name: .customLong("max-instances"), help: "Most instances one run may create (initial, scale-out and MaxSurge).")
     var maxInstances = RunLimits().instances
     @Option(name: .customLong("max-model-versions"), help: "Most model versions one run may make.") var maxModelVersions = RunLimits().modelVersions
+    @Option(name: .customLong("max-probes"), help: "Most health probes one run may make.") var maxProbes = RunLimits().probes
 
     func options(print: @escaping (String) -> Void) throws -> ScenarioOptions {
         var options = ScenarioOptions()
@@ -64,11 +65,12 @@ struct ScenarioArguments: ParsableArguments {
         options.pluginPath = pluginPath
         options.strictWire = strictWire
         let limits = [("--max-actions", maxActions), ("--max-events", maxEvents), ("--max-instances", maxInstances),
-                      ("--max-model-versions", maxModelVersions)]
+                      ("--max-model-versions", maxModelVersions), ("--max-probes", maxProbes)]
         for (option, value) in limits where value < 1 {
             throw fail(Message("\(option) \(value): allowed a whole number of at least 1"))
         }
-        options.runLimits = RunLimits(actions: maxActions, events: maxEvents, instances: maxInstances, modelVersions: maxModelVersions)
+        options.runLimits = RunLimits(actions: maxActions, events: maxEvents, instances: maxInstances, modelVersions: maxModelVersions,
+                                      probes: maxProbes)
         if let lock {
             guard FileManager.default.fileExists(atPath: lock) else { throw fail(Message("--lock \(lock): no such file")) }
             options.lockPath = lock

@@ -249,4 +249,21 @@ final class HostileRunTests: XCTestCase {
             XCTAssertTrue(lua.location?.hasSuffix("scenario.lua:1") == true, "\(lua)")
         }
     }
+
+    /// Operations that last six days keep every other instance probed every 5 s for six days:
+    /// the run's probe limit ends it (here lowered, to keep the test short).
+    func testDaysOfProbingStopAtTheProbeLimit() throws {
+        let path = try writeScenario("""
+            scaleset { name = "web", capacity = 1000, upgradePolicy = { mode = "Rolling" }, timings = { upgrade = "P6D" },
+                       healthExtension = { protocol = "http", port = 80, requestPath = "/" } }
+            at("PT1M", function() update_model { image = "v2" } end)
+            """)
+        var o = options()
+        o.runLimits.probes = 200_000
+        XCTAssertThrowsError(try Scenario(path: path, options: o).run()) { error in
+            guard case ScenarioError.runLimit(let limit) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(limit.limit, "probes")
+            XCTAssertEqual(limit.allowed, 200_000)
+        }
+    }
 }
