@@ -55,7 +55,9 @@ void rh_host_set_budget(rh_host *h, long long instructions, int exact, unsigned 
     rh_stop_watchdog(h);
     h->budget = instructions > 0 ? instructions : 0;
     h->exact = exact;
-    h->grace_ms = grace_ms ? grace_ms : 1;
+    /* With an exact budget the watchdog only keeps the wall-clock backstop: a tick of 100 ms
+     * is enough for that, where the watchdog budget needs its grace time. */
+    h->grace_ms = exact ? 100 : (grace_ms ? grace_ms : 1);
     rh_start_watchdog(h);
 }
 
