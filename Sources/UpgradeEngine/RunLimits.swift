@@ -41,8 +41,10 @@ public enum ModelLimits {
         if attributes.count > Self.attributes {
             return "the model would have \(attributes.count) attributes; at most \(Self.attributes) are allowed"
         }
-        if let (key, value) = attributes.first(where: { $0.value.utf8.count > valueBytes }) {
-            return "attribute \(key) is \(value.utf8.count) bytes; at most \(valueBytes) are allowed"
+        // The first in key order, so the message is the same on every run.
+        if attributes.values.contains(where: { $0.utf8.count > valueBytes }),
+           let key = attributes.keys.sorted().first(where: { attributes[$0]!.utf8.count > valueBytes }) {
+            return "attribute \(key) is \(attributes[key]!.utf8.count) bytes; at most \(valueBytes) are allowed"
         }
         return nil
     }
