@@ -128,6 +128,24 @@ static void backstop(rh_host *h) {
     _exit(2);
 }
 
+/* The run's backstop: many calls, each under its own limits, have together spent too long. */
+static void run_backstop(rh_host *h) {
+    char message[768];
+    char reached[256];
+    memcpy(reached, h->reached, sizeof reached);
+    reached[sizeof reached - 1] = 0;
+    int n = snprintf(message, sizeof message,
+        "rehearse: error: the scenario's scripts have run for more than %u ms of wall time in this run, each call within "
+        "its own limits (much of it, likely, in C work the budget cannot count, such as a backtracking string pattern); "
+        "last line reached: %s; raise the limit with --max-script-seconds if the scenario really needs more\n",
+        h->run_backstop_ms, reached[0] ? reached : "unknown");
+    if (n > 0) {
+        ssize_t ignored = write(2, message, (size_t)n < sizeof message ? (size_t)n : sizeof message - 1);
+        (void)ignored;
+    }
+    _exit(2);
+}
+
 /* Wakes every grace period; a call still running under the same sequence number as at the last
  * wake has overrun: its thread is signalled to arm the count hook, and past the backstop the
  * process ends. */
@@ -148,6 +166,10 @@ static void *watchdog_main(void *arg) {
         int running = atomic_load(&h->in_call);
         struct timespec mono;
         clock_gettime(CLOCK_MONOTONIC, &mono);
+        if (running && h->run_backstop_ms) {
+            unsigned long long busy = atomic_fetch_add(&h->run_busy_ms, h->grace_ms) + h->grace_ms;
+            if (busy >= h->run_backstop_ms) run_backstop(h);
+        }
         if (running && now == seen) {
             if (!h->armed && !h->exact && h->budget > 0) pthread_kill(h->caller, watchdog_signal());
             long long elapsed_ms = (mono.tv_sec - since.tv_sec) * 1000LL + (mono.tv_nsec - since.tv_nsec) / 1000000LL;
@@ -164,7 +186,7 @@ static void *watchdog_main(void *arg) {
 void rh_start_watchdog(rh_host *h) {
     if (h->has_watchdog) return;
     int arms = !h->exact && h->budget > 0;
-    if (!arms && h->backstop_ms == 0) return;
+    if (!arms && h->backstop_ms == 0 && h->run_backstop_ms == 0) return;
     pthread_once(&signal_once, install_signal);
     /* The watchdog must not take the signal meant for the Lua thread. */
     sigset_t block, old;

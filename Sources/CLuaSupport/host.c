@@ -61,6 +61,14 @@ void rh_host_set_budget(rh_host *h, long long instructions, int exact, unsigned 
     rh_start_watchdog(h);
 }
 
+void rh_host_set_run_backstop(rh_host *h, unsigned ms) {
+    rh_stop_watchdog(h);
+    h->run_backstop_ms = ms;
+    rh_start_watchdog(h);
+}
+
+void rh_host_reset_run_time(rh_host *h) { atomic_store(&h->run_busy_ms, 0); }
+
 void rh_host_set_backstop(rh_host *h, unsigned ms) {
     rh_stop_watchdog(h);
     h->backstop_ms = ms;

@@ -65,6 +65,10 @@ struct rh_host {
     /* the wall-clock backstop: a call still running after backstop_ms has work the count hook
      * cannot see (a C library function, the collector); the process ends with a message */
     unsigned backstop_ms;
+    /* the run's backstop: wall time spent inside calls since the last reset, sampled by the
+     * watchdog at each tick; past run_backstop_ms the process ends with a message */
+    unsigned run_backstop_ms;
+    atomic_ullong run_busy_ms;
     volatile int current_ref;    /* registry ref of the innermost call's function (for its label) */
     char reached[256];           /* the last line reached, as the hook and wrappers saw it */
     char *labels[RH_LABEL_MAX];  /* labels by registry ref (refs above the table are unnamed) */

@@ -25,6 +25,11 @@ public struct LuaLimits: Sendable, Equatable {
     /// count hook cannot see and nothing can safely interrupt: a backtracking string pattern,
     /// a collection of a pathological heap. Budgets stop every other runaway call long before.
     public var wallClockMilliseconds: Int
+    /// Wall-clock milliseconds all calls of one run may spend together (sampled every 100 ms by
+    /// the watchdog; 0 = never) before the process ends with exit status 2: a last resort for a
+    /// run of many calls that each stay within their limits but spend long in C work no budget
+    /// counts. The host starts each run's count with `LuaState.resetRunTime()`.
+    public var runWallClockMilliseconds: Int = 30_000
 
     /// 10,000,000 instructions a call, 64 MiB, counted exactly (the verdict and the line named
     /// are the same on every run, whatever the machine's load), a 5 s backstop.
@@ -37,5 +42,9 @@ public struct LuaLimits: Sendable, Equatable {
     }
 
     /// No budget, no memory cap, no backstop: for trusted code only.
-    public static let unlimited = LuaLimits(instructions: 0, memoryBytes: 0, wallClockMilliseconds: 0)
+    public static let unlimited: LuaLimits = {
+        var limits = LuaLimits(instructions: 0, memoryBytes: 0, wallClockMilliseconds: 0)
+        limits.runWallClockMilliseconds = 0
+        return limits
+    }()
 }

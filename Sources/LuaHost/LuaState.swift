@@ -56,7 +56,11 @@ public final class LuaState {
         case .watchdog(let ms): rh_host_set_budget(host, Int64(limits.instructions), 0, UInt32(clamping: max(1, ms)))
         }
         rh_host_set_backstop(host, UInt32(clamping: max(0, limits.wallClockMilliseconds)))
+        rh_host_set_run_backstop(host, UInt32(clamping: max(0, limits.runWallClockMilliseconds)))
     }
+
+    /// Starts the run's count of wall time spent in calls from zero (`runWallClockMilliseconds`).
+    public func resetRunTime() { rh_host_reset_run_time(host) }
 
     /// Runs `body`, whose allocations are the host's own bookkeeping (tables it keeps per
     /// instance, registry references): they raise the memory cap by as much, so they never count

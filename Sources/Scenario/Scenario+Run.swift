@@ -32,6 +32,7 @@ extension Scenario {
         }
         sim.strictWire = strictWire
         sim.limits = options.runLimits
+        state.resetRunTime()
         for (time, callback) in timeline { schedule(callback, at: time, on: sim) }
         simulation = sim
         return sim

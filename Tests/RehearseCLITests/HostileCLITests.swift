@@ -236,4 +236,22 @@ final class HostileCLITests: XCTestCase {
         XCTAssertEqual(files.count, 1)
         XCTAssertEqual(orders.first?.count, 12)
     }
+
+    /// A backtracking pattern costing a fraction of a second per probe stays within every
+    /// call's limits, and a simulated hour of it took 48 minutes: the run's wall-clock backstop
+    /// ends it (lowered here to 2 s to keep the test short).
+    func testManyModeratelySlowCallsMeetTheRunBackstop() throws {
+        let path = try scenario("""
+            health(function(vm)
+              string.find(string.rep("a", 24), string.rep("a*", 9) .. "b")
+              return { applicationHealthState = "Healthy" }
+            end)
+            at("PT1H", function() end)
+            """)
+        let (out, elapsed) = try timed(["run", path, "--max-script-seconds", "2"])
+        XCTAssertEqual(out.status, 2)
+        XCTAssertTrue(out.stderr.contains("more than 2000 ms of wall time in this run"), out.stderr)
+        XCTAssertTrue(out.stderr.contains("last line reached: "), out.stderr)
+        XCTAssertLessThan(elapsed, 15)
+    }
 }

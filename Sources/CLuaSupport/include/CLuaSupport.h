@@ -49,6 +49,12 @@ size_t rh_host_bytes(rh_host *h);
  * and a message naming the call's label and the last line reached: work inside C library
  * functions and the collector is invisible to the count hook and cannot be interrupted safely. */
 void rh_host_set_backstop(rh_host *h, unsigned ms);
+/* Wall-clock backstop of a whole run: the watchdog samples, at each tick, whether a call is
+ * running, and ends the process once the time so counted passes `ms` (0 = never). A last resort
+ * for runs of many calls each spending long in C work no budget counts. */
+void rh_host_set_run_backstop(rh_host *h, unsigned ms);
+/* Starts the run's count of wall time spent in calls from zero. */
+void rh_host_reset_run_time(rh_host *h);
 /* Names registry ref `ref` (a function the host calls) for the backstop's message. */
 void rh_label_ref(rh_host *h, int ref, const char *label);
 /* Ends the running call from inside it: every following instruction raises, past any pcall, and
