@@ -107,20 +107,16 @@ static void install_signal(void) {
     sigaction(watchdog_signal(), &sa, NULL);
 }
 
-/* The backstop: the call is stuck where no hook can reach it. Nothing of the Lua state is safe
- * to touch from this thread, so the process ends with what the host recorded. */
-static void backstop(rh_host *h) {
-    char message[768];
-    int ref = h->current_ref;
-    const char *label = ref >= 0 && ref < RH_LABEL_MAX && h->labels[ref] ? h->labels[ref] : "a Lua call";
+/* Ends the process from the watchdog thread: writes `what`, then the last line reached, then
+ * `advice`, to standard error, and exits with status 2. Nothing of the Lua state is safe to touch
+ * from this thread, so only what the host recorded is used. */
+static void end_process(rh_host *h, const char *what, const char *advice) {
+    char message[1024];
     char reached[256];
     memcpy(reached, h->reached, sizeof reached);
     reached[sizeof reached - 1] = 0;
-    int n = snprintf(message, sizeof message,
-        "rehearse: error: %s: still running after %u ms of wall time, in work the instruction budget cannot "
-        "count (a C library function such as a backtracking string pattern, or the garbage collector); "
-        "last line reached: %s\n",
-        label, h->backstop_ms, reached[0] ? reached : "unknown");
+    int n = snprintf(message, sizeof message, "rehearse: error: %s; last line reached: %s%s\n",
+                     what, reached[0] ? reached : "unknown", advice);
     if (n > 0) {
         ssize_t ignored = write(2, message, (size_t)n < sizeof message ? (size_t)n : sizeof message - 1);
         (void)ignored;
@@ -128,22 +124,25 @@ static void backstop(rh_host *h) {
     _exit(2);
 }
 
+/* The backstop: the call is stuck where no hook can reach it. */
+static void backstop(rh_host *h) {
+    char what[512];
+    int ref = h->current_ref;
+    const char *label = ref >= 0 && ref < RH_LABEL_MAX && h->labels[ref] ? h->labels[ref] : "a Lua call";
+    snprintf(what, sizeof what,
+        "%s: still running after %u ms of wall time, in work the instruction budget cannot count (a C library "
+        "function such as a backtracking string pattern, or the garbage collector)", label, h->backstop_ms);
+    end_process(h, what, "");
+}
+
 /* The run's backstop: many calls, each under its own limits, have together spent too long. */
 static void run_backstop(rh_host *h) {
-    char message[768];
-    char reached[256];
-    memcpy(reached, h->reached, sizeof reached);
-    reached[sizeof reached - 1] = 0;
-    int n = snprintf(message, sizeof message,
-        "rehearse: error: the scenario's scripts have run for more than %u ms of wall time in this run, each call within "
-        "its own limits (much of it, likely, in C work the budget cannot count, such as a backtracking string pattern); "
-        "last line reached: %s; raise the limit with --max-script-seconds if the scenario really needs more\n",
-        h->run_backstop_ms, reached[0] ? reached : "unknown");
-    if (n > 0) {
-        ssize_t ignored = write(2, message, (size_t)n < sizeof message ? (size_t)n : sizeof message - 1);
-        (void)ignored;
-    }
-    _exit(2);
+    char what[512];
+    snprintf(what, sizeof what,
+        "the scenario's scripts have run for more than %u ms of wall time in this run, each call within its own "
+        "limits (much of it, likely, in C work the budget cannot count, such as a backtracking string pattern)",
+        h->run_backstop_ms);
+    end_process(h, what, "; raise the limit with --max-script-seconds if the scenario really needs more");
 }
 
 /* Wakes every grace period; a call still running under the same sequence number as at the last
