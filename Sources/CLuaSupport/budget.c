@@ -115,8 +115,9 @@ static void end_process(rh_host *h, const char *what, const char *advice) {
     char reached[256];
     memcpy(reached, h->reached, sizeof reached);
     reached[sizeof reached - 1] = 0;
-    int n = snprintf(message, sizeof message, "rehearse: error: %s; last line reached: %s%s\n",
-                     what, reached[0] ? reached : "unknown", advice);
+    /* The watchdog holds h->mutex while it runs, so the label is not being written. */
+    int n = snprintf(message, sizeof message, "rehearse: error: %s%s%s; last line reached: %s%s\n",
+                     h->run_label, h->run_label[0] ? ": " : "", what, reached[0] ? reached : "unknown", advice);
     if (n > 0) {
         ssize_t ignored = write(2, message, (size_t)n < sizeof message ? (size_t)n : sizeof message - 1);
         (void)ignored;

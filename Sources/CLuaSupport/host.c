@@ -67,6 +67,12 @@ void rh_host_set_run_backstop(rh_host *h, unsigned ms) {
     rh_start_watchdog(h);
 }
 
+void rh_host_set_run_label(rh_host *h, const char *label) {
+    pthread_mutex_lock(&h->mutex);
+    snprintf(h->run_label, sizeof h->run_label, "%s", label ? label : "");
+    pthread_mutex_unlock(&h->mutex);
+}
+
 void rh_host_reset_run_time(rh_host *h) { atomic_store(&h->run_busy_ms, 0); }
 
 void rh_host_set_backstop(rh_host *h, unsigned ms) {

@@ -71,6 +71,7 @@ struct rh_host {
     atomic_ullong run_busy_ms;
     volatile int current_ref;    /* registry ref of the innermost call's function (for its label) */
     char reached[256];           /* the last line reached, as the hook and wrappers saw it */
+    char run_label[64];          /* what the process-ending messages name first ("seed 7"), or empty */
     char *labels[RH_LABEL_MAX];  /* labels by registry ref (refs above the table are unnamed) */
 
     /* threads running inside the current call: the main thread, then resumed coroutines */

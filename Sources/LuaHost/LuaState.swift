@@ -59,6 +59,10 @@ public final class LuaState {
         rh_host_set_run_backstop(host, UInt32(clamping: max(0, limits.runWallClockMilliseconds)))
     }
 
+    /// What the wall-clock backstops name first when they end the process (`seed 7`), so a
+    /// message from one of many runs says which.
+    public func setRunLabel(_ label: String) { rh_host_set_run_label(host, label) }
+
     /// Starts the run's count of wall time spent in calls from zero (`runWallClockMilliseconds`).
     public func resetRunTime() { rh_host_reset_run_time(host) }
 

@@ -54,9 +54,16 @@ public struct Diagnostic: Equatable, Sendable {
             }
         case let failure as ValidationFailure:
             return failure.problems.map { Diagnostic(.error, $0.message, location: $0.field) }
-        case let failure as ExpectationFailure:
-            return [Diagnostic(.error, "\(failure.key) is \(failure.actual), expected \(failure.expected)",
-                               location: "expect at \(failure.location)", exitCode: 1)]
+        case let result as ExpectationResult:
+            return [Diagnostic(.error, "\(result.key) is \(result.actual), expected \(result.expected)",
+                               location: "expect at \(result.location)", exitCode: 1)]
+        case let failure as RunFailure:
+            // One run among many: each diagnostic names the run's seed first.
+            return of(failure.error).map { d in
+                var d = d
+                d.message = "seed \(failure.seed): " + d.message
+                return d
+            }
         default:
             return [Diagnostic(.error, "\(error)")]
         }

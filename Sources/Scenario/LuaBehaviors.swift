@@ -19,7 +19,7 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
     let latest: LuaTableRef
     let deferMetrics: Bool
 
-    init(_ runtime: ScriptRuntime, _ callback: Scenario.Callback, definition: ScaleSetDefinition) {
+    init(_ runtime: ScriptRuntime, _ callback: ScriptSession.Callback, definition: ScaleSetDefinition) {
         latest = runtime.state.referenceNewTable(arraySize: definition.capacity)
         deferMetrics = definition.healthExtension?.richStates ?? false
         super.init(runtime, callback)
@@ -154,10 +154,10 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
 /// never refers to the simulation, so holding it strongly makes no cycle.
 class ScriptBehavior {
     let runtime: ScriptRuntime
-    let callback: Scenario.Callback
+    let callback: ScriptSession.Callback
     var state: LuaState { runtime.state }
 
-    init(_ runtime: ScriptRuntime, _ callback: Scenario.Callback) {
+    init(_ runtime: ScriptRuntime, _ callback: ScriptSession.Callback) {
         self.runtime = runtime
         self.callback = callback
     }

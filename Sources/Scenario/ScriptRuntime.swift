@@ -144,7 +144,7 @@ final class ScriptRuntime {
 
     /// Calls `callback` with the instance's table and the time (seconds), handing the first
     /// result to `read`. Script errors carry the instance and the time.
-    func invoke<R>(_ callback: Scenario.Callback, _ what: StaticString, _ vm: borrowing Instance, _ time: Millis, extra: String? = nil,
+    func invoke<R>(_ callback: ScriptSession.Callback, _ what: StaticString, _ vm: borrowing Instance, _ time: Millis, extra: String? = nil,
                    read: (LuaStack) throws -> R) throws -> R {
         let table = vmTable(for: vm)
         let outer = activity
@@ -169,7 +169,7 @@ final class ScriptRuntime {
     }
 
     /// A result of the wrong kind: a script error located where the function was registered.
-    func badResult(_ callback: Scenario.Callback, _ message: String, _ what: StaticString, _ vm: borrowing Instance, _ time: Millis) -> ScenarioError {
+    func badResult(_ callback: ScriptSession.Callback, _ message: String, _ what: StaticString, _ vm: borrowing Instance, _ time: Millis) -> ScenarioError {
         .script(LuaError(kind: .runtime, message: message, location: callback.location, function: what.description), context: context(what, vm, time))
     }
 }

@@ -31,22 +31,39 @@ public struct InstanceOutcome: Equatable, Sendable {
     public var leftBehind: LeftBehind?
 }
 
-/// Everything a run produced, as data: its events in order, its summary and the final state of
-/// every instance. Text, JSON and reports are renderings of this; nothing parses them back.
-public struct RunRecord: Sendable {
+/// Everything a run produced, as data: its events in order, its summary, the final state of
+/// every instance, and the inputs that decide it (the seed and the policy in effect). Text, JSON
+/// and reports are renderings of this; nothing parses them back.
+public struct RunRecord: Equatable, Sendable {
+    /// The seed of the run's random numbers (`math.random` and every seeded injector).
+    public var seed: UInt64
+    /// The upgrade policy in effect: the definition's, with any overrides applied.
+    public var policy: UpgradePolicy
     /// Every event, in the order they happened (empty when the run did not keep them).
     public var events: [Event]
     /// Status, availability, skipped and protected instances, probes.
     public var summary: RunSummary
     /// Every instance ever created, by id.
     public var instances: [InstanceOutcome]
+    /// How many rolling upgrades started.
+    public var upgrades: Int
+    /// Every key of every expectation, in the order they were written, held or not.
+    public var expectations: [ExpectationResult]
 
-    /// A record of `events`, `summary` and `instances`.
-    public init(events: [Event], summary: RunSummary, instances: [InstanceOutcome]) {
+    /// A record of one run.
+    public init(seed: UInt64 = 0, policy: UpgradePolicy = UpgradePolicy(), events: [Event], summary: RunSummary,
+                instances: [InstanceOutcome], upgrades: Int = 0, expectations: [ExpectationResult] = []) {
+        self.seed = seed
+        self.policy = policy
         self.events = events
         self.summary = summary
         self.instances = instances
+        self.upgrades = upgrades
+        self.expectations = expectations
     }
+
+    /// The expectation keys the run did not meet.
+    public var failedExpectations: [ExpectationResult] { expectations.filter { !$0.held } }
 }
 
 extension Simulation {

@@ -21,7 +21,7 @@ public struct Availability: Equatable, Sendable {
 }
 
 /// What a finished run leaves behind.
-public struct RunSummary: Sendable {
+public struct RunSummary: Equatable, Sendable {
     /// When the run ended, in milliseconds.
     public var endTime: Millis
     /// The latest rolling upgrade's status (nil when none ran).

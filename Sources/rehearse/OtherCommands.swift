@@ -19,11 +19,11 @@ struct PlanCommand: ParsableCommand {
         let loaded = try loadScenario(scenario, print: { printError("print: \($0)") })
         let plan: UpgradePlan
         do {
-            plan = try loaded.plan { event in
+            plan = try Rehearsal.plan(loaded, seed: scenario.seed, print: { printError("print: \($0)") }) { event in
                 warnIfWire(event)
             }
         } catch {
-            throw fail(error)
+            throw fail(error.error)
         }
         if json {
             print(plan.json.serialized(pretty: false))
@@ -71,9 +71,9 @@ struct ValidateCommand: ParsableCommand {
         options.pluginPath = pluginPath
         options.print = { _ in }
         do {
-            let scenario = try Scenario(path: file, options: options)
+            let scenario = try ScenarioDefinition(path: file, options: options)
             for warning in scenario.warnings { warn(warning) }
-            let d = scenario.definition
+            let d = scenario.scaleSet
             print("\(file): ok (\(d.name), \(d.capacity) instances, \(d.policy.mode.rawValue) mode\(d.zones.isEmpty ? "" : ", zones \(d.zones.joined(separator: ","))"))")
         } catch {
             throw fail(error)

@@ -159,9 +159,9 @@ func warnIfWire(_ event: Event) {
 }
 
 /// Loads a scenario, turning its errors into exit status 2.
-func loadScenario(_ arguments: ScenarioArguments, print: @escaping (String) -> Void) throws -> Scenario {
+func loadScenario(_ arguments: ScenarioArguments, print: @escaping (String) -> Void) throws -> ScenarioDefinition {
     do {
-        let scenario = try Scenario(path: arguments.scenario, options: try arguments.options(print: print))
+        let scenario = try ScenarioDefinition(path: arguments.scenario, options: try arguments.options(print: print))
         for warning in scenario.warnings { warn(warning) }
         return scenario
     } catch let error as ValidationError {

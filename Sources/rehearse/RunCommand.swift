@@ -27,28 +27,29 @@ struct RunCommand: ParsableCommand {
 
     func run() throws {
         let quiet = json
-        let loaded = try loadScenario(scenario, print: { line in
+        let printLine: (String) -> Void = { line in
             if quiet { printError("print: \(line)") } else { print("print: \(line)") }
-        })
+        }
+        let loaded = try loadScenario(scenario, print: printLine)
         var eventFile: EventsFile?
         if let events {
             do { eventFile = try EventsFile(path: events) } catch { throw fail(error) }
         }
         let timeline = Timeline(verbose: verbose)
-        let result: ScenarioResult
+        let result: RunRecord
         do {
-            result = try loaded.run { event in
+            result = try Rehearsal.run(loaded, seed: scenario.seed, print: printLine) { event in
                 eventFile?.writeLine(event.jsonLine)
                 warnIfWire(event)
                 if !quiet, let line = timeline.line(for: event) { print(line) }
             }
         } catch {
-            throw fail(error)
+            throw fail(error.error)
         }
         do { try eventFile?.finish() } catch { throw fail(error) }
-        let history = JSON.array(result.summary.osUpgradeHistory.map { $0.json(location: loaded.definition.location) })
+        let history = JSON.array(result.summary.osUpgradeHistory.map { $0.json(location: loaded.scaleSet.location) })
         let statusJSON = shape == .rest
-            ? result.summary.status?.restJSON(scaleSet: loaded.definition.name).serialized()
+            ? result.summary.status?.restJSON(scaleSet: loaded.scaleSet.name).serialized()
             : result.summary.status?.json().serialized()
         if json && osUpgradeHistory {
             print(history.serialized())
@@ -69,7 +70,7 @@ struct RunCommand: ParsableCommand {
             if !result.summary.skipped.isEmpty { print("Skipped (SkipUpgrade): \(result.summary.skipped)") }
             if !result.summary.protected.isEmpty { print("Protected (protectFromScaleSetActions): \(result.summary.protected)") }
             if !result.summary.rollbackFailed.isEmpty { print("Rollback failed (still on the new model): \(result.summary.rollbackFailed)") }
-            let behind = result.record.instances.filter { $0.leftBehind != nil }
+            let behind = result.instances.filter { $0.leftBehind != nil }
             if !behind.isEmpty {
                 let byReason = LeftBehind.allCases.compactMap { reason -> String? in
                     let ids = behind.filter { $0.leftBehind == reason }.map(\.id)
@@ -84,9 +85,10 @@ struct RunCommand: ParsableCommand {
             }
             if result.summary.hitTimeLimit { print("Stopped at the time limit with work left.") }
         }
-        report(result.failures.flatMap { Diagnostic.of($0) })
-        if !result.failures.isEmpty { throw ExitCode(1) }
-        if !json && result.expectationCount > 0 { print("All \(result.expectationCount) expectation(s) held.") }
+        let failed = result.failedExpectations
+        report(failed.flatMap { Diagnostic.of($0) })
+        if !failed.isEmpty { throw ExitCode(1) }
+        if !json && !loaded.expectations.isEmpty { print("All \(loaded.expectations.count) expectation(s) held.") }
     }
 }
 

@@ -68,7 +68,7 @@ final class BundleVersionTests: XCTestCase {
         var o = options()
         o.pluginPath = [root]
         let path = try writeScenario(baseScaleSet + "\nassert(require('slow').answer == 1)")
-        XCTAssertEqual(try Scenario(path: path, options: o).run().failedExpectations, [])
+        XCTAssertEqual(try load(path: path, options: o).run().failedExpectations, [])
     }
 
     func testDependenciesPickTheNewestVersionEveryConstraintAccepts() throws {
@@ -86,7 +86,7 @@ final class BundleVersionTests: XCTestCase {
         var o = options()
         o.pluginPath = [root]
         let path = try writeScenario(baseScaleSet + "\nassert(require('app').answer == '1.1')")
-        XCTAssertEqual(try Scenario(path: path, options: o).run().failedExpectations, [])
+        XCTAssertEqual(try load(path: path, options: o).run().failedExpectations, [])
     }
 
     /// 14 bundles of 3 versions each, every one depending on the next, the last one needing a

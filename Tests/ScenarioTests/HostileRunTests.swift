@@ -22,7 +22,7 @@ final class HostileRunTests: XCTestCase {
         configure(&o)
         let started = Date()
         do {
-            _ = try Scenario(path: path, options: o).run()
+            _ = try load(path: path, options: o).run()
             return (nil, Date().timeIntervalSince(started))
         } catch let error as ScenarioError {
             return (error, Date().timeIntervalSince(started))
@@ -32,7 +32,7 @@ final class HostileRunTests: XCTestCase {
     /// The error one run of the scenario at `path` ends with, or nil.
     func runOnce(_ path: String) throws -> ScenarioError? {
         do {
-            _ = try Scenario(path: path, options: options()).run()
+            _ = try load(path: path, options: options()).run()
             return nil
         } catch let error as ScenarioError {
             return error
@@ -142,7 +142,7 @@ final class HostileRunTests: XCTestCase {
         let huge = try writeScenario("""
             scaleset { name = "web", capacity = 300, model = { image = string.rep("x", 15e6) }, upgradePolicy = { mode = "Manual" } }
             """)
-        XCTAssertThrowsError(try Scenario(path: huge, options: options())) { error in
+        XCTAssertThrowsError(try load(path: huge, options: options())) { error in
             guard case ScenarioError.definition(let problems, _) = error else { return XCTFail("\(error)") }
             XCTAssertEqual(problems.map(\.field), ["scaleset.model"])
         }
@@ -163,7 +163,7 @@ final class HostileRunTests: XCTestCase {
     func testPrintKeepsAtMost64KiB() throws {
         var printed: [String] = []
         let path = try writeScenario(rolling + "local s = string.rep('x', 25e6)\nprint(s, s, s, s)\n")
-        _ = try Scenario(path: path, options: options(printed: { printed.append($0) }))
+        _ = try load(path: path, options: options(printed: { printed.append($0) }))
         XCTAssertEqual(printed.count, 1)
         XCTAssertLessThan(printed[0].utf8.count, maxPrintBytes + 100)
         XCTAssertTrue(printed[0].hasSuffix("(\(100_000_000 - maxPrintBytes) more bytes not shown)"), String(printed[0].suffix(80)))
@@ -181,7 +181,7 @@ final class HostileRunTests: XCTestCase {
             at("PT1M", function() update_model { image = "v2" } end)
             """)
         let started = Date()
-        let result = try Scenario(path: path, options: options()).run { events.append($0) }
+        let result = try load(path: path, options: options()).run { events.append($0) }
         XCTAssertLessThan(Date().timeIntervalSince(started), 15)
         XCTAssertEqual(result.summary.status?.error?.code, "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade")
         let warnings = events.compactMap { event -> String? in
@@ -210,7 +210,7 @@ final class HostileRunTests: XCTestCase {
         func failure(_ text: String) throws -> LuaError? {
             let path = try writeScenario(text)
             do {
-                _ = try Scenario(path: path, options: options()).run()
+                _ = try load(path: path, options: options()).run()
                 return nil
             } catch let error as ScenarioError {
                 guard case .script(let lua, _) = error else { return nil }
@@ -243,7 +243,7 @@ final class HostileRunTests: XCTestCase {
     /// A string that is not UTF-8 handed to the host is refused, never replaced silently.
     func testInvalidUTF8IsRefusedWhereTheHostReadsIt() throws {
         let path = try writeScenario("scaleset { name = \"w\", capacity = 1, model = { image = \"v\\xff\" }, upgradePolicy = { mode = \"Manual\" } }\n")
-        XCTAssertThrowsError(try Scenario(path: path, options: options())) { error in
+        XCTAssertThrowsError(try load(path: path, options: options())) { error in
             guard case ScenarioError.script(let lua, _) = error else { return XCTFail("\(error)") }
             XCTAssertTrue(lua.message.contains("value.model.image is not valid UTF-8 text"), lua.message)
             XCTAssertTrue(lua.location?.hasSuffix("scenario.lua:1") == true, "\(lua)")
@@ -260,7 +260,7 @@ final class HostileRunTests: XCTestCase {
             """)
         var o = options()
         o.runLimits.probes = 200_000
-        XCTAssertThrowsError(try Scenario(path: path, options: o).run()) { error in
+        XCTAssertThrowsError(try load(path: path, options: o).run()) { error in
             guard case ScenarioError.runLimit(let limit) = error else { return XCTFail("\(error)") }
             XCTAssertEqual(limit.limit, "probes")
             XCTAssertEqual(limit.allowed, 200_000)

@@ -32,7 +32,7 @@ final class HostileScenarioTests: XCTestCase {
         }
         // The same inside scaleset { model = ... }.
         let path = try writeScenario("local t = 'v1' for i = 1, 40 do t = { k = t } end\nscaleset { name = 'web', capacity = 2, model = t }")
-        XCTAssertThrowsError(try Scenario(path: path, options: options())) { error in
+        XCTAssertThrowsError(try load(path: path, options: options())) { error in
             guard case ScenarioError.script(let e, _) = error else { return XCTFail("\(error)") }
             XCTAssertTrue(e.message.contains("table nested deeper than 32 levels"), "\(e)")
         }
@@ -123,7 +123,7 @@ final class HostileScenarioTests: XCTestCase {
             at("PT1M", function() at("PT3M", function() print("inner at", os.clock()) end) end)
             at("PT2M", function() print("outer at", os.clock()) end)
             """)
-        _ = try Scenario(path: path, options: o).run()
+        _ = try load(path: path, options: o).run()
         XCTAssertEqual(printed, ["outer at\t120.0", "inner at\t180.0"])
         let past = try XCTUnwrap(scriptError("at('PT2M', function() at('PT1M', function() end) end)"))
         XCTAssertTrue(past.0.message.hasSuffix("at(PT1M) is in the past: the virtual clock reads PT2M"), past.0.message)
@@ -138,7 +138,7 @@ final class HostileScenarioTests: XCTestCase {
             health(function(vm, now) return { applicationHealthState = "Healthy" } end)
             at("PT1M", function() update_model { image = "v2" } end)
             """)
-        let result = try Scenario(path: path, options: o).run()
+        let result = try load(path: path, options: o).run()
         // Every instance has its vm table and answered its first probe: the host's tables do not
         // eat the script's 64 MiB.
         XCTAssertGreaterThanOrEqual(result.summary.probes, 100_000)
@@ -162,7 +162,7 @@ final class HostileScenarioTests: XCTestCase {
             """)
         func run() throws -> [String] {
             var lines: [String] = []
-            _ = try Scenario(path: path, options: options(printed: { lines.append($0) })).run { lines.append($0.jsonLine) }
+            _ = try load(path: path, options: options(printed: { lines.append($0) })).run { lines.append($0.jsonLine) }
             return lines
         }
         let first = try run()
@@ -188,10 +188,10 @@ final class HostileScenarioTests: XCTestCase {
         #"{ "name": "\#(name)", "version": "\#(version)", "api": ">=1.0.0 <2.0.0", "description": "test", "exports": {} }"#
     }
 
-    func run(_ script: String, pluginPath: [String]) throws -> ScenarioResult {
+    func run(_ script: String, pluginPath: [String]) throws -> RunRecord {
         var o = options()
         o.pluginPath = pluginPath
-        return try Scenario(path: try writeScenario(baseScaleSet + "\n" + script), options: o).run()
+        return try load(path: try writeScenario(baseScaleSet + "\n" + script), options: o).run()
     }
 
     func testHugeManifestIsNotReadAndBundlesAreReadOnlyWhenRequired() throws {
@@ -206,7 +206,7 @@ final class HostileScenarioTests: XCTestCase {
         XCTAssertEqual(catalog.problems, ["manifest \(root)/huge/rehearse-plugin.json is 1073741824 bytes; at most 65536 are read"])
         // A run that requires the good bundle works; one that requires nothing never reads a manifest.
         XCTAssertEqual(try run("local g = require 'good' assert(g.answer == 42)", pluginPath: [root]).failedExpectations, [])
-        let scenario = try Scenario(path: try writeScenario(baseScaleSet), options: { var o = options(); o.pluginPath = [root]; return o }())
+        let scenario = try load(path: try writeScenario(baseScaleSet), options: { var o = options(); o.pluginPath = [root]; return o }())
         _ = try scenario.run()
     }
 

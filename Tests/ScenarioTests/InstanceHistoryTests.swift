@@ -30,7 +30,7 @@ final class InstanceHistoryTests: XCTestCase {
             end)
             at("PT1M", function() update_model { image = "v2" } end)
             """)
-        _ = try Scenario(path: path, options: options(printed: { printed.append($0) })).run()
+        _ = try load(path: path, options: options(printed: { printed.append($0) })).run()
         // Upgrade from 60 s, 2 minutes: it fails at 180 s and the instance restarts then, on v1.
         XCTAssertEqual(printed, ["180\tupgrade\tfailed\t180\t1"])
     }
@@ -70,14 +70,14 @@ final class InstanceHistoryTests: XCTestCase {
             end)
             at("PT1M", function() update_model { image = "v2" } end)
             """)
-        _ = try Scenario(path: path, options: options(printed: { printed.append($0) })).run()
+        _ = try load(path: path, options: options(printed: { printed.append($0) })).run()
         XCTAssertEqual(printed, ["2\t0\tcreate", "3\t1\tcreate"])
     }
 
     /// A bad expect key is reported at the expect line, not at the scaleset.
     func testBadExpectKeyIsLocatedAtTheExpectLine() throws {
         let path = try writeScenario(rolling + "\n\n\nexpect { code = \"Completed\", bogus = 3 }\n")
-        XCTAssertThrowsError(try Scenario(path: path, options: options())) { error in
+        XCTAssertThrowsError(try load(path: path, options: options())) { error in
             let diagnostics = Diagnostic.of(error)
             // Lua shortens long chunk names from the left; the line is the expect call's.
             XCTAssertEqual(diagnostics.count, 1)
@@ -93,7 +93,7 @@ final class InstanceHistoryTests: XCTestCase {
             scaleset { name = "web", capacity = 2, model = { image = "v1", sku = "Standard_D2s_v3", imageVersion = "1.2.3" },
               upgradePolicy = { mode = "Manual" } }
             """)
-        XCTAssertThrowsError(try Scenario(path: bare, options: options())) { error in
+        XCTAssertThrowsError(try load(path: bare, options: options())) { error in
             XCTAssertEqual(Diagnostic.of(error).compactMap(\.location), ["scaleset.model.imageVersion", "scaleset.model.sku"])
         }
         let nested = try writeScenario("""
@@ -101,8 +101,8 @@ final class InstanceHistoryTests: XCTestCase {
                                                               imageReference = { sku = "22_04-lts-gen2", version = "1.2.3" } },
               upgradePolicy = { mode = "Manual" } }
             """)
-        let scenario = try Scenario(path: nested, options: options())
-        XCTAssertEqual(scenario.definition.model, ["image": "v1", "sku.name": "Standard_D2s_v3",
+        let scenario = try load(path: nested, options: options())
+        XCTAssertEqual(scenario.definition.scaleSet.model, ["image": "v1", "sku.name": "Standard_D2s_v3",
                                                    "imageReference.sku": "22_04-lts-gen2", "imageReference.version": "1.2.3"])
     }
 
@@ -112,7 +112,7 @@ final class InstanceHistoryTests: XCTestCase {
         var o = options()
         o.pluginPath = ["Tests/../plugins"]
         let cwd = FileManager.default.currentDirectoryPath
-        XCTAssertThrowsError(try Scenario(path: path, options: o)) { error in
+        XCTAssertThrowsError(try load(path: path, options: o)) { error in
             let message = Diagnostic.of(error).first?.message ?? ""
             XCTAssertTrue(message.contains("the plugin path (\(cwd)/plugins, \(cwd)/plugins;"), message)
         }

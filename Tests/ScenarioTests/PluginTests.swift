@@ -4,10 +4,10 @@ import UpgradeEngine
 import XCTest
 
 final class PluginTests: XCTestCase {
-    func runExample(_ bundle: String) throws -> (ScenarioResult, [Event]) {
+    func runExample(_ bundle: String) throws -> (RunRecord, [Event]) {
         let (result, events) = try runScenario(repositoryRoot + "/plugins/\(bundle)/example.lua")
         XCTAssertEqual(result.failedExpectations, [], bundle)
-        XCTAssertGreaterThan(result.expectationCount, 0)
+        XCTAssertGreaterThan(result.expectations.count, 0)
         return (result, events)
     }
 
@@ -67,7 +67,7 @@ final class PluginTests: XCTestCase {
         var o = options()
         o.pluginPath = [root]
         let path = try writeScenario(baseScaleSet + "\nlocal f = require 'future'")
-        XCTAssertThrowsError(try Scenario(path: path, options: o)) { error in
+        XCTAssertThrowsError(try load(path: path, options: o)) { error in
             XCTAssertTrue("\(error)".contains("no version of future fits; future 3.0.0 (\(root)/future): needs host API >=2.0.0, this rehearse provides 1.1.0"), "\(error)")
         }
         XCTAssertEqual(PluginCatalog(searchPath: [root]).check().map(\.kind), [.incompatible])
@@ -75,7 +75,7 @@ final class PluginTests: XCTestCase {
 
     func testMissingBundleIsAClearError() throws {
         let path = try writeScenario(baseScaleSet + "\nlocal f = require 'nowhere'")
-        XCTAssertThrowsError(try Scenario(path: path, options: options())) { error in
+        XCTAssertThrowsError(try load(path: path, options: options())) { error in
             XCTAssertTrue("\(error)".contains("module 'nowhere' not found"), "\(error)")
             XCTAssertTrue("\(error)".contains("scenario.lua:6"), "\(error)")
         }
@@ -98,7 +98,7 @@ final class PluginTests: XCTestCase {
         var o = options()
         o.pluginPath = [root]
         let path = try writeScenario(baseScaleSet + "\nrequire 'sneaky'")
-        XCTAssertThrowsError(try Scenario(path: path, options: o)) { error in
+        XCTAssertThrowsError(try load(path: path, options: o)) { error in
             XCTAssertTrue("\(error)".contains("refused"), "\(error)")
         }
     }

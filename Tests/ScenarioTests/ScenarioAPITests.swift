@@ -5,8 +5,8 @@ import UpgradeEngine
 import XCTest
 
 final class ScenarioAPITests: XCTestCase {
-    func load(_ text: String) throws -> Scenario {
-        try Scenario(path: try writeScenario(text), options: options())
+    func load(_ text: String) throws -> Loaded {
+        try ScenarioTests.load(path: try writeScenario(text), options: options())
     }
 
     func assertScenarioError(_ text: String, contains fragments: [String], file: StaticString = #filePath, line: UInt = #line) {
@@ -97,10 +97,10 @@ final class ScenarioAPITests: XCTestCase {
             expect { code = "Faulted", successful = 3 }
             """)
         let result = try scenario.run()
-        XCTAssertEqual(result.failures.map(\.key), ["code", "successful"])
-        XCTAssertEqual(result.failures.map(\.actual), ["Completed", "10"])
-        XCTAssertEqual(result.failures.map(\.expected), ["Faulted", "3"])
-        XCTAssertTrue(result.failures.allSatisfy { $0.location.hasSuffix("scenario.lua:7") })
+        XCTAssertEqual(result.failedExpectations.map(\.key), ["code", "successful"])
+        XCTAssertEqual(result.failedExpectations.map(\.actual), ["Completed", "10"])
+        XCTAssertEqual(result.failedExpectations.map(\.expected), ["Faulted", "3"])
+        XCTAssertTrue(result.failedExpectations.allSatisfy { $0.location.hasSuffix("scenario.lua:7") })
     }
 
     func testCustomMetricsAsObjectOnTheWireWarnsAndStrictWireMakesItUnknown() throws {
@@ -126,7 +126,7 @@ final class ScenarioAPITests: XCTestCase {
 
     func testVmTableCarriesPlacementModelAndState() throws {
         var printed: [String] = []
-        let scenario = try Scenario(path: try writeScenario("""
+        let scenario = try ScenarioTests.load(path: try writeScenario("""
             scaleset { name = "web", capacity = 3, zones = { "1", "2" }, model = { image = "v1", sku = { name = "Standard_D2s_v3" } },
               upgradePolicy = { mode = "Rolling", rollingUpgradePolicy = { maxBatchInstancePercent = 50, maxUnhealthyInstancePercent = 50 } },
               healthExtension = { protocol = "http", port = 80, requestPath = "/" } }
@@ -209,7 +209,7 @@ final class PlanTests: XCTestCase {
               return { applicationHealthState = vm.id == 3 and "Unhealthy" or "Healthy" }
             end)
             """)
-        let scenario = try Scenario(path: path, options: options(printed: { printed.append($0) }))
+        let scenario = try ScenarioTests.load(path: path, options: options(printed: { printed.append($0) }))
         let plan = try scenario.plan()
         XCTAssertEqual(printed, ["loaded"])
         // Instance 3 settled Unhealthy (it had not answered before 20 s): with the 20% unhealthy
@@ -223,7 +223,7 @@ final class PlanTests: XCTestCase {
 final class ValidationTests: XCTestCase {
     func problems(_ script: String) throws -> [Problem] {
         do {
-            _ = try Scenario(path: try writeScenario(script), options: options())
+            _ = try ScenarioTests.load(path: try writeScenario(script), options: options())
             return []
         } catch ScenarioError.definition(let problems, _) {
             return problems
@@ -259,7 +259,7 @@ final class DiagnosticTests: XCTestCase {
             XCTAssertTrue(d.location?.hasSuffix("scenario.lua:6") ?? false, "\(d)")
             XCTAssertEqual(d.context, "health of web_0 at PT0S")
         }
-        let failure = ExpectationFailure(location: "x.lua:9", key: "code", actual: "Completed", expected: "Faulted")
+        let failure = ExpectationResult(location: "x.lua:9", key: "code", expected: "Faulted", actual: "Completed", held: false)
         XCTAssertEqual(Diagnostic.of(failure), [Diagnostic(.error, "code is Completed, expected Faulted", location: "expect at x.lua:9", exitCode: 1)])
     }
 }
@@ -317,7 +317,7 @@ final class MetricsFromHealthyAnswersTests: XCTestCase {
         XCTAssertEqual(events.filter { $0.kind == .batchStarted }.map(\.phase).last, .some(nil))
 
         var planned: [[Int]] = []
-        let plan = try Scenario(path: path, options: options()).plan { event in
+        let plan = try ScenarioTests.load(path: path, options: options()).plan { event in
             if case .metricsMissing(let ids) = event.payload { planned.append(ids) }
         }
         XCTAssertEqual(plan.withoutMetrics, [3])
@@ -333,7 +333,7 @@ final class MetricsFromHealthyAnswersTests: XCTestCase {
                 phase(function(vm) return 0 end)
                 """)
             do {
-                _ = try Scenario(path: path, options: options())
+                _ = try ScenarioTests.load(path: path, options: options())
                 XCTFail("accepted with \(health)")
             } catch ScenarioError.definition(let problems, _) {
                 XCTAssertEqual(problems.count, 1)
@@ -349,7 +349,7 @@ final class MetricsFromHealthyAnswersTests: XCTestCase {
             deferral(function(vm) return true end)
             """)
         do {
-            _ = try Scenario(path: path, options: options())
+            _ = try ScenarioTests.load(path: path, options: options())
             XCTFail("accepted a deferral that is never called")
         } catch ScenarioError.definition(let problems, _) {
             XCTAssertEqual(problems.count, 1)
@@ -372,7 +372,7 @@ final class MetricsFromHealthyAnswersTests: XCTestCase {
             """)
         let (result, events) = try runScenario(path)
         XCTAssertEqual(result.summary.status?.code, .completed)
-        XCTAssertEqual(result.record.instances.map(\.modelVersion), [2, 2])
+        XCTAssertEqual(result.instances.map(\.modelVersion), [2, 2])
         let approved = events.filter { $0.kind == .osUpgradeApproved }
         XCTAssertEqual(approved.map(\.instance), [0])
         XCTAssertEqual(approved.map(\.time), [1_800_000])

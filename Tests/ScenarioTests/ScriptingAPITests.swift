@@ -28,7 +28,7 @@ final class ScriptingAPITests: XCTestCase {
             table.sort(names)
             print(table.concat(names, " "))
             """)
-        _ = try Scenario(path: path, options: options(printed: { printed.append($0) }))
+        _ = try load(path: path, options: options(printed: { printed.append($0) }))
         let seen = Set(printed.first?.split(separator: " ").map(String.init) ?? [])
         let standard: Set<String> = ["assert", "collectgarbage", "error", "getmetatable", "ipairs", "load", "next", "pairs", "pcall",
                                      "print", "rawequal", "rawget", "rawlen", "rawset", "require", "select", "setmetatable",

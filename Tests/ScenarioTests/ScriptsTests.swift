@@ -5,9 +5,9 @@ import XCTest
 
 /// Every scenario in scripts/ runs with its expectations holding, and shows what its comments say.
 final class ScriptsTests: XCTestCase {
-    func run(_ name: String) throws -> (ScenarioResult, [Event]) {
+    func run(_ name: String) throws -> (RunRecord, [Event]) {
         let (result, events) = try runScenario(repositoryRoot + "/scripts/" + name)
-        XCTAssertGreaterThan(result.expectationCount, 0, name)
+        XCTAssertGreaterThan(result.expectations.count, 0, name)
         XCTAssertEqual(result.failedExpectations, [], name)
         return (result, events)
     }
@@ -22,7 +22,7 @@ final class ScriptsTests: XCTestCase {
         let (result, events) = try run("cancel-health-wait.lua")
         XCTAssertEqual(batches(events), ["0, 5"])
         XCTAssertEqual(result.summary.status?.progress.inProgressInstanceCount, 0)
-        XCTAssertEqual(result.record.instances.filter { $0.modelVersion == 2 }.map(\.id), [0, 5])
+        XCTAssertEqual(result.instances.filter { $0.modelVersion == 2 }.map(\.id), [0, 5])
     }
 
     func testAutomaticOSUpgradeWithARestore() throws {
@@ -32,7 +32,7 @@ final class ScriptsTests: XCTestCase {
         // whole unhealthy budget, so that batch shrinks to 1 (SPEC §4.3, §4.5).
         XCTAssertEqual(batches(events), ["0, 1", "2, 3", "4, 5", "6", "7, 8", "9"])
         XCTAssertEqual(events.filter { $0.kind == .imageRestoreStarted }.map(\.instance), [4, 5])
-        XCTAssertEqual(result.record.instances.filter { $0.modelVersion == 1 }.map(\.id), [4, 5])
+        XCTAssertEqual(result.instances.filter { $0.modelVersion == 1 }.map(\.id), [4, 5])
         let history = try XCTUnwrap(result.summary.osUpgradeHistory.first)
         XCTAssertEqual(history.rolledBack, 2)
         XCTAssertEqual(history.targetImageReference, ["publisher": "Canonical", "offer": "ubuntu-24_04-lts", "sku": "server", "version": "2024.02.01"])
@@ -60,8 +60,8 @@ final class ScriptsTests: XCTestCase {
             XCTAssertEqual(lastCheck?.counted.sorted(), restored, "seed \(seed)")
             XCTAssertEqual(history.rolledBack + history.rollbackFailed, restored.count, "seed \(seed)")
             XCTAssertEqual(history.progress, status.progress, "seed \(seed)")
-            XCTAssertEqual(result.record.instances.filter { $0.leftBehind == .failed }.map(\.id), restored, "seed \(seed)")
-            XCTAssertTrue(result.record.instances.filter { restored.contains($0.id) }.allSatisfy { $0.modelVersion == 1 }, "seed \(seed)")
+            XCTAssertEqual(result.instances.filter { $0.leftBehind == .failed }.map(\.id), restored, "seed \(seed)")
+            XCTAssertTrue(result.instances.filter { restored.contains($0.id) }.allSatisfy { $0.modelVersion == 1 }, "seed \(seed)")
         }
     }
 
@@ -113,7 +113,7 @@ final class ScriptsTests: XCTestCase {
         var printed: [String] = []
         var o = options(printed: { printed.append($0) })
         o.seed = 0
-        let scenario = try Scenario(path: repositoryRoot + "/scripts/cancel-restart.lua", options: o)
+        let scenario = try load(path: repositoryRoot + "/scripts/cancel-restart.lua", options: o)
         let result = try scenario.run()
         XCTAssertEqual(result.failedExpectations, [])
         XCTAssertEqual(printed, ["second cancel: cancel: There is no ongoing Rolling Upgrade to cancel."])
@@ -137,7 +137,7 @@ final class ScriptsTests: XCTestCase {
 /// The run record: every instance's final state, and why it is not on the newest model.
 final class RunRecordTests: XCTestCase {
     func record(_ script: String) throws -> RunRecord {
-        try Scenario(path: repositoryRoot + "/scripts/" + script, options: options()).run().record
+        try load(path: repositoryRoot + "/scripts/" + script, options: options()).run()
     }
 
     func testSkippedInstanceIsLeftBehindAsSkipped() throws {

@@ -25,13 +25,40 @@ func writeScenario(_ text: String, name: String = "scenario.lua") throws -> Stri
     return path
 }
 
-/// Runs a scenario file and returns its result and events.
-func runScenario(_ path: String, seed: UInt64 = 0, strictWire: Bool = false) throws -> (ScenarioResult, [Event]) {
+/// A loaded scenario and the options it was loaded with: runs take the seed and the print sink
+/// from them, and a failed run throws its `ScenarioError` (the seed is the test's own).
+struct Loaded {
+    let definition: ScenarioDefinition
+    let options: ScenarioOptions
+
+    func run(onEvent: (Event) -> Void = { _ in }) throws -> RunRecord {
+        do {
+            return try Rehearsal.run(definition, seed: options.seed, print: options.print, onEvent: onEvent)
+        } catch {
+            throw error.error
+        }
+    }
+
+    func plan(onEvent: (Event) -> Void = { _ in }) throws -> UpgradePlan {
+        do {
+            return try Rehearsal.plan(definition, seed: options.seed, print: options.print, onEvent: onEvent)
+        } catch {
+            throw error.error
+        }
+    }
+}
+
+/// Loads the scenario at `path`.
+func load(path: String, options: ScenarioOptions) throws -> Loaded {
+    Loaded(definition: try ScenarioDefinition(path: path, options: options), options: options)
+}
+
+/// Runs a scenario file and returns its record and events.
+func runScenario(_ path: String, seed: UInt64 = 0, strictWire: Bool = false) throws -> (RunRecord, [Event]) {
     var o = options(seed: seed)
     o.strictWire = strictWire
-    let scenario = try Scenario(path: path, options: o)
     var events: [Event] = []
-    let result = try scenario.run { events.append($0) }
+    let result = try load(path: path, options: o).run { events.append($0) }
     return (result, events)
 }
 

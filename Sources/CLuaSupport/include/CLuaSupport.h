@@ -53,6 +53,8 @@ void rh_host_set_backstop(rh_host *h, unsigned ms);
  * running, and ends the process once the time so counted passes `ms` (0 = never). A last resort
  * for runs of many calls each spending long in C work no budget counts. */
 void rh_host_set_run_backstop(rh_host *h, unsigned ms);
+/* What the backstops' messages name first, e.g. "seed 7" (copied, truncated to 63 bytes). */
+void rh_host_set_run_label(rh_host *h, const char *label);
 /* Starts the run's count of wall time spent in calls from zero. */
 void rh_host_reset_run_time(rh_host *h);
 /* Names registry ref `ref` (a function the host calls) for the backstop's message. */

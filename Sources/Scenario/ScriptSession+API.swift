@@ -3,7 +3,7 @@ import LuaHost
 import UpgradeEngine
 
 /// The functions scenario scripts call (the public API: keep the names).
-extension Scenario {
+extension ScriptSession {
     func registerAPI() {
         state.register("scaleset") { [unowned self] args in
             try requireTopLevel("scaleset")
@@ -127,7 +127,7 @@ extension Scenario {
         }
     }
 
-    private func registerCallback(_ name: String, _ slot: ReferenceWritableKeyPath<Scenario, Callback?>) {
+    private func registerCallback(_ name: String, _ slot: ReferenceWritableKeyPath<ScriptSession, Callback?>) {
         state.register(name) { [unowned self] args in
             try requireTopLevel(name)
             let location = args.callerLocation ?? path

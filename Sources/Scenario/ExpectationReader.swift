@@ -1,0 +1,43 @@
+import LuaHost
+import UpgradeEngine
+
+/// Reads `expect { ... }` tables, once, when a script is loaded.
+enum ExpectationReader {
+    /// Reads an `expect` table; the problems name each bad key and what is allowed.
+    static func read(_ table: LuaValue, location: String) -> (Expectation, [String]) {
+        var expectation = Expectation(location: location)
+        guard let fields = table.fields else { return (expectation, ["expected a table such as { code = \"Completed\" }"]) }
+        var problems: [String] = []
+        for key in fields.keys.sorted() {
+            let value = fields[key]!
+            func number() -> Int? {
+                if value.intValue == nil { problems.append("\(key) must be a whole number") }
+                return value.intValue
+            }
+            func list() -> [Int]? {
+                if case .array(let items) = value, items.allSatisfy({ $0.intValue != nil }) { return items.compactMap(\.intValue) }
+                problems.append("\(key) must be a list of instance ids")
+                return nil
+            }
+            func text() -> String? {
+                if value.stringValue == nil { problems.append("\(key) must be a string") }
+                return value.stringValue
+            }
+            switch key {
+            case "code": expectation.code = text()
+            case "errorCode": expectation.errorCode = text()
+            case "successful": expectation.successful = number()
+            case "failed": expectation.failed = number()
+            case "inProgress": expectation.inProgress = number()
+            case "pending": expectation.pending = number()
+            case "skipped": expectation.skipped = list()
+            case "protected": expectation.protected = list()
+            case "minHealthy": expectation.minHealthy = number()
+            case "upgrades": expectation.upgrades = number()
+            case "rolledBack": expectation.rolledBack = number()
+            default: problems.append("unknown key \(key); allowed \(Expectation.keys.keys.sorted().joined(separator: ", "))")
+            }
+        }
+        return (expectation, problems)
+    }
+}

@@ -1,0 +1,125 @@
+import AzureWire
+import Foundation
+import LuaHost
+import UpgradeEngine
+
+/// One Lua state running one scenario script: made to load a definition, and made again, fresh,
+/// for every run of it. Its top level runs once, when it is made: there the script describes the
+/// scale set, registers its callbacks and puts actions on the timeline; during a run the engine
+/// calls the callbacks and the actions act on the session's simulation. Nothing in it is shared
+/// with another session, so sessions on different threads never meet.
+final class ScriptSession {
+    /// The script's path, as errors show it.
+    let path: String
+    let runtime: ScriptRuntime
+    var state: LuaState { runtime.state }
+
+    /// What the top level described, in the order it did.
+    var scalesetLocation: String?
+    var scalesetValue: LuaValue?
+    var health: Callback?
+    var phase: Callback?
+    var fault: Callback?
+    var deferral: Callback?
+    var timeline: [(time: Millis, callback: Callback)] = []
+    var expectationTables: [(table: LuaValue, location: String)] = []
+
+    /// The simulation an `at` callback acts on, while a run goes.
+    var simulation: Simulation?
+
+    typealias Activity = ScriptRuntime.Activity
+    var activity: Activity {
+        get { runtime.activity }
+        set { runtime.activity = newValue }
+    }
+    var fatal: (any Error)? {
+        get { runtime.fatal }
+        set { runtime.fatal = newValue }
+    }
+
+    /// A script function the engine calls, with where it was registered.
+    struct Callback {
+        var function: LuaFunctionRef
+        var location: String
+    }
+
+    /// Makes a fresh sandboxed state seeded with `seed`, registers the scenario API, and runs the
+    /// top level of `source` (named `path` in errors). `resolve` answers every `require` that is
+    /// not a built-in module; `printTopLevel` false drops what the top level prints (a run
+    /// repeats a top level whose output was shown when the definition was loaded).
+    init(path: String, source: String, seed: UInt64, limits: LuaLimits, print: @escaping (String) -> Void, printTopLevel: Bool,
+         resolve: @escaping (String) throws -> (source: String, path: String)?, searchPathText: @escaping () -> String) throws(ScenarioError) {
+        self.path = path
+        do {
+            runtime = ScriptRuntime(state: try LuaState(limits: limits), model: [:])
+        } catch {
+            throw .file("cannot create a Lua state: \(error)")
+        }
+        let runtime = self.runtime
+        let sink: (String) -> Void = printTopLevel ? print : { [unowned runtime] line in
+            if runtime.activity != .loading { print(line) }
+        }
+        var sandbox = LuaSandboxOptions(seed: seed, print: sink, clock: { [unowned runtime] in Double(runtime.now) / 1000 })
+        sandbox.resolveModule = { name in
+            if let builtin = BuiltinLibrary.modules[name] { return (builtin, "(builtin)/\(name).lua") }
+            if let found = try resolve(name) { return found }
+            throw LuaArgumentError(position: 1, problem: "module '\(name)' not found: it is neither a built-in module (\(BuiltinLibrary.modules.keys.sorted().joined(separator: ", "))) nor a plugin bundle on the plugin path (\(searchPathText()))")
+        }
+        do {
+            try state.openSandbox(sandbox)
+            registerAPI()
+        } catch let error as LuaError {
+            throw .script(error, context: nil)
+        } catch {
+            throw .file("\(error)")
+        }
+        do {
+            let chunk = try state.load(source, chunkName: path)
+            try state.call(chunk, [])
+            state.release(chunk)
+        } catch var error as LuaError {
+            if error.kind == .file { throw .file(error.message) }
+            error.function = nil  // the location already names the file
+            throw .script(error, context: nil)
+        } catch {
+            throw .file("\(error)")
+        }
+        activity = .idle
+    }
+
+    /// A fresh simulation of `scaleSet`, wired to the session's callbacks and timeline.
+    func makeSimulation(_ scaleSet: ScaleSetDefinition, settings: RunSettings) throws(ScenarioError) -> Simulation {
+        let sim: Simulation
+        do {
+            runtime.reset(model: scaleSet.model)
+            sim = try Simulation(scaleSet, health: health.map { LuaHealthSource(runtime, $0, definition: scaleSet) },
+                                 phases: phase.map { LuaPhaseSource(runtime, $0) }, faults: fault.map { LuaFaultInjector(runtime, $0) },
+                                 deferrals: deferral.map { LuaDeferralSource(runtime, $0) })
+        } catch {
+            throw .definition(error.problems, location: scalesetLocation)
+        }
+        sim.strictWire = settings.strictWire
+        sim.limits = settings.runLimits
+        state.resetRunTime()
+        for (time, callback) in timeline { schedule(callback, at: time, on: sim) }
+        simulation = sim
+        return sim
+    }
+
+    /// Puts an `at` callback on the simulation's timeline. While it runs the script may act on the
+    /// scale set; an error a nested call left in `fatal` ends the run as that error.
+    func schedule(_ callback: Callback, at time: Millis, on sim: Simulation) {
+        sim.schedule(at: time, name: "at(\"\(ISODuration.format(time))\") at \(callback.location)") { [unowned self] sim in
+            activity = .atCallback
+            runtime.now = sim.now
+            defer { activity = .idle }
+            do {
+                try state.call(callback.function, [])
+            } catch let error as LuaError {
+                if let fatal { throw fatal }
+                throw ScenarioError.script(error, context: "at \(ISODuration.format(sim.now))")
+            }
+            if let fatal { throw fatal }
+        }
+    }
+}

@@ -1,0 +1,99 @@
+/// What a run must show at its end (a scenario's `expect { ... }`): every field is optional and
+/// only the fields given are checked. Counts are in instances.
+public struct Expectation: Equatable, Sendable {
+    /// The keys an expectation understands, with what each compares.
+    public static let keys: [String: String] = [
+        "code": "runningStatus.code: RollingForward, Cancelled, Completed or Faulted",
+        "errorCode": "error.code, e.g. MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade",
+        "successful": "progress.successfulInstanceCount", "failed": "progress.failedInstanceCount",
+        "inProgress": "progress.inProgressInstanceCount", "pending": "progress.pendingInstanceCount",
+        "skipped": "the list of skipped instance ids", "protected": "the list of protected instance ids",
+        "minHealthy": "the fewest serving instances during the upgrades must be at least this",
+        "upgrades": "how many rolling upgrades started",
+        "rolledBack": "instances the latest rolling upgrade returned to their previous model or image successfully",
+    ]
+
+    /// Where it was written (`file:line`).
+    public var location: String
+    /// `runningStatus.code` expected (RollingForward, RollingBack, Cancelled, Completed, Faulted).
+    public var code: String?
+    /// `error.code` expected.
+    public var errorCode: String?
+    /// `progress.successfulInstanceCount` expected.
+    public var successful: Int?
+    /// `progress.failedInstanceCount` expected.
+    public var failed: Int?
+    /// `progress.inProgressInstanceCount` expected.
+    public var inProgress: Int?
+    /// `progress.pendingInstanceCount` expected.
+    public var pending: Int?
+    /// The skipped instance ids expected, ascending.
+    public var skipped: [Int]?
+    /// The protected instance ids expected, ascending.
+    public var protected: [Int]?
+    /// The fewest serving instances must be at least this many.
+    public var minHealthy: Int?
+    /// How many rolling upgrades started.
+    public var upgrades: Int?
+    /// Instances the latest upgrade rolled back (or restored) successfully.
+    public var rolledBack: Int?
+
+    /// An expectation written at `location` that checks nothing yet.
+    public init(location: String) {
+        self.location = location
+    }
+
+    /// The result of every key this expectation sets, in key order, held or not.
+    public func results(summary: RunSummary, upgrades actualUpgrades: Int) -> [ExpectationResult] {
+        let status = summary.status
+        var results: [ExpectationResult] = []
+        func check<T: Equatable>(_ key: String, _ actual: T?, _ expected: T?, _ show: (T?) -> String) {
+            guard let expected else { return }
+            results.append(ExpectationResult(location: location, key: key, expected: show(expected), actual: show(actual),
+                                             held: actual == expected))
+        }
+        let text = { (s: String?) in s ?? "none" }
+        let number = { (n: Int?) in n.map(String.init) ?? "none" }
+        let list = { (l: [Int]?) in l.map { "\($0)" } ?? "none" }
+        check("code", status?.code.rawValue, code, text)
+        check("errorCode", status?.error?.code, errorCode, text)
+        check("failed", status?.progress.failedInstanceCount, failed, number)
+        check("inProgress", status?.progress.inProgressInstanceCount, inProgress, number)
+        if let minHealthy {
+            let lowest = summary.availability?.lowestHealthy
+            results.append(ExpectationResult(location: location, key: "minHealthy", expected: "at least \(minHealthy)",
+                                             actual: number(lowest), held: lowest.map { $0 >= minHealthy } ?? true))
+        }
+        check("pending", status?.progress.pendingInstanceCount, pending, number)
+        check("protected", summary.protected, protected, list)
+        check("rolledBack", status == nil ? nil : summary.rolledBack, rolledBack, number)
+        check("skipped", summary.skipped, skipped, list)
+        check("successful", status?.progress.successfulInstanceCount, successful, number)
+        check("upgrades", actualUpgrades, upgrades, number)
+        return results
+    }
+}
+
+/// One key of one expectation, checked against a run: what was asked, what the run showed (both
+/// as the status prints them), and whether it held.
+public struct ExpectationResult: Error, Equatable, Sendable {
+    /// Where the expectation is (`file:line`).
+    public var location: String
+    /// The key, e.g. `code`.
+    public var key: String
+    /// What the expectation asked for (`Faulted`, `at least 8`).
+    public var expected: String
+    /// What the run showed (`Completed`, `none` when the run has no such value).
+    public var actual: String
+    /// Whether the run showed what was asked.
+    public var held: Bool
+
+    /// A result of `key` at `location`.
+    public init(location: String, key: String, expected: String, actual: String, held: Bool) {
+        self.location = location
+        self.key = key
+        self.expected = expected
+        self.actual = actual
+        self.held = held
+    }
+}
