@@ -46,8 +46,14 @@ let package = Package(
         .target(name: "AzureWire", swiftSettings: strict),
         .target(name: "UpgradeEngine", dependencies: ["AzureWire"], swiftSettings: strict),
         // Lua/ holds the built-in Lua modules (rehearse.faults), as files the lint sees.
-        .target(name: "Scenario", dependencies: ["LuaHost", "UpgradeEngine", "AzureWire", .product(name: "Crypto", package: "swift-crypto")],
+        // Plugin bundles: manifest, SemVer ranges, catalog and resolver, archives, repositories, the lock.
+        .target(name: "Plugins", dependencies: ["LuaHost", "AzureWire", .product(name: "Crypto", package: "swift-crypto")],
+                swiftSettings: strict),
+        .target(name: "Scenario", dependencies: ["Plugins", "LuaHost", "UpgradeEngine", "AzureWire", .product(name: "Crypto", package: "swift-crypto")],
                 resources: [.copy("Lua")], swiftSettings: strict),
+        // Renderings of typed runs and plans: timeline text, events as JSON lines (and the file
+        // they are written to), the status and plan text.
+        .target(name: "Reports", dependencies: ["UpgradeEngine", "AzureWire", "LuaHost"], swiftSettings: strict),
         // Real probes of live endpoints (HTTP(S) through AsyncHTTPClient, TCP connects).
         .target(
             name: "HealthProbe",
@@ -61,7 +67,7 @@ let package = Package(
         .executableTarget(
             name: "rehearse",
             dependencies: [
-                "Scenario", "UpgradeEngine", "AzureWire", "HealthProbe", "LuaHost",
+                "Scenario", "Plugins", "Reports", "UpgradeEngine", "AzureWire", "HealthProbe", "LuaHost",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -78,11 +84,11 @@ let package = Package(
         // `-sanitize=fuzzer -DFUZZING` (see the README), a corpus replayer otherwise.
         .executableTarget(name: "rehearse-fuzz", dependencies: ["LuaHost", "UpgradeEngine", "AzureWire"], swiftSettings: strict),
         .testTarget(name: "LuaHostTests", dependencies: ["LuaHost", "CLua"], swiftSettings: strict),
-        .testTarget(name: "UpgradeEngineTests", dependencies: ["UpgradeEngine", "AzureWire"], swiftSettings: strict),
+        .testTarget(name: "UpgradeEngineTests", dependencies: ["UpgradeEngine", "AzureWire", "Reports"], swiftSettings: strict),
         .testTarget(name: "RehearseCLITests", dependencies: ["rehearse"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "ScenarioTests",
-            dependencies: ["Scenario", "UpgradeEngine", "AzureWire", "LuaHost"],
+            dependencies: ["Scenario", "Plugins", "Reports", "UpgradeEngine", "AzureWire", "LuaHost"],
             swiftSettings: strict
         ),
     ]

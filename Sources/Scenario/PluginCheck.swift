@@ -1,4 +1,5 @@
 import LuaHost
+public import Plugins
 import UpgradeEngine
 
 /// One thing `plugins check` found wrong with a bundle.

@@ -1,6 +1,7 @@
 public import AzureWire
 import Foundation
 public import LuaHost
+import Plugins
 public import UpgradeEngine
 
 /// How a scenario is loaded and run.

@@ -1,6 +1,7 @@
 import AzureWire
 import Foundation
 import LuaHost
+public import Plugins
 import UpgradeEngine
 
 /// The scripting API, described once. `registerAPI` registers exactly these functions (a test

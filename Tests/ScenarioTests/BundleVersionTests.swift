@@ -1,4 +1,5 @@
 import Foundation
+import Plugins
 import Scenario
 import UpgradeEngine
 import XCTest

@@ -1,6 +1,8 @@
 import Foundation
 import LuaHost
+import Plugins
 import Scenario
+import Reports
 import UpgradeEngine
 import XCTest
 

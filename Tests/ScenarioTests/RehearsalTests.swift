@@ -1,6 +1,7 @@
 import Foundation
 import LuaHost
 import Scenario
+import Reports
 import UpgradeEngine
 import XCTest
 

@@ -1,5 +1,6 @@
 import AzureWire
 import Scenario
+import Reports
 import UpgradeEngine
 import XCTest
 

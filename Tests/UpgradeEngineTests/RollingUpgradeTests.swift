@@ -1,3 +1,4 @@
+import Reports
 @testable import UpgradeEngine
 import XCTest
 

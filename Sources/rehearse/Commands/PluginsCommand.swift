@@ -3,6 +3,7 @@ import AzureWire
 import Foundation
 import HealthProbe
 import LuaHost
+import Plugins
 import Scenario
 import UpgradeEngine
 

@@ -4,15 +4,16 @@ import Glibc
 /// a FIFO or a device such as `/dev/stdout` is written into, a symbolic link is followed), never
 /// replaced by a new file; `-` is standard output. A failed write is remembered and reported,
 /// never ignored.
-final class EventsFile {
-    let path: String
+public final class EventsFile {
+    /// The path as given (`-` is standard output).
+    public let path: String
     private let fd: Int32
     private var owned: Bool
     /// The first write error, as `strerror` says it.
-    private(set) var failure: String?
+    public private(set) var failure: String?
 
     /// Opens `path` for writing; throws a message naming the path and the reason.
-    init(path: String) throws(Message) {
+    public init(path: String) throws(EventsFileError) {
         self.path = path
         if path == "-" {
             fd = STDOUT_FILENO
@@ -24,7 +25,7 @@ final class EventsFile {
         let opened = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0o644)
         guard opened >= 0 else {
             let reason = errno == ENXIO ? "a FIFO with no reader (start the reader first)" : String(cString: strerror(errno))
-            throw Message("cannot open the events file \(path): \(reason)")
+            throw EventsFileError("cannot open the events file \(path): \(reason)")
         }
         let flags = fcntl(opened, F_GETFL)
         _ = fcntl(opened, F_SETFL, flags & ~O_NONBLOCK)
@@ -35,7 +36,7 @@ final class EventsFile {
     deinit { if owned { close(fd) } }
 
     /// Writes one line (a newline is added); after a failure it writes nothing more.
-    func writeLine(_ line: String) {
+    public func writeLine(_ line: String) {
         guard failure == nil else { return }
         var bytes = Array(line.utf8)
         bytes.append(0x0A)
@@ -52,11 +53,18 @@ final class EventsFile {
     }
 
     /// Closes the file; throws when a write or the close failed (e.g. `/dev/full`: no space left).
-    func finish() throws(Message) {
+    public func finish() throws(EventsFileError) {
         if owned {
             owned = false
             if close(fd) != 0 && failure == nil { failure = String(cString: strerror(errno)) }
         }
-        if let failure { throw Message("cannot write the events file \(path): \(failure)") }
+        if let failure { throw EventsFileError("cannot write the events file \(path): \(failure)") }
     }
+}
+
+/// Why the events file could not be opened or written: the path and the reason.
+public struct EventsFileError: Error, CustomStringConvertible {
+    /// The message: `cannot write the events file out.jsonl: No space left on device`.
+    public let description: String
+    init(_ description: String) { self.description = description }
 }

@@ -2,7 +2,6 @@ import AzureWire
 import Crypto
 import Foundation
 import LuaHost
-import UpgradeEngine
 
 /// `rehearse.lock`: what `plugins install` put in the project, so that a run uses exactly those
 /// versions and bytes. JSON, keys sorted, one entry per bundle.
@@ -101,7 +100,7 @@ public struct PluginLock: Sendable, Equatable {
     }
 
     /// What differs between `entry` and the bundle in `folder` (named `shownAs` in messages).
-    static func differences(_ entry: Entry, folder: String, shownAs: String) -> [String] {
+    package static func differences(_ entry: Entry, folder: String, shownAs: String) -> [String] {
         let actual: [String: String]
         do { actual = try BundleFiles.hashes(folder) } catch { return ["\(folder): \(error)"] }
         var found: [String] = []
@@ -118,12 +117,12 @@ public struct PluginLock: Sendable, Equatable {
 }
 
 /// The files of a bundle folder and their hashes.
-enum BundleFiles {
+package enum BundleFiles {
     /// Regular files under `folder`, by relative path, sorted; symbolic links and other special
     /// files are refused, hidden files (`.git`, editor files) left out.
     /// Sizes are checked from the folder's listing before any file is read: no file over
     /// `PluginArchive.maxFileBytes`, all of them together at most `maxTotalBytes`.
-    static func list(_ folder: String, maxFiles: Int = 1000, maxTotalBytes: Int = PluginArchive.maxTotalBytes) throws(PluginProblem) -> [String] {
+    package static func list(_ folder: String, maxFiles: Int = 1000, maxTotalBytes: Int = PluginArchive.maxTotalBytes) throws(PluginProblem) -> [String] {
         let fm = FileManager.default
         guard let walker = fm.enumerator(atPath: folder) else { throw PluginProblem("\(folder): not a readable folder") }
         var files: [String] = []

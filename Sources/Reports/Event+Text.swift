@@ -1,8 +1,10 @@
 import AzureWire
+public import UpgradeEngine
 
 /// The one place where an event becomes text: the `detail` of the timeline and of the events file.
 extension Event {
-    func renderDetail() -> String {
+    /// The one-line text of the timeline, rendered from the payload.
+    public var detail: String {
         switch payload {
         case .modelUpdated(let version, let changes, let via):
             if changes.isEmpty { return "generic model update (model v\(version) unchanged)" }

@@ -1,5 +1,4 @@
 import AzureWire
-import UpgradeEngine
 
 /// Why a plugin bundle cannot be used, in one sentence.
 public struct PluginProblem: Error, Equatable, CustomStringConvertible {

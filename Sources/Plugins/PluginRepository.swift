@@ -1,7 +1,6 @@
 import AzureWire
 import Foundation
 import LuaHost
-import UpgradeEngine
 
 /// A bundle repository: any folder, static file server or object store holding bundle archives
 /// and `rehearse-index.json`, the index `plugins index` writes (name → versions → archive URL,

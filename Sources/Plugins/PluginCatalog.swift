@@ -1,6 +1,5 @@
 public import Foundation
 import LuaHost
-import UpgradeEngine
 
 /// A version of a bundle that could be chosen: one found in a folder, or one listed in a
 /// repository's index.
@@ -203,7 +202,7 @@ extension PluginCatalog {
 
 /// `path` made absolute against the current folder and tidied (`a/./b/../c` is `a/c`), for
 /// messages and records that must mean the same thing read from any folder.
-func absolutePath(_ path: String) -> String {
+package func absolutePath(_ path: String) -> String {
     let base = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
     return URL(fileURLWithPath: base).standardizedFileURL.path
 }

@@ -1,4 +1,5 @@
 public import AzureWire
+public import UpgradeEngine
 
 /// Events as JSON lines: `time` (seconds), `kind`, `instance`, `batch`, `phase`, `detail`, and
 /// beside them the payload's typed fields (listed per kind in the README).

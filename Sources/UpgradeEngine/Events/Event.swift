@@ -1,7 +1,7 @@
 public import AzureWire
 
 /// One thing that happened, at one virtual time: a typed payload per kind. Serialized as one JSON
-/// object per line; `detail`, the one-line text of the timeline, is rendered from the payload and
+/// object per line; `detail`, the one-line text of the timeline, is rendered from the payload (in `Reports`) and
 /// never read back.
 public struct Event: Equatable, Sendable {
     /// What kind of thing happened (the payload's case).
@@ -35,8 +35,6 @@ public struct Event: Equatable, Sendable {
 
     /// The payload's kind.
     public var kind: Kind { payload.kind }
-    /// The one-line text of the timeline, rendered from the payload (`Event+Text.swift`).
-    public var detail: String { renderDetail() }
 }
 
 /// Why an instance's committed health changed.

@@ -1,0 +1,35 @@
+import ArgumentParser
+import AzureWire
+import Foundation
+import LuaHost
+import Reports
+import Scenario
+import UpgradeEngine
+
+/// `rehearse plan`: the batches of the scenario's first rolling upgrade, without running it.
+struct PlanCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plan",
+        abstract: "Show the batches of the scenario's first rolling upgrade without running it."
+    )
+
+    @OptionGroup var scenario: ScenarioArguments
+    @Flag(help: "Print the plan as JSON.") var json = false
+
+    func run() throws {
+        let loaded = try loadScenario(scenario, print: { printError("print: \($0)") })
+        let plan: UpgradePlan
+        do {
+            plan = try Rehearsal.plan(loaded, seed: scenario.seed, print: { printError("print: \($0)") }) { event in
+                warnIfWire(event)
+            }
+        } catch {
+            throw fail(error.error)
+        }
+        if json {
+            print(plan.json.serialized(pretty: false))
+            return
+        }
+        for line in RunText.plan(plan) { print(line) }
+    }
+}

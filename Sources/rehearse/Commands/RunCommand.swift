@@ -1,0 +1,67 @@
+import ArgumentParser
+import AzureWire
+import Foundation
+import LuaHost
+import Reports
+import Scenario
+import UpgradeEngine
+
+/// `rehearse run`: run a scenario and show what Azure would do.
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run a scenario: a timeline of phases, batches and checks, then the final get-latest status."
+    )
+
+    @OptionGroup var scenario: ScenarioArguments
+    @Flag(help: "Print only the final get-latest JSON on standard output.") var json = false
+    @Option(help: "With --json: az (the az CLI's flattened get-latest shape) or rest (the REST resource Azure's SDKs read).")
+    var shape: StatusShape = .az
+    @Flag(help: "With --json: print the OS image upgrade history (az vmss get-os-upgrade-history's list) instead of get-latest.")
+    var osUpgradeHistory = false
+    @Option(help: "Write every event to this file as one JSON object per line, as it happens.") var events: String?
+    @Flag(help: "Also show health changes and every operation in the timeline.") var verbose = false
+
+    func validate() throws {
+        if osUpgradeHistory && !json { throw ValidationError("--os-upgrade-history goes with --json (the text output always shows the history)") }
+    }
+
+    func run() throws {
+        let quiet = json
+        let printLine: (String) -> Void = { line in
+            if quiet { printError("print: \(line)") } else { print("print: \(line)") }
+        }
+        let loaded = try loadScenario(scenario, print: printLine)
+        var eventFile: EventsFile?
+        if let events {
+            do { eventFile = try EventsFile(path: events) } catch { throw fail(error) }
+        }
+        let timeline = Timeline(verbose: verbose)
+        let result: RunRecord
+        do {
+            result = try Rehearsal.run(loaded, seed: scenario.seed, print: printLine) { event in
+                eventFile?.writeLine(event.jsonLine)
+                warnIfWire(event)
+                if !quiet, let line = timeline.line(for: event) { print(line) }
+            }
+        } catch {
+            throw fail(error.error)
+        }
+        do { try eventFile?.finish() } catch { throw fail(error) }
+        if json && osUpgradeHistory {
+            print(RunText.history(result, scaleSet: loaded.scaleSet).serialized())
+        } else if json {
+            if let status = RunText.status(result, scaleSet: loaded.scaleSet, rest: shape == .rest) {
+                print(status)
+            } else {
+                printError("rehearse: no rolling upgrade ran, so get-latest has nothing to show")
+            }
+        } else {
+            for line in RunText.summary(result, scaleSet: loaded.scaleSet, rest: shape == .rest) { print(line) }
+        }
+        let failed = result.failedExpectations
+        report(failed.flatMap { Diagnostic.of($0) })
+        if !failed.isEmpty { throw ExitCode(1) }
+        if !json && !loaded.expectations.isEmpty { print("All \(loaded.expectations.count) expectation(s) held.") }
+    }
+}

@@ -1,0 +1,69 @@
+import ArgumentParser
+import AzureWire
+import Foundation
+import LuaHost
+import Plugins
+import Scenario
+import UpgradeEngine
+
+/// Options every command that loads a scenario shares.
+struct ScenarioArguments: ParsableArguments {
+    @Argument(help: "The Lua scenario script.") var scenario: String
+    @Option(help: "Seed of math.random and every seeded failure injector.") var seed: UInt64 = 0
+    @Option(name: .customLong("plugin-path"), help: "A folder of plugin bundles, searched before REHEARSE_PLUGIN_PATH and ./plugins (repeatable).")
+    var pluginPath: [String] = []
+    @Flag(name: .customLong("strict-wire"), help: "Judge customMetrics sent as a JSON object as Azure's extension does (Unknown).")
+    var strictWire = false
+    @Option(name: .customLong("time-limit"), help: "Stop the virtual clock here (ISO 8601 duration).") var timeLimit = "P7D"
+    @Option(help: "A lock file pinning bundle versions and contents (default: ./rehearse.lock when it exists).") var lock: String?
+    @Option(name: .customLong("max-actions"), help: "Most at(...) actions one run may schedule.") var maxActions = RunLimits().actions
+    @Option(name: .customLong("max-events"), help: "Most events one run may emit.") var maxEvents = RunLimits().events
+    @Option(name: .customLong("max-instances"), help: "Most instances one run may create (initial, scale-out and MaxSurge).")
+    var maxInstances = RunLimits().instances
+    @Option(name: .customLong("max-model-versions"), help: "Most model versions one run may make.") var maxModelVersions = RunLimits().modelVersions
+    @Option(name: .customLong("max-probes"), help: "Most health probes one run may make.") var maxProbes = RunLimits().probes
+    @Option(name: .customLong("max-script-seconds"), help: "Wall-clock seconds the scripts of one run may spend in all (a last-resort backstop).")
+    var maxScriptSeconds = LuaLimits().runWallClockMilliseconds / 1000
+
+    func options(print: @escaping (String) -> Void) throws -> ScenarioOptions {
+        var options = ScenarioOptions()
+        options.seed = seed
+        try checkPluginPaths(pluginPath)
+        options.pluginPath = pluginPath
+        options.strictWire = strictWire
+        let limits = [("--max-actions", maxActions), ("--max-events", maxEvents), ("--max-instances", maxInstances),
+                      ("--max-model-versions", maxModelVersions), ("--max-probes", maxProbes), ("--max-script-seconds", maxScriptSeconds)]
+        for (option, value) in limits where value < 1 {
+            throw fail(Message("\(option) \(value): allowed a whole number of at least 1"))
+        }
+        options.limits.runWallClockMilliseconds = maxScriptSeconds * 1000
+        options.runLimits = RunLimits(actions: maxActions, events: maxEvents, instances: maxInstances, modelVersions: maxModelVersions,
+                                      probes: maxProbes)
+        if let lock {
+            guard FileManager.default.fileExists(atPath: lock) else { throw fail(Message("--lock \(lock): no such file")) }
+            options.lockPath = lock
+        } else if FileManager.default.fileExists(atPath: PluginLock.fileName) {
+            options.lockPath = PluginLock.fileName
+        }
+        options.print = print
+        options.recordEvents = false
+        switch ISODuration.parse(timeLimit) {
+        case .success(let ms): options.timeLimit = ms
+        case .failure(let error): throw fail(Message("--time-limit \(ScriptText.escaped(timeLimit)): \(error); an ISO 8601 duration such as P7D, PT12H or PT90M is allowed"))
+        }
+        return options
+    }
+}
+
+/// Loads a scenario, turning its errors into exit status 2.
+func loadScenario(_ arguments: ScenarioArguments, print: @escaping (String) -> Void) throws -> ScenarioDefinition {
+    do {
+        let scenario = try ScenarioDefinition(path: arguments.scenario, options: try arguments.options(print: print))
+        for warning in scenario.warnings { warn(warning) }
+        return scenario
+    } catch let error as ValidationError {
+        throw error
+    } catch {
+        throw fail(error)
+    }
+}
