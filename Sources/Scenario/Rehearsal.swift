@@ -1,4 +1,4 @@
-public import AzureWire
+import AzureWire
 import LuaHost
 public import UpgradeEngine
 

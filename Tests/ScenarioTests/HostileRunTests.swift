@@ -1,3 +1,4 @@
+import AzureWire
 import Foundation
 import LuaHost
 import Scenario

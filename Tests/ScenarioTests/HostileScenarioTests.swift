@@ -199,7 +199,7 @@ final class HostileScenarioTests: XCTestCase {
     func testHugeManifestIsNotReadAndBundlesAreReadOnlyWhenRequired() throws {
         let root = try pluginRoot(["good": ["rehearse-plugin.json": manifest("good"), "init.lua": "return { answer = 42 }"]])
         try FileManager.default.createDirectory(atPath: root + "/huge", withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: root + "/huge/rehearse-plugin.json", contents: nil)
+        _ = FileManager.default.createFile(atPath: root + "/huge/rehearse-plugin.json", contents: nil)
         let handle = FileHandle(forWritingAtPath: root + "/huge/rehearse-plugin.json")!
         try handle.truncate(atOffset: 1 << 30)
         try handle.close()

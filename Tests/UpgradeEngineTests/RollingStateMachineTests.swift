@@ -26,14 +26,14 @@ final class RollingStateMachineTests: XCTestCase {
         var existingCount: Int { states.count }
         var nextInstanceID: Int { states.count }
         func upgradeIsDisruptive(to version: Int) -> Bool { true }
-        func deferral(of id: Int) throws -> OSUpgradeDeferral { .none }
     }
 
-    func machine(_ fleet: Fleet, policy: RollingUpgradePolicy = RollingUpgradePolicy()) -> RollingUpgrade {
+    func machine(_ fleet: Fleet, policy: RollingUpgradePolicy = RollingUpgradePolicy(), os: OSUpgradeTerms? = nil) -> RollingUpgrade {
         let inputs = fleet.states.indices.map { PlanInput(id: $0) }
         let (queue, skipped, protected) = Planner.queue(inputs, zonal: false, orchestration: .uniform, faultDomains: 1, policy: policy)
-        return RollingUpgrade(number: 1, policy: policy, capacity: fleet.states.count, targetVersion: 2, startTime: fleet.now,
-                              scaleSet: "web", quota: nil, queue: queue, skipped: skipped, protected: protected, os: nil)
+        return RollingUpgrade(terms: RollingTerms(number: 1, policy: policy, capacity: fleet.states.count, targetVersion: 2, startTime: fleet.now,
+                                                  scaleSet: "web", quota: nil, skipped: skipped, protected: protected, os: os),
+                              queue: queue)
     }
 
     func begun(_ steps: [RollingStep]) -> [Int] {
@@ -47,7 +47,7 @@ final class RollingStateMachineTests: XCTestCase {
     func testTheFirstInputChecksAndStartsBatchOneAndChangesNothingItself() throws {
         let fleet = Fleet(10)
         let run = machine(fleet)
-        let steps = try run.begin(fleet)
+        let steps = run.begin(fleet)
         XCTAssertEqual(payloads(steps), [.preBatchCheck, .batchStarted])
         XCTAssertEqual(begun(steps), [0, 1])
         XCTAssertEqual(run.inProgressCount, 2)
@@ -58,24 +58,24 @@ final class RollingStateMachineTests: XCTestCase {
     func testABatchWaitsForInitializingInstancesThenTheNextStarts() throws {
         let fleet = Fleet(10)
         let run = machine(fleet)
-        _ = try run.begin(fleet)
+        _ = run.begin(fleet)
         // Both upgrades end; the instances restart (Initializing): nothing to do yet.
         fleet.now = 180_000
         fleet.states[0] = .initializing
         fleet.states[1] = .initializing
         fleet.versions[0] = 2
         fleet.versions[1] = 2
-        XCTAssertTrue(try run.operationFinished(0, succeeded: true, kind: .upgrade, fleet).isEmpty)
-        XCTAssertTrue(try run.operationFinished(1, succeeded: true, kind: .upgrade, fleet).isEmpty)
+        XCTAssertTrue(run.operationFinished(0, succeeded: true, kind: .upgrade, fleet).isEmpty)
+        XCTAssertTrue(run.operationFinished(1, succeeded: true, kind: .upgrade, fleet).isEmpty)
         fleet.states[0] = .healthy
-        XCTAssertTrue(try run.healthChanged(0, fleet).isEmpty)
+        XCTAssertTrue(run.healthChanged(0, fleet).isEmpty)
         fleet.states[1] = .healthy
-        let steps = try run.healthChanged(1, fleet)
+        let steps = run.healthChanged(1, fleet)
         XCTAssertEqual(payloads(steps), [.batchFinished, .postBatchCheck, .preBatchCheck, .batchStarted])
         XCTAssertEqual(begun(steps), [2, 3])
         XCTAssertEqual(run.successful, [0, 1])
         // A health change of an instance outside the batch asks for nothing.
-        XCTAssertTrue(try run.healthChanged(7, fleet).isEmpty)
+        XCTAssertTrue(run.healthChanged(7, fleet).isEmpty)
     }
 
     func testAPauseIsAScheduledResume() throws {
@@ -83,11 +83,11 @@ final class RollingStateMachineTests: XCTestCase {
         policy.pauseTimeBetweenBatches = 10_000
         let fleet = Fleet(10)
         let run = machine(fleet, policy: policy)
-        _ = try run.begin(fleet)
+        _ = run.begin(fleet)
         fleet.versions[0] = 2
         fleet.versions[1] = 2
-        _ = try run.operationFinished(0, succeeded: true, kind: .upgrade, fleet)
-        let steps = try run.operationFinished(1, succeeded: true, kind: .upgrade, fleet)
+        _ = run.operationFinished(0, succeeded: true, kind: .upgrade, fleet)
+        let steps = run.operationFinished(1, succeeded: true, kind: .upgrade, fleet)
         XCTAssertEqual(payloads(steps), [.batchFinished, .postBatchCheck, .pause])
         guard case .schedule(.resume(upgrade: 1), at: 70_000)? = steps.last else { return XCTFail("\(steps)") }
         XCTAssertEqual(run.stage, .pausing)
@@ -96,18 +96,40 @@ final class RollingStateMachineTests: XCTestCase {
     func testCancelSettlesTheBatchAndStartsNothing() throws {
         let fleet = Fleet(10)
         let run = machine(fleet)
-        _ = try run.begin(fleet)
+        _ = run.begin(fleet)
         let steps = run.cancel(supersededBy: nil, at: 90_000)
         XCTAssertEqual(payloads(steps), [.upgradeCancelled])
         guard case .schedule(.settle(upgrade: 1), at: 90_000)? = steps.last else { return XCTFail("\(steps)") }
         XCTAssertEqual(run.code, .cancelled)
         fleet.versions[0] = 2
-        _ = try run.operationFinished(0, succeeded: true, kind: .upgrade, fleet)
-        let last = try run.operationFinished(1, succeeded: false, kind: .upgrade, fleet)
+        _ = run.operationFinished(0, succeeded: true, kind: .upgrade, fleet)
+        let last = run.operationFinished(1, succeeded: false, kind: .upgrade, fleet)
         XCTAssertEqual(payloads(last), [.batchFinished])
         guard case .settled? = last.last else { return XCTFail("\(last)") }
         XCTAssertEqual(run.successful, [0])
         XCTAssertEqual(run.failed, [1])
         XCTAssertEqual(run.pendingCount, 8)
+    }
+
+    /// The machine never calls a behaviour: an OS upgrade with deferral asks its host for the
+    /// batch's answers and starts what they allow when they come back, in the order asked.
+    func testDeferralAnswersAreAnInputNotACallOut() throws {
+        let fleet = Fleet(10)
+        let os = OSUpgradeTerms(startedBy: .platform, image: "2", reference: [:], usesDefaultPolicy: true, healthWait: 300_000,
+                                restoreFailed: true, deferral: true)
+        let run = machine(fleet, os: os)
+        let steps = run.begin(fleet)
+        XCTAssertEqual(payloads(steps), [.preBatchCheck, .batchStarted])
+        guard case .askDeferrals(let ids)? = steps.last else { return XCTFail("\(steps)") }
+        XCTAssertEqual(ids, [0, 1])
+        XCTAssertEqual(begun(steps), [])
+        let answered = run.deferralsAnswered([(id: 0, answer: .none), (id: 1, answer: .approveAfter(600_000))], fleet)
+        XCTAssertEqual(begun(answered), [0])
+        XCTAssertEqual(payloads(answered), [.osUpgradeDeferred])
+        guard case .schedule(.approve(upgrade: 1, id: 1), at: 660_000)? = answered.last else { return XCTFail("\(answered)") }
+        XCTAssertEqual(run.deferred, [1])
+        XCTAssertEqual(run.untilApproved, [])
+        XCTAssertEqual(begun(run.approve(1, byAction: false)), [1])
+        XCTAssertEqual(run.deferred, [])
     }
 }

@@ -23,8 +23,6 @@ protocol FleetView: AnyObject {
     var nextInstanceID: Int { get }
     /// Whether bringing any out-of-date instance to model `version` restarts it.
     func upgradeIsDisruptive(to version: Int) -> Bool
-    /// The instance's answer to the notice of its OS upgrade (a behaviour may run).
-    func deferral(of id: Int) throws -> OSUpgradeDeferral
 }
 
 /// One thing a rolling upgrade asks its host to do.
@@ -40,17 +38,14 @@ enum RollingStep {
     case schedule(Scheduled, at: Millis)
     /// The upgrade stopped moving (a cancelled batch settled): a superseding one may start.
     case settled
+    /// Tell these instances their OS upgrade is coming and hand their answers back, in this
+    /// order, to `deferralsAnswered` (the upgrade never calls a behaviour itself).
+    case askDeferrals([Int])
 }
 
-/// One rolling upgrade (SPEC §4, §5, §6) as a state machine: each input (it starts, an
-/// operation ends, a watched instance's health changes, a pause or a wait ends, an approval, a
-/// cancel) updates its state and returns the steps its host carries out. Decisions read the
-/// scale set through a `FleetView` and change nothing there.
-final class RollingUpgrade {
-    /// `restoring`: an automatic OS upgrade returns the batch's failed instances to their
-    /// previous image before it judges the batch.
-    enum Stage { case idle, upgrading, surgeCreating, surgeDeleting, restoring, pausing, done }
-
+/// What a rolling upgrade is bound to from its start: the upgrade's number, policy and target,
+/// the capacity every threshold divides by, and the instances it leaves out.
+struct RollingTerms {
     let number: Int
     let policy: RollingUpgradePolicy
     /// Instances when the upgrade started: the denominator of every threshold.
@@ -60,82 +55,135 @@ final class RollingUpgrade {
     /// The scale set's name (error targets) and its quota (MaxSurge).
     let scaleSet: String
     let quota: Int?
-    var code: RunningCode = .rollingForward
-    var lastAction = "Start"
-    var lastActionTime: Millis
-    var error: UpgradeError?
-    var queue: BatchQueue
     let skipped: [Int]
     let protected: [Int]
-
-    var stage = Stage.idle
-    var batchNumber = 0
-    var phase: Int?
-    /// The candidates of the current batch (the old instances, under MaxSurge).
-    var batch: [Int] = []
-    /// The instances of the batch last finished, for the check that judges it.
-    var lastBatch: Set<Int> = []
-    /// Old id → new id for the current MaxSurge batch.
-    var surge: [Int: Int] = [:]
-    /// A MaxSurge batch met the quota: this batch and every later one of this upgrade run in
-    /// place (SPEC §5).
-    var surgeFellBack = false
-    /// Instances rolling back to their previous model after a breach (status RollingBack meanwhile).
-    var rollingBack: Set<Int> = []
-    /// Instances whose rollback failed: they stay failed on the new model.
-    var rollbackFailed: [Int] = []
-    var surgeFailed: Set<Int> = []
-    var inFlight: Set<Int> = []
-    /// Instances whose health change may end the current batch's wait.
-    var watching: Set<Int> = []
-    var opFailed: Set<Int> = []
-    /// The model each upgraded instance ran before, for rollback.
-    var previousVersion: [Int: Int] = [:]
-    var successful: Set<Int> = []
-    var failed: [Int] = []
-    /// For a MaxSurge candidate, the new instance whose health now counts for it.
-    var replacement: [Int: Int] = [:]
     /// Set for an OS image upgrade (automatic or on demand).
     let os: OSUpgradeTerms?
-    /// Automatic OS upgrades: when each upgraded instance's time to become Healthy runs out (ms).
-    var healthDeadline: [Int: Millis] = [:]
-    /// Where the scan for instances still awaiting health resumes (`batchAwaitsHealth`).
-    var waitCursor = 0
-    /// Instances of the current batch deferring their OS upgrade until approved.
-    var deferred: Set<Int> = []
-    /// Those of `deferred` that only an approve action can release.
-    var untilApproved: Set<Int> = []
-    /// Instances a cancel took out of their batch before they started: pending again.
-    var returnedToPending = 0
-    /// Instances rolled back (or restored to their previous image) successfully.
-    var rolledBack = 0
-    /// When the upgrade reached its final code (ms); nil while it runs.
-    var endTime: Millis?
-    /// The steps of the input being handled.
-    var steps: [RollingStep] = []
+}
 
-    init(number: Int, policy: RollingUpgradePolicy, capacity: Int, targetVersion: Int, startTime: Millis, scaleSet: String,
-         quota: Int?, queue: BatchQueue, skipped: [Int], protected: [Int], os: OSUpgradeTerms?) {
-        self.os = os
-        self.number = number
-        self.policy = policy
-        self.capacity = capacity
-        self.targetVersion = targetVersion
-        self.startTime = startTime
-        self.lastActionTime = startTime
-        self.scaleSet = scaleSet
-        self.quota = quota
-        self.queue = queue
-        self.skipped = skipped
-        self.protected = protected
+/// One rolling upgrade (SPEC §4, §5, §6) as a state machine: each input (it starts, an
+/// operation ends, a watched instance's health changes, a pause or a wait ends, the instances'
+/// answers to a deferral notice, an approval, a cancel) updates its state and returns the steps
+/// its host carries out. Decisions read the scale set through a `FleetView` and change nothing
+/// there; the host reads the upgrade only through the read-only properties below.
+final class RollingUpgrade {
+    /// `restoring`: an automatic OS upgrade returns the batch's failed instances to their
+    /// previous image before it judges the batch.
+    enum Stage { case idle, upgrading, surgeCreating, surgeDeleting, restoring, pausing, done }
+
+    /// The status `get-latest` reports, as it moves.
+    struct Track {
+        var code: RunningCode = .rollingForward
+        var lastAction = "Start"
+        var lastActionTime: Millis
+        var error: UpgradeError?
+        /// When the upgrade reached its final code (ms); nil while it runs.
+        var endTime: Millis?
     }
 
+    /// The batch in progress (or last finished).
+    struct Batch {
+        var number = 0
+        var phase: Int?
+        /// The candidates (the old instances, under MaxSurge).
+        var ids: [Int] = []
+        /// The instances of the batch last finished, for the check that judges it.
+        var last: Set<Int> = []
+        /// Operations of this upgrade still running.
+        var inFlight: Set<Int> = []
+        /// Instances whose health change may end the batch's wait.
+        var watching: Set<Int> = []
+        var operationFailed: Set<Int> = []
+        /// Where the scan for instances still awaiting health resumes (`batchAwaitsHealth`).
+        var waitCursor = 0
+    }
+
+    /// MaxSurge's bookkeeping.
+    struct Surge {
+        /// Old id → new id for the current batch.
+        var created: [Int: Int] = [:]
+        /// A batch met the quota: this batch and every later one run in place (SPEC §5).
+        var fellBack = false
+        /// Candidates of the current batch whose new instance did not become Healthy.
+        var failed: Set<Int> = []
+        /// For a candidate, the new instance whose health now counts for it.
+        var replacement: [Int: Int] = [:]
+    }
+
+    /// What the upgrade has done to instances so far.
+    struct Tally {
+        var successful: Set<Int> = []
+        var failed: [Int] = []
+        /// The model each upgraded instance ran before, for rollback.
+        var previousVersion: [Int: Int] = [:]
+        /// Instances rolling back after a breach (status RollingBack meanwhile).
+        var rollingBack: Set<Int> = []
+        /// Instances rolled back (or restored to their previous image) successfully.
+        var rolledBack = 0
+        /// Instances whose rollback failed: they stay failed on the new model.
+        var rollbackFailed: [Int] = []
+        /// Instances a cancel took out of their batch before they started: pending again.
+        var returnedToPending = 0
+    }
+
+    /// An OS image upgrade's waits.
+    struct OSWaits {
+        /// Automatic OS upgrades: when each upgraded instance's time to become Healthy runs out (ms).
+        var healthDeadline: [Int: Millis] = [:]
+        /// Instances of the current batch deferring their upgrade until approved.
+        var deferred: Set<Int> = []
+        /// Those of `deferred` that only an approve action can release.
+        var untilApproved: Set<Int> = []
+    }
+
+    let terms: RollingTerms
+    var track: Track
+    var queue: BatchQueue
+    var stage = Stage.idle
+    var current = Batch()
+    var surge = Surge()
+    var tally = Tally()
+    var waits = OSWaits()
+
+    init(terms: RollingTerms, queue: BatchQueue) {
+        self.terms = terms
+        self.queue = queue
+        track = Track(lastActionTime: terms.startTime)
+    }
+
+    // MARK: What the host reads
+
+    var number: Int { terms.number }
+    var policy: RollingUpgradePolicy { terms.policy }
+    var capacity: Int { terms.capacity }
+    var targetVersion: Int { terms.targetVersion }
+    var os: OSUpgradeTerms? { terms.os }
+    var code: RunningCode { track.code }
+    var endTime: Millis? { track.endTime }
+    var error: UpgradeError? { track.error }
+    var skipped: [Int] { terms.skipped }
+    var protected: [Int] { terms.protected }
+    var successful: Set<Int> { tally.successful }
+    var failed: [Int] { tally.failed }
+    var rolledBack: Int { tally.rolledBack }
+    var rollbackFailed: [Int] { tally.rollbackFailed }
+    /// The batch being upgraded now (0 before the first).
+    var batchNumber: Int { current.number }
+    var deferred: Set<Int> { waits.deferred }
+    var untilApproved: Set<Int> { waits.untilApproved }
+    /// No operation of this upgrade is running.
+    var isQuiet: Bool { current.inFlight.isEmpty }
+    /// Every operation still running is an upgrade waiting for an approval.
+    var waitsOnlyForApprovals: Bool { current.inFlight.isSubset(of: waits.untilApproved) }
+    /// Instances are being upgraded, created, deleted or restored.
+    var isWorking: Bool { [.upgrading, .surgeCreating, .surgeDeleting, .restoring].contains(stage) }
+
     /// Instances not yet reached: still queued, or taken back out of a cancelled batch.
-    var pendingCount: Int { queue.pending + returnedToPending }
+    var pendingCount: Int { queue.pending + tally.returnedToPending }
 
     var inProgressCount: Int {
         switch stage {
-        case .upgrading, .surgeCreating, .surgeDeleting: return batch.count
+        case .upgrading, .surgeCreating, .surgeDeleting: return current.ids.count
         default: return 0
         }
     }
@@ -143,100 +191,117 @@ final class RollingUpgrade {
     // MARK: Inputs
 
     /// Runs one input's handling and hands back the steps it produced.
-    private func handle(_ body: () throws -> Void) rethrows -> [RollingStep] {
-        steps = []
-        try body()
-        defer { steps = [] }
+    private func handle(_ body: (inout [RollingStep]) -> Void) -> [RollingStep] {
+        var steps: [RollingStep] = []
+        body(&steps)
         return steps
     }
 
     /// The first batch (after the host announced the upgrade).
-    func begin(_ fleet: any FleetView) throws -> [RollingStep] { try handle { try startNextBatch(fleet) } }
+    func begin(_ fleet: any FleetView) -> [RollingStep] { handle { startNextBatch(fleet, &$0) } }
 
     /// The pause between batches ended.
-    func resume(_ fleet: any FleetView) throws -> [RollingStep] {
-        try handle { if code == .rollingForward { try startNextBatch(fleet) } }
+    func resume(_ fleet: any FleetView) -> [RollingStep] {
+        handle { if track.code == .rollingForward { startNextBatch(fleet, &$0) } }
     }
 
     /// A wait ended (a cancel's settling, an automatic OS upgrade's health deadline).
-    func settle(_ fleet: any FleetView) throws -> [RollingStep] { try handle { try advance(fleet) } }
+    func settle(_ fleet: any FleetView) -> [RollingStep] { handle { advance(fleet, &$0) } }
 
     /// A watched instance's committed health changed.
-    func healthChanged(_ id: Int, _ fleet: any FleetView) throws -> [RollingStep] {
-        guard code == .rollingForward, watching.contains(id) else { return [] }
-        return try handle { try advance(fleet) }
+    func healthChanged(_ id: Int, _ fleet: any FleetView) -> [RollingStep] {
+        guard track.code == .rollingForward, current.watching.contains(id) else { return [] }
+        return handle { advance(fleet, &$0) }
     }
 
     /// An operation this upgrade started ended.
-    func operationFinished(_ id: Int, succeeded: Bool, kind: OperationKind, _ fleet: any FleetView) throws -> [RollingStep] {
-        try handle {
-            inFlight.remove(id)
+    func operationFinished(_ id: Int, succeeded: Bool, kind: OperationKind, _ fleet: any FleetView) -> [RollingStep] {
+        handle { steps in
+            current.inFlight.remove(id)
             if kind == .rollback {
-                rollingBack.remove(id)
-                if succeeded { rolledBack += 1 } else { rollbackFailed.append(id) }
-                guard rollingBack.isEmpty else { return }
-                if code == .rollingBack {
-                    code = .faulted
-                    endTime = fleet.now
+                tally.rollingBack.remove(id)
+                if succeeded { tally.rolledBack += 1 } else { tally.rollbackFailed.append(id) }
+                guard tally.rollingBack.isEmpty else { return }
+                if track.code == .rollingBack {
+                    track.code = .faulted
+                    track.endTime = fleet.now
                 } else if stage == .restoring {
-                    try judgeBatch(fleet)
+                    judgeBatch(fleet, &steps)
                 }
                 return
             }
-            if !succeeded { opFailed.insert(id) }
-            if succeeded, kind == .upgrade || kind == .create, let wait = os?.healthWait {
-                healthDeadline[id] = fleet.now + wait
-                steps.append(.schedule(.settle(upgrade: number), at: fleet.now + wait))
+            if !succeeded { current.operationFailed.insert(id) }
+            if succeeded, kind == .upgrade || kind == .create, let wait = terms.os?.healthWait {
+                waits.healthDeadline[id] = fleet.now + wait
+                steps.append(.schedule(.settle(upgrade: terms.number), at: fleet.now + wait))
             }
-            try advance(fleet)
+            advance(fleet, &steps)
+        }
+    }
+
+    /// The answers to `askDeferrals`, in the order asked: an instance that goes ahead starts its
+    /// upgrade; one that defers waits for an approval or for its own time to run out.
+    func deferralsAnswered(_ answers: [(id: Int, answer: OSUpgradeDeferral)], _ fleet: any FleetView) -> [RollingStep] {
+        handle { steps in
+            for (id, answer) in answers {
+                switch answer {
+                case .none:
+                    steps.append(.begin(.upgrade, id: id, targetVersion: terms.targetVersion))
+                    continue
+                case .untilApproved:
+                    steps.append(.emit(.osUpgradeDeferred(approveAfter: nil), instance: id, batch: current.number, phase: current.phase))
+                    waits.untilApproved.insert(id)
+                case .approveAfter(let wait):
+                    steps.append(.emit(.osUpgradeDeferred(approveAfter: wait), instance: id, batch: current.number, phase: current.phase))
+                    steps.append(.schedule(.approve(upgrade: terms.number, id: id), at: fleet.now + max(0, wait)))
+                }
+                waits.deferred.insert(id)
+            }
         }
     }
 
     /// Instance `id`'s deferral ends (`byAction`: approved, else its own time ran out).
     func approve(_ id: Int, byAction: Bool) -> [RollingStep] {
-        handle {
-            deferred.remove(id)
-            untilApproved.remove(id)
-            steps.append(.emit(.osUpgradeApproved(byAction: byAction), instance: id, batch: batchNumber, phase: phase))
-            steps.append(.begin(.upgrade, id: id, targetVersion: targetVersion))
-        }
+        waits.deferred.remove(id)
+        waits.untilApproved.remove(id)
+        return [.emit(.osUpgradeApproved(byAction: byAction), instance: id, batch: current.number, phase: current.phase),
+                .begin(.upgrade, id: id, targetVersion: terms.targetVersion)]
     }
 
     /// The one cancel: no new batch starts; operations already started finish and count by their
     /// own outcome. `supersededBy` names the newer model update that cancels it, if one does.
     func cancel(supersededBy reason: String?, at now: Millis) -> [RollingStep] {
-        handle {
-            code = .cancelled
-            lastAction = "Cancel"
-            lastActionTime = now
-            endTime = now
-            if stage == .pausing { stage = .done }
-            steps.append(.emit(.upgradeCancelled(upgrade: number, supersededBy: reason)))
-            returnDeferred()
-            // A batch waiting only for its instances' health settles now: nothing stays in
-            // progress, and MaxSurge deletes the old instances whose new ones are Healthy.
-            steps.append(.schedule(.settle(upgrade: number), at: now))
-        }
+        track.code = .cancelled
+        track.lastAction = "Cancel"
+        track.lastActionTime = now
+        track.endTime = now
+        if stage == .pausing { stage = .done }
+        returnDeferred()
+        // A batch waiting only for its instances' health settles now: nothing stays in
+        // progress, and MaxSurge deletes the old instances whose new ones are Healthy.
+        return [.emit(.upgradeCancelled(upgrade: terms.number, supersededBy: reason)), .schedule(.settle(upgrade: terms.number), at: now)]
     }
 
     /// A cancel takes deferred instances out of their batch untouched: they count as pending.
     private func returnDeferred() {
+        let deferred = waits.deferred
         guard !deferred.isEmpty else { return }
-        returnedToPending += deferred.count
-        batch.removeAll { deferred.contains($0) }
-        waitCursor = 0
-        inFlight.subtract(deferred)
-        watching.subtract(deferred)
-        for id in deferred { previousVersion[id] = nil }
-        deferred = []
-        untilApproved = []
+        tally.returnedToPending += deferred.count
+        current.ids.removeAll { deferred.contains($0) }
+        current.waitCursor = 0
+        current.inFlight.subtract(deferred)
+        current.watching.subtract(deferred)
+        for id in deferred { tally.previousVersion[id] = nil }
+        waits.deferred = []
+        waits.untilApproved = []
     }
 
     /// The status `get-latest` shows for this upgrade.
     func status(location: String) -> RollingUpgradeStatus {
-        RollingUpgradeStatus(location: location, policy: policy,
-                             progress: Progress(successfulInstanceCount: successful.count, failedInstanceCount: failed.count,
+        RollingUpgradeStatus(location: location, policy: terms.policy,
+                             progress: Progress(successfulInstanceCount: tally.successful.count, failedInstanceCount: tally.failed.count,
                                                 inProgressInstanceCount: inProgressCount, pendingInstanceCount: pendingCount),
-                             code: code, lastAction: lastAction, lastActionTime: lastActionTime, startTime: startTime, error: error)
+                             code: track.code, lastAction: track.lastAction, lastActionTime: track.lastActionTime,
+                             startTime: terms.startTime, error: track.error)
     }
 }

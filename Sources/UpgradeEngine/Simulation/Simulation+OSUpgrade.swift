@@ -144,7 +144,7 @@ extension Simulation {
     /// Whether the running upgrade waits only for approvals that no scheduled action can give.
     var stalledOnApproval: Bool {
         guard actionsLeft == 0, let run = rolling, run.code == .rollingForward, !run.untilApproved.isEmpty else { return false }
-        return run.inFlight.isSubset(of: run.untilApproved)
+        return run.waitsOnlyForApprovals
     }
 
     /// The run's OS image upgrades, oldest first, as `az vmss get-os-upgrade-history` reports them.
@@ -153,7 +153,7 @@ extension Simulation {
             let status = statusOf(run)
             var reference = run.os?.reference ?? [:]
             reference["version"] = run.os?.image
-            return OSUpgradeRecord(code: run.code, startTime: run.startTime, endTime: run.endTime, progress: status.progress,
+            return OSUpgradeRecord(code: run.code, startTime: run.terms.startTime, endTime: run.endTime, progress: status.progress,
                                    error: run.error, startedBy: run.os?.startedBy ?? .unknown, targetImageReference: reference,
                                    rolledBack: run.rolledBack, rollbackFailed: run.rollbackFailed.count)
         }

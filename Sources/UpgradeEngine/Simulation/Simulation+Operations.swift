@@ -43,7 +43,7 @@ extension Simulation {
         case .create: break
         }
         let took = max(0, outcome.duration ?? duration)
-        let replaces = kind == .create ? rolling?.surge.first(where: { $0.value == id })?.key : nil
+        let replaces = kind == .create ? instances[id].replaces : nil
         emit(.operationStarted(OperationFacts(kind: kind, name: instances[id].name, targetVersion: targetVersion, disruptive: disruptive,
                                               duration: took, willFail: outcome.fail, replaces: replaces)),
              instance: id, batch: op.batch)

@@ -13,7 +13,7 @@ extension Simulation {
 
     func startPendingUpgradeIfReady() throws {
         guard startPending else { return }
-        if let run = rolling, !run.inFlight.isEmpty { return }
+        if let run = rolling, !run.isQuiet { return }
         startPending = false
         try startRollingUpgrade(reason: pendingReason, os: pendingOS)
     }
@@ -29,9 +29,10 @@ extension Simulation {
                                                         orchestration: definition.orchestration,
                                                         faultDomains: definition.effectiveFaultDomains,
                                                         policy: policy)
-        let run = RollingUpgrade(number: upgradeCount, policy: policy, capacity: inputs.count, targetVersion: modelVersion,
-                                 startTime: now, scaleSet: definition.name, quota: definition.quota, queue: queue,
-                                 skipped: skipped, protected: protected, os: os)
+        let run = RollingUpgrade(terms: RollingTerms(number: upgradeCount, policy: policy, capacity: inputs.count, targetVersion: modelVersion,
+                                                     startTime: now, scaleSet: definition.name, quota: definition.quota,
+                                                     skipped: skipped, protected: protected, os: os),
+                                 queue: queue)
         rolling = run
         if os != nil { osUpgrades.append(run) }
         let size = Planner.batchSize(capacity: run.capacity, percent: run.policy.maxBatchInstancePercent)
@@ -71,6 +72,11 @@ extension Simulation {
                 queue.schedule(what, at: time)
             case .settled:
                 try startPendingUpgradeIfReady()
+            case .askDeferrals(let ids):
+                // The instances' answers, asked in batch order; a behaviour may run for each.
+                let answers = try ids.map { id in (id: id, answer: try deferrals?.deferral(of: instances[id], at: now) ?? .untilApproved) }
+                guard let run = rolling else { continue }
+                try perform(run.deferralsAnswered(answers, self))
             }
         }
     }
@@ -116,6 +122,4 @@ extension Simulation: FleetView {
         let versions = Set(instances.lazy.filter { $0.isPresent && $0.modelVersion != version }.map(\.modelVersion))
         return versions.contains { ChangeRules.isDisruptive(from: models[$0 - 1], to: target) }
     }
-
-    func deferral(of id: Int) throws -> OSUpgradeDeferral { try deferrals?.deferral(of: instances[id], at: now) ?? .untilApproved }
 }

@@ -180,7 +180,7 @@ public final class Simulation {
     var hasWork: Bool {
         guard !stalledOnApproval else { return false }
         return actionsLeft > 0 || !operations.isEmpty || startPending || rolling?.code == .rollingForward
-            || rolling.map { [.upgrading, .surgeCreating, .surgeDeleting, .restoring].contains($0.stage) } ?? false
+            || rolling?.isWorking ?? false
     }
 
     /// Runs until no upgrade runs, no operation is in flight and no action is left, or until
