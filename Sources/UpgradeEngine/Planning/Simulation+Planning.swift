@@ -4,22 +4,22 @@ extension Simulation {
     /// source's answer) of every present instance.
     func planInputs() throws -> [PlanInput] {
         let rich = probeSettings?.richStates ?? false
-        var metricsInUse = phases != nil
+        var metricsInUse = behaviours.phases != nil
         var missing: [Int] = []  // candidates whose latest answer was not Healthy
         var inputs = try presentInstances.map { vm in
             let candidate = vm.modelVersion != modelVersion && !vm.protectFromScaleSetActions
             // Custom metrics (and the phase() shorthand, which stands for them) count only from an
             // answer whose state is Healthy (SPEC §3).
-            let answeredHealthy = !probing || lastProbes[vm.id]?.state == .healthy
+            let answeredHealthy = !setup.probing || probes.last[vm.id]?.state == .healthy
             var metrics: CustomMetrics?
             if answeredHealthy {
-                metrics = lastProbes[vm.id]?.metrics
-                if lastProbes[vm.id]?.metricsDeferred == true, let payload = try health?.latestMetrics(of: vm) {
+                metrics = probes.last[vm.id]?.metrics
+                if probes.last[vm.id]?.metricsDeferred == true, let payload = try behaviours.health?.latestMetrics(of: vm) {
                     var diagnostics: [WireDiagnostic] = []
                     metrics = CustomMetrics.parse(payload, diagnostics: &diagnostics)
                     warn(diagnostics, about: vm.id)
                 }
-                if let stated = try phases?.metrics(of: vm, at: now) { metrics = stated }
+                if let stated = try behaviours.phases?.metrics(of: vm, at: now) { metrics = stated }
                 if metrics != nil { metricsInUse = true }
             } else if candidate && rich {
                 missing.append(vm.id)
@@ -30,7 +30,7 @@ extension Simulation {
         }
         // Naming them matters only where phases or skips are in use at all.
         guard metricsInUse else { return inputs }
-        if !missing.isEmpty && warned.insert("metricsMissing:\(missing)").inserted {
+        if !missing.isEmpty && counters.warned.insert("metricsMissing:\(missing)").inserted {
             emit(.metricsMissing(instances: missing))
         }
         let flagged = Set(missing)

@@ -12,7 +12,7 @@ extension Simulation {
         if let problem = ModelLimits.problem(attributes) { throw EngineError("update_model refused: \(problem)") }
         if !generic && models.count >= limits.modelVersions {
             reachLimit("modelVersions", limits.modelVersions, detail: "a model update")
-            throw EngineError(limitReached!.description)
+            throw EngineError(counters.limitReached!.description)
         }
         if !generic {
             models.append(attributes)

@@ -102,7 +102,7 @@ extension Simulation {
         if let problem = ModelLimits.problem(attributes) { throw EngineError("\(what) refused: \(problem)") }
         guard models.count < limits.modelVersions else {
             reachLimit("modelVersions", limits.modelVersions, detail: what)
-            throw EngineError(limitReached!.description)
+            throw EngineError(counters.limitReached!.description)
         }
         models.append(attributes)
         emit(.modelUpdated(version: modelVersion, changes: [attribute: value], via: what))
@@ -143,13 +143,13 @@ extension Simulation {
 
     /// Whether the running upgrade waits only for approvals that no scheduled action can give.
     var stalledOnApproval: Bool {
-        guard actionsLeft == 0, let run = rolling, run.code == .rollingForward, !run.untilApproved.isEmpty else { return false }
+        guard script.left == 0, let run = rolling, run.code == .rollingForward, !run.untilApproved.isEmpty else { return false }
         return run.waitsOnlyForApprovals
     }
 
     /// The run's OS image upgrades, oldest first, as `az vmss get-os-upgrade-history` reports them.
     public var osUpgradeHistory: [OSUpgradeRecord] {
-        osUpgrades.map { run in
+        upgrades.osUpgrades.map { run in
             let status = statusOf(run)
             var reference = run.os?.reference ?? [:]
             reference["version"] = run.os?.image

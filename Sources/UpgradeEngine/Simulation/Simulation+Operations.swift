@@ -6,7 +6,7 @@ extension Simulation {
 
     /// Starts `kind` on instance `id`. The fault injector decides failure and duration.
     func beginOperation(_ kind: OperationKind, on id: Int, targetVersion: Int, upgrade: Int?) throws {
-        let outcome = try faults?.outcome(of: kind, on: instances[id], at: now) ?? OperationOutcome()
+        let outcome = try behaviours.faults?.outcome(of: kind, on: instances[id], at: now) ?? OperationOutcome()
         let timings = definition.timings
         let disruptive: Bool
         let duration: Millis
@@ -24,8 +24,8 @@ extension Simulation {
             disruptive = false
             duration = timings.delete
         }
-        nextToken += 1
-        let op = PendingOperation(kind: kind, token: nextToken, fail: outcome.fail, targetVersion: targetVersion,
+        counters.operationTokens += 1
+        let op = PendingOperation(kind: kind, token: counters.operationTokens, fail: outcome.fail, targetVersion: targetVersion,
                                   disruptive: disruptive, upgrade: upgrade,
                                   batch: upgrade.flatMap { rolling?.number == $0 ? rolling?.batchNumber : nil })
         operations[id] = op

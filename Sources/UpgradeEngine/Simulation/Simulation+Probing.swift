@@ -21,45 +21,45 @@ extension Simulation {
                                 health: HealthTracker(settings: settings, startedAt: now))
         if probeSettings == nil { instance.health.markHealthyWithoutProbes() }
         instances.append(instance)
-        lastProbes.append(nil)
-        probeGeneration.append(0)
+        probes.last.append(nil)
+        probes.generation.append(0)
         if isServing(instance) { meter.servingChanged(by: 1) }
         if lifecycle == .running { startProbing(id) }
         return id
     }
 
-    /// (Re)starts probing of instance `id` from now (its grace clock restarted with its health).
+    /// (Re)starts setup.probing of instance `id` from now (its grace clock restarted with its health).
     func startProbing(_ id: Int) {
-        probeGeneration[id] += 1
-        guard probing else {
+        probes.generation[id] += 1
+        guard setup.probing else {
             updateInstance(id) { $0.health.markHealthyWithoutProbes() }
             return
         }
         // Grace is looked at only when a probe's result arrives (SPEC §3), so nothing else is
         // scheduled: the first probe is now.
-        queue.schedule(.probe(id: id, generation: probeGeneration[id]), at: now)
+        queue.schedule(.probe(id: id, generation: probes.generation[id]), at: now)
     }
 
-    func stopProbing(_ id: Int) { probeGeneration[id] += 1 }
+    func stopProbing(_ id: Int) { probes.generation[id] += 1 }
 
     func probe(_ id: Int) throws {
-        guard probing else { return }
+        guard setup.probing else { return }
         guard instances[id].lifecycle == .running || instances[id].lifecycle == .upgrading else { return }
-        probeCount += 1
-        if probeCount > limits.probes { reachLimit("probes", limits.probes, detail: "") }
+        counters.probes += 1
+        if counters.probes > limits.probes { reachLimit("probes", limits.probes, detail: "") }
         let reply: ProbeReply
-        if let health {
+        if let health = behaviours.health {
             let all = instances  // one buffer retain; the element is then lent, not copied
             reply = try health.probe(all[id], at: now)
         } else {
             reply = .structured(state: "Healthy", metrics: nil)
         }
-        let result = judge.evaluate(reply, strictWire: strictWire)
+        let result = setup.judge.evaluate(reply, strictWire: setup.strictWire)
         if !result.diagnostics.isEmpty { warn(result.diagnostics, about: id) }
-        lastProbes[id] = result
+        probes.last[id] = result
         let before = instances[id].health.state
         let change = updateInstance(id) { $0.health.record(result.state, at: now) }
-        queue.schedule(.probe(id: id, generation: probeGeneration[id]), at: now + probeInterval)
+        queue.schedule(.probe(id: id, generation: probes.generation[id]), at: now + setup.probeInterval)
         if let change {
             emit(.healthChanged(from: before, to: instances[id].health.state, reason: change), instance: id)
             try healthChanged(id)
@@ -68,7 +68,7 @@ extension Simulation {
 
     /// Reports each kind of wire oddity once per instance.
     func warn(_ diagnostics: [WireDiagnostic], about id: Int) {
-        for diagnostic in diagnostics where warned.insert("\(id)/\(diagnostic.kind.rawValue)").inserted {
+        for diagnostic in diagnostics where counters.warned.insert("\(id)/\(diagnostic.kind.rawValue)").inserted {
             emit(.wireWarning(name: instances[id].name, message: diagnostic.message), instance: id)
         }
     }

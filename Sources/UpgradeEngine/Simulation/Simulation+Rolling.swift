@@ -5,22 +5,22 @@ extension Simulation {
     /// in flight finish, and then the new one starts for the newest model (README: decisions).
     func requestRollingUpgrade(reason: String, os: OSUpgradeTerms? = nil) throws {
         if let run = rolling, run.code == .rollingForward { try perform(run.cancel(supersededBy: reason, at: now)) }
-        pendingReason = reason
-        pendingOS = os
-        startPending = true
+        upgrades.pendingReason = reason
+        upgrades.pendingOS = os
+        upgrades.startPending = true
         try startPendingUpgradeIfReady()
     }
 
     func startPendingUpgradeIfReady() throws {
-        guard startPending else { return }
+        guard upgrades.startPending else { return }
         if let run = rolling, !run.isQuiet { return }
-        startPending = false
-        try startRollingUpgrade(reason: pendingReason, os: pendingOS)
+        upgrades.startPending = false
+        try startRollingUpgrade(reason: upgrades.pendingReason, os: upgrades.pendingOS)
     }
 
     private func startRollingUpgrade(reason: String, os: OSUpgradeTerms?) throws {
         noteActivity()
-        upgradeCount += 1
+        upgrades.count += 1
         let inputs = try planInputs()
         // An automatic OS upgrade batches with the default policy unless told to use the scale
         // set's (SPEC §6).
@@ -29,12 +29,12 @@ extension Simulation {
                                                         orchestration: definition.orchestration,
                                                         faultDomains: definition.effectiveFaultDomains,
                                                         policy: policy)
-        let run = RollingUpgrade(terms: RollingTerms(number: upgradeCount, policy: policy, capacity: inputs.count, targetVersion: modelVersion,
+        let run = RollingUpgrade(terms: RollingTerms(number: upgrades.count, policy: policy, capacity: inputs.count, targetVersion: modelVersion,
                                                      startTime: now, scaleSet: definition.name, quota: definition.quota,
                                                      skipped: skipped, protected: protected, os: os),
                                  queue: queue)
         rolling = run
-        if os != nil { osUpgrades.append(run) }
+        if os != nil { upgrades.osUpgrades.append(run) }
         let size = Planner.batchSize(capacity: run.capacity, percent: run.policy.maxBatchInstancePercent)
         emit(.upgradeStarted(upgrade: run.number, targetVersion: modelVersion, reason: reason, candidates: queue.pending,
                              capacity: run.capacity, batchSize: size, skipped: skipped, protected: protected))
@@ -46,7 +46,7 @@ extension Simulation {
         // Numbered phases ascending, then the unphased group (the order the upgrade takes them).
         phased.sort { ($0.phase ?? Int.max) < ($1.phase ?? Int.max) }
         emit(.metricsRead(phases: phased))
-        onRollingUpgradeStart?(Planner.plan(inputs, capacity: inputs.count, zonal: !definition.zones.isEmpty,
+        observers.onRollingUpgradeStart?(Planner.plan(inputs, capacity: inputs.count, zonal: !definition.zones.isEmpty,
                                             orchestration: definition.orchestration,
                                             faultDomains: definition.effectiveFaultDomains, policy: run.policy,
                                             takesDown: !run.policy.maxSurge && upgradeIsDisruptive(to: run.targetVersion)))
@@ -74,7 +74,7 @@ extension Simulation {
                 try startPendingUpgradeIfReady()
             case .askDeferrals(let ids):
                 // The instances' answers, asked in batch order; a behaviour may run for each.
-                let answers = try ids.map { id in (id: id, answer: try deferrals?.deferral(of: instances[id], at: now) ?? .untilApproved) }
+                let answers = try ids.map { id in (id: id, answer: try behaviours.deferrals?.deferral(of: instances[id], at: now) ?? .untilApproved) }
                 guard let run = rolling else { continue }
                 try perform(run.deferralsAnswered(answers, self))
             }

@@ -58,62 +58,121 @@ public struct RunSummary: Equatable, Sendable {
 public final class Simulation {
     /// The scale set simulated.
     public let definition: ScaleSetDefinition
-    /// Health extension settings in effect (a load-balancer probe acts as binary http).
-    public let probeSettings: HealthExtensionSettings?
-    /// Milliseconds between two probes of one instance.
-    let probeInterval: Millis
-    /// Whether instances are probed at all (there is a health source).
-    let probing: Bool
-    /// Judges each probe (the settings' string-free part).
-    let judge: ProbeJudge
+    /// How instances are probed and judged, and the run's bounds.
+    var setup: RunSetup
+    /// The behaviours the scenario gave: health answers, phases, operation faults, deferrals.
+    let behaviours: Behaviours
+    /// Who is told what happens.
+    var observers = Observers()
     @exclusivity(unchecked) public internal(set) var instances: [Instance] = []
     /// Model attributes by version (version n is `models[n - 1]`).
     public internal(set) var models: [[String: String]]
-    /// The newest model version.
-    public var modelVersion: Int { models.count }
     /// The virtual clock, in milliseconds.
     @exclusivity(unchecked) public internal(set) var now: Millis = 0
     /// Instances the scale set should have (capacity, changed by `scale`).
     public internal(set) var capacity: Int
-
-    /// Judge custom metrics sent as an object as Azure's extension does (Unknown).
-    public var strictWire = false
-    /// Receives every event as it happens.
-    public var onEvent: ((Event) -> Void)?
-    /// Bounds on the run as a whole.
-    public var limits = RunLimits()
-    /// The first run-level limit reached; the run ends after the event being handled.
-    var limitReached: RunLimitExceeded?
-    @exclusivity(unchecked) var eventCount = 0
-
-    let health: (any HealthSource)?
-    let phases: (any PhaseSource)?
-    let faults: (any FaultInjector)?
-    let deferrals: (any DeferralSource)?
-
     @exclusivity(unchecked) var queue = EventQueue()
     var spreader: Spreader
-    var actions: [(name: String, body: (Simulation) throws -> Void)] = []
-    @exclusivity(unchecked) var actionsLeft = 0
-    @exclusivity(unchecked) var probeGeneration: [Int] = []
+    /// The actions on the timeline and how many have yet to run.
+    @exclusivity(unchecked) var script = ScheduledActions()
     @exclusivity(unchecked) var operations: [Int: PendingOperation] = [:]
-    var nextToken = 0
-    @exclusivity(unchecked) var warned: Set<String> = []
-    @exclusivity(unchecked) var probeCount = 0
-    /// Each instance's last probe verdict, whose metrics a rolling upgrade reads when it starts.
-    @exclusivity(unchecked) public internal(set) var lastProbes: [ProbeResult?] = []
-
+    @exclusivity(unchecked) var counters = Counters()
+    @exclusivity(unchecked) var probes = ProbeBook()
+    /// The latest rolling upgrade, and the requests and OS upgrades around it.
     var rolling: RollingUpgrade?
-    var upgradeCount = 0
-    var startPending = false
-    var pendingReason = ""
-    var pendingOS: OSUpgradeTerms?
-    /// Every OS image upgrade of the run, oldest first (its history).
-    var osUpgrades: [RollingUpgrade] = []
-    /// Told the plan of each rolling upgrade as it starts.
-    public var onRollingUpgradeStart: ((UpgradePlan) -> Void)?
-
+    var upgrades = UpgradeBook()
     @exclusivity(unchecked) var meter = AvailabilityMeter()
+
+    /// How instances are probed and judged, and the run's bounds.
+    struct RunSetup {
+        /// Health extension settings in effect (a load-balancer probe acts as binary http).
+        let probeSettings: HealthExtensionSettings?
+        /// Milliseconds between two probes of one instance.
+        let probeInterval: Millis
+        /// Whether instances are probed at all (there is a health source).
+        let probing: Bool
+        /// Judges each probe (the settings' string-free part).
+        let judge: ProbeJudge
+        var strictWire = false
+        var limits = RunLimits()
+    }
+
+    /// The scenario's behaviours; nil where it gave none.
+    struct Behaviours {
+        let health: (any HealthSource)?
+        let phases: (any PhaseSource)?
+        let faults: (any FaultInjector)?
+        let deferrals: (any DeferralSource)?
+    }
+
+    /// The callbacks told of events and of each rolling upgrade's plan.
+    struct Observers {
+        var onEvent: ((Event) -> Void)?
+        var onRollingUpgradeStart: ((UpgradePlan) -> Void)?
+    }
+
+    /// Scheduled actions, by index; `left` have not run yet.
+    struct ScheduledActions {
+        var list: [(name: String, body: (Simulation) throws -> Void)] = []
+        var left = 0
+    }
+
+    /// What the run has counted, for its limits and its summary.
+    struct Counters {
+        var events = 0
+        var probes = 0
+        /// Operation tokens handed out (a finished operation's event must carry the current one).
+        var operationTokens = 0
+        /// Wire warnings already given, by instance and kind.
+        var warned: Set<String> = []
+        /// The first run-level limit reached; the run ends after the event being handled.
+        var limitReached: RunLimitExceeded?
+    }
+
+    /// Per-instance probing: the generation that invalidates stale scheduled probes, and the
+    /// last verdict, whose metrics a rolling upgrade reads when it starts.
+    struct ProbeBook {
+        var generation: [Int] = []
+        var last: [ProbeResult?] = []
+    }
+
+    /// Rolling upgrades asked for and run.
+    struct UpgradeBook {
+        var count = 0
+        /// A requested upgrade waits for the running one's operations to finish.
+        var startPending = false
+        var pendingReason = ""
+        var pendingOS: OSUpgradeTerms?
+        /// Every OS image upgrade of the run, oldest first (its history).
+        var osUpgrades: [RollingUpgrade] = []
+    }
+
+    /// Health extension settings in effect (a load-balancer probe acts as binary http).
+    public var probeSettings: HealthExtensionSettings? { setup.probeSettings }
+    /// The newest model version.
+    public var modelVersion: Int { models.count }
+    /// Judge custom metrics sent as an object as Azure's extension does (Unknown).
+    public var strictWire: Bool {
+        get { setup.strictWire }
+        set { setup.strictWire = newValue }
+    }
+    /// Bounds on the run as a whole.
+    public var limits: RunLimits {
+        get { setup.limits }
+        set { setup.limits = newValue }
+    }
+    /// Receives every event as it happens.
+    public var onEvent: ((Event) -> Void)? {
+        get { observers.onEvent }
+        set { observers.onEvent = newValue }
+    }
+    /// Told the plan of each rolling upgrade as it starts.
+    public var onRollingUpgradeStart: ((UpgradePlan) -> Void)? {
+        get { observers.onRollingUpgradeStart }
+        set { observers.onRollingUpgradeStart = newValue }
+    }
+    /// Each instance's last probe verdict, whose metrics a rolling upgrade reads when it starts.
+    public var lastProbes: [ProbeResult?] { probes.last }
 
     /// An operation in flight on one instance.
     struct PendingOperation {
@@ -135,12 +194,10 @@ public final class Simulation {
         let problems = definition.validate()
         guard problems.isEmpty else { throw ValidationFailure(problems) }
         self.definition = definition
-        self.health = health
-        self.phases = phases
-        self.faults = faults
-        self.deferrals = deferrals
+        behaviours = Behaviours(health: health, phases: phases, faults: faults, deferrals: deferrals)
         self.capacity = definition.capacity
         models = [definition.model]
+        let probeSettings: HealthExtensionSettings?
         if let settings = definition.healthExtension {
             probeSettings = settings
         } else if definition.loadBalancerProbe {
@@ -148,9 +205,8 @@ public final class Simulation {
         } else {
             probeSettings = nil
         }
-        probeInterval = (probeSettings?.intervalInSeconds ?? 5) * 1000
-        probing = probeSettings != nil
-        judge = ProbeJudge(probeSettings ?? HealthExtensionSettings())
+        setup = RunSetup(probeSettings: probeSettings, probeInterval: (probeSettings?.intervalInSeconds ?? 5) * 1000,
+                         probing: probeSettings != nil, judge: ProbeJudge(probeSettings ?? HealthExtensionSettings()))
         spreader = Spreader(zones: definition.zones, faultDomains: definition.effectiveFaultDomains,
                             updateDomains: definition.effectiveUpdateDomains)
         instances.reserveCapacity(definition.capacity)
@@ -162,13 +218,13 @@ public final class Simulation {
     /// Schedules `body` at `time` (milliseconds). An `EngineError` it throws becomes an
     /// `actionFailed` event; any other error ends the run.
     public func schedule(at time: Millis, name: String, _ body: @escaping (Simulation) throws -> Void) {
-        guard actions.count < limits.actions else {
+        guard script.list.count < limits.actions else {
             reachLimit("actions", limits.actions, detail: "scheduling \(name)")
             return
         }
-        actions.append((name, body))
-        actionsLeft += 1
-        queue.schedule(.action(index: actions.count - 1), at: max(0, time))
+        script.list.append((name, body))
+        script.left += 1
+        queue.schedule(.action(index: script.list.count - 1), at: max(0, time))
     }
 
     @exclusivity(unchecked) var stopped = false
@@ -179,7 +235,7 @@ public final class Simulation {
     /// Whether anything is left that can change the outcome.
     var hasWork: Bool {
         guard !stalledOnApproval else { return false }
-        return actionsLeft > 0 || !operations.isEmpty || startPending || rolling?.code == .rollingForward
+        return script.left > 0 || !operations.isEmpty || upgrades.startPending || rolling?.code == .rollingForward
             || rolling?.isWorking ?? false
     }
 
@@ -198,7 +254,7 @@ public final class Simulation {
             let (time, what) = queue.pop()!
             advanceClock(to: time)
             try dispatch(what)
-            if let limitReached { throw limitReached }
+            if let reached = counters.limitReached { throw reached }
         }
         if meter.start != nil { advanceClock(to: now) }
         emit(.runEnded(hitTimeLimit: hitLimit))
@@ -208,7 +264,7 @@ public final class Simulation {
     func summary(hitLimit: Bool) -> RunSummary {
         let availability = meter.availability(at: now)
         return RunSummary(endTime: now, status: status, skipped: rolling?.skipped ?? [], protected: rolling?.protected ?? [],
-                          availability: availability, hitTimeLimit: hitLimit, probes: probeCount, capacity: capacity,
+                          availability: availability, hitTimeLimit: hitLimit, probes: counters.probes, capacity: capacity,
                           rollbackFailed: rolling?.rollbackFailed.sorted() ?? [], rolledBack: rolling?.rolledBack ?? 0,
                           awaitingApproval: rolling?.untilApproved.sorted() ?? [], osUpgradeHistory: osUpgradeHistory)
     }
@@ -219,16 +275,16 @@ public final class Simulation {
     func dispatch(_ what: Scheduled) throws {
         switch what {
         case .probe(let id, let generation):
-            guard probeGeneration[id] == generation else { return }
+            guard probes.generation[id] == generation else { return }
             try probe(id)
         case .operationDone(let id, let token):
             guard let op = operations[id], op.token == token else { return }
             operations[id] = nil
             try finishOperation(id, op)
         case .action(let index):
-            actionsLeft -= 1
-            let action = actions[index]
-            actions[index].body = { _ in }  // run once: its closure (and what it holds) can go
+            script.left -= 1
+            let action = script.list[index]
+            script.list[index].body = { _ in }  // run once: its closure (and what it holds) can go
             do {
                 try action.body(self)
             } catch let error as EngineError {
@@ -249,14 +305,14 @@ public final class Simulation {
     // MARK: Events and availability
 
     func emit(_ payload: Payload, instance: Int? = nil, batch: Int? = nil, phase: Int? = nil) {
-        eventCount &+= 1
-        if eventCount > limits.events { reachLimit("events", limits.events, detail: "") }
-        onEvent?(Event(time: now, instance: instance, batch: batch, phase: phase, payload))
+        counters.events &+= 1
+        if counters.events > limits.events { reachLimit("events", limits.events, detail: "") }
+        observers.onEvent?(Event(time: now, instance: instance, batch: batch, phase: phase, payload))
     }
 
     /// Notes the first run-level limit reached; `run` ends with it after the current event.
     func reachLimit(_ limit: String, _ allowed: Int, detail: String) {
-        if limitReached == nil { limitReached = RunLimitExceeded(limit: limit, allowed: allowed, time: now, detail: detail) }
+        if counters.limitReached == nil { counters.limitReached = RunLimitExceeded(limit: limit, allowed: allowed, time: now, detail: detail) }
     }
 
     func isServing(_ instance: borrowing Instance) -> Bool {
