@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "rehearse-bench", targets: ["rehearse-bench"]),
         .library(name: "LuaHost", targets: ["LuaHost"]),
         .library(name: "UpgradeEngine", targets: ["UpgradeEngine"]),
+        .library(name: "Formats", targets: ["Formats"]),
         .library(name: "AzureWire", targets: ["AzureWire"]),
     ],
     dependencies: [
@@ -40,25 +41,29 @@ let package = Package(
         // The benchmark's reference host, written directly against the C API.
         .target(name: "CLuaBench", dependencies: ["CLua"]),
         .target(name: "LuaHost", dependencies: ["CLua", "CLuaSupport"], swiftSettings: strict),
-        // Wire formats: JSON (reading with line and column in errors, writing with sorted keys),
-        // ISO 8601 durations and timestamps, and the ARM field reader. The only Foundation user
-        // among the engine's dependencies.
-        .target(name: "AzureWire", swiftSettings: strict),
-        .target(name: "UpgradeEngine", dependencies: ["AzureWire"], swiftSettings: strict),
+        // Formats that know nothing of scale sets: JSON (reading with line and column in errors,
+        // writing with sorted keys), ISO 8601 durations and timestamps (`Millis`), problems.
+        .target(name: "Formats", swiftSettings: strict),
+        // The domain: definitions, policy, health, planning, the rolling upgrade, the simulation.
+        .target(name: "UpgradeEngine", dependencies: ["Formats"], swiftSettings: strict),
+        // What Azure writes, read into and written from engine values: the ARM field reader,
+        // upgradePolicy and the health extension's settings, policy overrides by path, the
+        // get-latest / REST / OS-history status shapes, the plan as JSON.
+        .target(name: "AzureWire", dependencies: ["Formats", "UpgradeEngine"], swiftSettings: strict),
         // Lua/ holds the built-in Lua modules (rehearse.faults), as files the lint sees.
         // Plugin bundles: manifest, SemVer ranges, catalog and resolver, archives, repositories, the lock.
-        .target(name: "Plugins", dependencies: ["LuaHost", "AzureWire", .product(name: "Crypto", package: "swift-crypto")],
+        .target(name: "Plugins", dependencies: ["LuaHost", "Formats", .product(name: "Crypto", package: "swift-crypto")],
                 swiftSettings: strict),
-        .target(name: "Scenario", dependencies: ["Plugins", "LuaHost", "UpgradeEngine", "AzureWire", .product(name: "Crypto", package: "swift-crypto")],
+        .target(name: "Scenario", dependencies: ["Plugins", "LuaHost", "UpgradeEngine", "Formats", "AzureWire", .product(name: "Crypto", package: "swift-crypto")],
                 resources: [.copy("Lua")], swiftSettings: strict),
         // Renderings of typed runs and plans: timeline text, events as JSON lines (and the file
         // they are written to), the status and plan text.
-        .target(name: "Reports", dependencies: ["UpgradeEngine", "AzureWire", "LuaHost"], swiftSettings: strict),
+        .target(name: "Reports", dependencies: ["UpgradeEngine", "Formats", "AzureWire", "LuaHost"], swiftSettings: strict),
         // Real probes of live endpoints (HTTP(S) through AsyncHTTPClient, TCP connects).
         .target(
             name: "HealthProbe",
             dependencies: [
-                "UpgradeEngine", "AzureWire", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "UpgradeEngine", "Formats", "AzureWire", .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
@@ -67,7 +72,7 @@ let package = Package(
         .executableTarget(
             name: "rehearse",
             dependencies: [
-                "Scenario", "Plugins", "Reports", "UpgradeEngine", "AzureWire", "HealthProbe", "LuaHost",
+                "Scenario", "Plugins", "Reports", "UpgradeEngine", "Formats", "AzureWire", "HealthProbe", "LuaHost",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -75,20 +80,20 @@ let package = Package(
         .executableTarget(
             name: "rehearse-bench",
             dependencies: [
-                "LuaHost", "CLuaBench", "UpgradeEngine", "AzureWire", "Scenario",
+                "LuaHost", "CLuaBench", "UpgradeEngine", "Formats", "AzureWire", "Scenario",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
         ),
         // Fuzz targets for value conversion and the health-body and policy parsers: libFuzzer with
         // `-sanitize=fuzzer -DFUZZING` (see the README), a corpus replayer otherwise.
-        .executableTarget(name: "rehearse-fuzz", dependencies: ["LuaHost", "UpgradeEngine", "AzureWire"], swiftSettings: strict),
+        .executableTarget(name: "rehearse-fuzz", dependencies: ["LuaHost", "UpgradeEngine", "Formats", "AzureWire"], swiftSettings: strict),
         .testTarget(name: "LuaHostTests", dependencies: ["LuaHost", "CLua"], swiftSettings: strict),
-        .testTarget(name: "UpgradeEngineTests", dependencies: ["UpgradeEngine", "AzureWire", "Reports"], swiftSettings: strict),
+        .testTarget(name: "UpgradeEngineTests", dependencies: ["UpgradeEngine", "Formats", "AzureWire", "Reports"], swiftSettings: strict),
         .testTarget(name: "RehearseCLITests", dependencies: ["rehearse"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "ScenarioTests",
-            dependencies: ["Scenario", "Plugins", "Reports", "UpgradeEngine", "AzureWire", "LuaHost"],
+            dependencies: ["Scenario", "Plugins", "Reports", "UpgradeEngine", "Formats", "AzureWire", "LuaHost"],
             swiftSettings: strict
         ),
     ]

@@ -1,3 +1,5 @@
+public import Formats
+
 /// Reads typed fields out of JSON objects, collecting problems instead of stopping at the first.
 public struct FieldReader {
     /// Put before every field path in problems (e.g. `upgradePolicy`).

@@ -1,6 +1,6 @@
-import Foundation
 import CLua
 import CLuaSupport
+import Foundation
 
 /// The most text one `print` line keeps, in bytes; the rest is counted, not copied.
 public let maxPrintBytes = 64 * 1024

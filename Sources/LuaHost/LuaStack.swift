@@ -1,5 +1,5 @@
-import Glibc
 public import CLua
+import Glibc
 
 /// The kinds of value a Lua stack slot or table field can hold.
 public enum LuaType: Int32, Sendable {

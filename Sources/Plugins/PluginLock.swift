@@ -1,5 +1,5 @@
-import AzureWire
 import Crypto
+import Formats
 import Foundation
 import LuaHost
 

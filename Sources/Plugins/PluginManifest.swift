@@ -1,4 +1,4 @@
-import AzureWire
+import Formats
 
 /// Why a plugin bundle cannot be used, in one sentence.
 public struct PluginProblem: Error, Equatable, CustomStringConvertible {

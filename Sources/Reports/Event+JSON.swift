@@ -1,4 +1,4 @@
-public import AzureWire
+public import Formats
 public import UpgradeEngine
 
 /// Events as JSON lines: `time` (seconds), `kind`, `instance`, `batch`, `phase`, `detail`, and

@@ -1,4 +1,4 @@
-import AzureWire
+import Formats
 public import UpgradeEngine
 
 /// The one place where an event becomes text: the `detail` of the timeline and of the events file.

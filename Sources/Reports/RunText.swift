@@ -1,4 +1,5 @@
-public import AzureWire
+import AzureWire
+public import Formats
 import Foundation
 public import UpgradeEngine
 

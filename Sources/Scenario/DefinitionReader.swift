@@ -1,4 +1,5 @@
 import AzureWire
+import Formats
 import LuaHost
 import UpgradeEngine
 

@@ -1,4 +1,5 @@
-import AzureWire
+public import AzureWire
+import Formats
 import LuaHost
 public import UpgradeEngine
 

@@ -1,4 +1,4 @@
-public import AzureWire
+public import Formats
 import Foundation
 public import LuaHost
 import Plugins

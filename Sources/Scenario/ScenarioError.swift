@@ -1,4 +1,4 @@
-public import AzureWire
+public import Formats
 public import LuaHost
 public import UpgradeEngine
 

@@ -1,4 +1,4 @@
-import AzureWire
+import Formats
 import LuaHost
 import UpgradeEngine
 

@@ -1,4 +1,4 @@
-import AzureWire
+import Formats
 import Foundation
 import LuaHost
 public import Plugins

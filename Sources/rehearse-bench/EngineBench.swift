@@ -1,5 +1,5 @@
 import ArgumentParser
-import AzureWire
+import Formats
 import UpgradeEngine
 
 /// `rehearse-bench engine`: planning and a full rolling upgrade with Swift-closure health.

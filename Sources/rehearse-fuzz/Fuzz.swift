@@ -1,3 +1,4 @@
+import AzureWire
 import LuaHost
 import UpgradeEngine
 

@@ -1,8 +1,8 @@
 import Foundation
 import LuaHost
 import Plugins
-import Scenario
 import Reports
+import Scenario
 import UpgradeEngine
 import XCTest
 

@@ -1,8 +1,9 @@
 import AzureWire
+import Formats
 import Foundation
 import LuaHost
-import Scenario
 import Reports
+import Scenario
 import UpgradeEngine
 import XCTest
 

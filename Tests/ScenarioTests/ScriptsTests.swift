@@ -1,6 +1,6 @@
-import AzureWire
-import Scenario
+import Formats
 import Reports
+import Scenario
 import UpgradeEngine
 import XCTest
 

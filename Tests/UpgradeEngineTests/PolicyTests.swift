@@ -1,4 +1,5 @@
 import AzureWire
+import Formats
 import UpgradeEngine
 import XCTest
 

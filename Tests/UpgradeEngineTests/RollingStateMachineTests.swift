@@ -1,4 +1,4 @@
-import AzureWire
+import Formats
 @testable import UpgradeEngine
 import XCTest
 

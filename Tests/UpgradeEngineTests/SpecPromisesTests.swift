@@ -1,4 +1,4 @@
-import AzureWire
+import Formats
 import UpgradeEngine
 import XCTest
 

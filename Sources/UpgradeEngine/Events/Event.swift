@@ -1,4 +1,4 @@
-public import AzureWire
+public import Formats
 
 /// One thing that happened, at one virtual time: a typed payload per kind. Serialized as one JSON
 /// object per line; `detail`, the one-line text of the timeline, is rendered from the payload (in `Reports`) and

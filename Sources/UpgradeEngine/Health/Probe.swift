@@ -1,4 +1,4 @@
-public import AzureWire
+public import Formats
 
 /// What an instance answered to one probe of the health extension.
 public enum ProbeReply: Equatable, Sendable {

@@ -1,4 +1,4 @@
-public import AzureWire
+public import Formats
 
 /// Uniform or Flexible orchestration (SPEC §1).
 public enum Orchestration: String, Sendable, CaseIterable {

@@ -1,4 +1,4 @@
-public import AzureWire
+public import Formats
 
 /// What the planner knows of one instance when a rolling upgrade starts.
 public struct PlanInput: Equatable, Sendable {
@@ -51,10 +51,6 @@ public struct PlannedInstance: Equatable, Sendable {
     /// Whether it counted as unhealthy when planned.
     public var unhealthy: Bool
 
-    var json: JSON {
-        .ordered([JSONField("id", .int(id)), JSONField("zone", zone.map(JSON.string) ?? .null),
-                  JSONField("faultDomain", .int(faultDomain)), JSONField("updateDomain", .int(updateDomain))])
-    }
 }
 
 /// One batch: instances upgraded together, all in one phase.
@@ -77,18 +73,6 @@ public struct UpgradePlan: Equatable, Sendable {
     /// no phase and no skip, whatever their metrics say.
     public var withoutMetrics: [Int] = []
 
-    /// `{"batches":[{"phase":0,"instances":[{"id":3,"zone":"1","faultDomain":0,"updateDomain":0}]}],"skipped":[4],"protected":[7]}`,
-    /// keys in that documented order.
-    public var json: JSON {
-        .ordered([
-            JSONField("batches", .array(batches.map {
-                .ordered([JSONField("phase", $0.phase.map(JSON.int) ?? .null), JSONField("instances", .array($0.instances.map(\.json)))])
-            })),
-            JSONField("withoutMetrics", .array(withoutMetrics.map(JSON.int))),
-            JSONField("skipped", .array(skipped.map(JSON.int))),
-            JSONField("protected", .array(protected.map(JSON.int))),
-        ])
-    }
 }
 
 /// The instances of a rolling upgrade grouped so that no batch crosses a phase or a boundary

@@ -1,4 +1,4 @@
-public import AzureWire
+public import Formats
 
 /// How model changes reach existing instances (`upgradePolicy.mode`).
 public enum UpgradeMode: String, Sendable, CaseIterable {
@@ -36,21 +36,6 @@ public struct RollingUpgradePolicy: Equatable, Sendable {
 
     /// The defaults: 20/20/20, no pause, no boolean set.
     public init() {}
-
-    /// The policy as `get-latest` prints it: the four numeric and duration fields always (with
-    /// their defaults), durations in ISO 8601, and the booleans that were set.
-    public var json: JSON {
-        var fields: [String: JSON] = [
-            "maxBatchInstancePercent": .int(maxBatchInstancePercent),
-            "maxUnhealthyInstancePercent": .int(maxUnhealthyInstancePercent),
-            "maxUnhealthyUpgradedInstancePercent": .int(maxUnhealthyUpgradedInstancePercent),
-            "pauseTimeBetweenBatches": .string(ISODuration.format(pauseTimeBetweenBatches)),
-        ]
-        let booleans = [("prioritizeUnhealthyInstances", prioritizeUnhealthyInstances), ("enableCrossZoneUpgrade", enableCrossZoneUpgrade),
-                        ("maxSurge", maxSurge), ("rollbackFailedInstancesOnPolicyBreach", rollbackFailedInstancesOnPolicyBreach)]
-        for (name, value) in booleans where setBooleans.contains(name) { fields[name] = .bool(value) }
-        return .object(fields)
-    }
 
     /// Range problems of values set from Swift (parsing checks the same ranges).
     public func problems(prefix: String = "upgradePolicy.rollingUpgradePolicy") -> [Problem] {
@@ -103,81 +88,5 @@ public struct UpgradePolicy: Equatable, Sendable {
         self.mode = mode
         self.rolling = rolling
         self.automaticOS = automaticOS
-    }
-}
-
-extension UpgradePolicy {
-    /// Parses ARM's `upgradePolicy` object (also accepted wrapped in `{"upgradePolicy": …}` or
-    /// `{"properties": {"upgradePolicy": …}}`). Keys match case-insensitively; every problem is
-    /// reported at once.
-    public static func parse(json text: String) throws(ValidationFailure) -> UpgradePolicy {
-        let value: JSON
-        do {
-            value = try JSON.parse(text)
-        } catch {
-            throw ValidationFailure([Problem(field: "upgradePolicy", "the text \(error.problem)")])
-        }
-        return try parse(value)
-    }
-
-    /// Parses an already decoded `upgradePolicy` value.
-    public static func parse(_ value: JSON) throws(ValidationFailure) -> UpgradePolicy {
-        var policyValue = value
-        if let inner = value.field("properties")?.field("upgradePolicy") ?? value.field("upgradePolicy") {
-            policyValue = inner
-        }
-        var reader = FieldReader(prefix: "upgradePolicy")
-        var policy = UpgradePolicy()
-        guard let members = policyValue.object else {
-            throw ValidationFailure([Problem(field: "upgradePolicy", "is \(policyValue.kindName); expected an object with mode and rollingUpgradePolicy")])
-        }
-        reader.refuseUnknown(members, known: ["mode", "rollingUpgradePolicy", "automaticOSUpgradePolicy"])
-        if let mode = policyValue.field("mode") {
-            if case .string(let text) = mode, let parsed = UpgradeMode(parsing: text) {
-                policy.mode = parsed
-            } else {
-                reader.problem("mode", "\(mode.serialized(pretty: false)) is not a mode; allowed Automatic, Manual, Rolling")
-            }
-        }
-        if let rolling = policyValue.field("rollingUpgradePolicy") {
-            policy.rolling = reader.rollingPolicy(rolling)
-        }
-        if let automatic = policyValue.field("automaticOSUpgradePolicy") {
-            policy.automaticOS = reader.automaticOSPolicy(automatic)
-        }
-        guard reader.problems.isEmpty else { throw ValidationFailure(reader.problems) }
-        return policy
-    }
-}
-
-extension FieldReader {
-    mutating func automaticOSPolicy(_ value: JSON) -> AutomaticOSUpgradePolicy {
-        var p = AutomaticOSUpgradePolicy()
-        let path = "automaticOSUpgradePolicy"
-        guard object(value, path, known: ["enableAutomaticOSUpgrade", "disableAutomaticRollback", "useRollingUpgradePolicy",
-                                          "osRollingUpgradeDeferral"]) else { return p }
-        if let v = bool(value, path, "enableAutomaticOSUpgrade", acceptStrings: false) { p.enableAutomaticOSUpgrade = v }
-        if let v = bool(value, path, "disableAutomaticRollback", acceptStrings: false) { p.disableAutomaticRollback = v }
-        if let v = bool(value, path, "useRollingUpgradePolicy", acceptStrings: false) { p.useRollingUpgradePolicy = v }
-        if let v = bool(value, path, "osRollingUpgradeDeferral", acceptStrings: false) { p.osRollingUpgradeDeferral = v }
-        return p
-    }
-
-    mutating func rollingPolicy(_ value: JSON) -> RollingUpgradePolicy {
-        var p = RollingUpgradePolicy()
-        let path = "rollingUpgradePolicy"
-        guard object(value, path, known: ["maxBatchInstancePercent", "maxUnhealthyInstancePercent",
-                                          "maxUnhealthyUpgradedInstancePercent", "pauseTimeBetweenBatches",
-                                          "prioritizeUnhealthyInstances", "enableCrossZoneUpgrade", "maxSurge",
-                                          "rollbackFailedInstancesOnPolicyBreach"]) else { return p }
-        if let v = integer(value, path, "maxBatchInstancePercent", 5...100, unit: "percent") { p.maxBatchInstancePercent = v }
-        if let v = integer(value, path, "maxUnhealthyInstancePercent", 5...100, unit: "percent") { p.maxUnhealthyInstancePercent = v }
-        if let v = integer(value, path, "maxUnhealthyUpgradedInstancePercent", 0...100, unit: "percent") { p.maxUnhealthyUpgradedInstancePercent = v }
-        if let v = duration(value, path, "pauseTimeBetweenBatches") { p.pauseTimeBetweenBatches = v }
-        if let v = bool(value, path, "prioritizeUnhealthyInstances", acceptStrings: false) { p.prioritizeUnhealthyInstances = v }
-        if let v = bool(value, path, "enableCrossZoneUpgrade", acceptStrings: false) { p.enableCrossZoneUpgrade = v }
-        if let v = bool(value, path, "maxSurge", acceptStrings: true) { p.maxSurge = v }
-        if let v = bool(value, path, "rollbackFailedInstancesOnPolicyBreach", acceptStrings: false) { p.rollbackFailedInstancesOnPolicyBreach = v }
-        return p
     }
 }

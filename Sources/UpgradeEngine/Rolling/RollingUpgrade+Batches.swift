@@ -1,4 +1,4 @@
-import AzureWire
+import Formats
 
 /// The batch cycle of a rolling upgrade: check, start, wait, finish, restore, judge. Every
 /// function adds the steps it decides to `steps`, in order.

@@ -1,4 +1,4 @@
-import AzureWire
+import Formats
 
 /// What a rolling upgrade reads about the scale set while it decides. It never changes the
 /// scale set itself: it returns `RollingStep`s, and its host carries them out in order.

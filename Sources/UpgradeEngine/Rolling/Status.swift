@@ -1,4 +1,4 @@
-public import AzureWire
+public import Formats
 
 /// `runningStatus.code` of a rolling upgrade.
 public enum RunningCode: String, Sendable {
@@ -31,14 +31,6 @@ public struct UpgradeError: Equatable, Sendable {
     /// One detail per instance counted.
     public var details: [ErrorDetail]
 
-    /// `{code, message, details: [{code, target, message}]}`, as Azure's `ApiError`.
-    public var json: JSON {
-        .object([
-            "code": .string(code),
-            "message": .string(message),
-            "details": .array(details.map { .object(["code": .string($0.code), "target": .string($0.target), "message": .string($0.message)]) }),
-        ])
-    }
 }
 
 /// Instance counts of a rolling upgrade (skipped and protected instances are in none).
@@ -60,15 +52,6 @@ public struct Progress: Equatable, Sendable {
         self.pendingInstanceCount = pendingInstanceCount
     }
 
-    /// The four counts, as `progress` in the status and the OS upgrade history.
-    public var json: JSON {
-        .object([
-            "failedInstanceCount": .int(failedInstanceCount),
-            "inProgressInstanceCount": .int(inProgressInstanceCount),
-            "pendingInstanceCount": .int(pendingInstanceCount),
-            "successfulInstanceCount": .int(successfulInstanceCount),
-        ])
-    }
 }
 
 /// What `az vmss rolling-upgrade get-latest` prints for one rolling upgrade.
@@ -90,37 +73,4 @@ public struct RollingUpgradeStatus: Equatable, Sendable {
     /// Why it stopped, when it did.
     public var error: UpgradeError?
 
-    /// The status in `get-latest`'s shape, keys sorted, `error` only when there is one, times as
-    /// ISO 8601 from the scenario epoch.
-    public func json(epoch: Int = Timestamp.defaultEpoch) -> JSON {
-        var root: [String: JSON] = [
-            "location": .string(location),
-            "policy": policy.json,
-            "progress": progress.json,
-            "runningStatus": .object([
-                "code": .string(code.rawValue),
-                "lastAction": .string(lastAction),
-                "lastActionTime": .string(Timestamp.format(lastActionTime, epoch: epoch)),
-                "startTime": .string(Timestamp.format(startTime, epoch: epoch)),
-            ]),
-            "type": .string("Microsoft.Compute/virtualMachineScaleSets/rollingUpgrades"),
-        ]
-        if let error { root["error"] = error.json }
-        return .object(root)
-    }
-
-    /// The REST resource Azure's SDKs read (`RollingUpgradeStatusInfo`): the same data as `json`
-    /// with `policy`, `runningStatus`, `progress` and `error` under `properties`, beside `id`,
-    /// `name` ("latest"), `location` and `type`. `scaleSet` names the scale set in the `id`.
-    public func restJSON(scaleSet: String, epoch: Int = Timestamp.defaultEpoch) -> JSON {
-        guard case .object(var flat) = json(epoch: epoch) else { return json(epoch: epoch) }
-        var properties: [String: JSON] = [:]
-        for key in ["policy", "runningStatus", "progress", "error"] {
-            if let value = flat.removeValue(forKey: key) { properties[key] = value }
-        }
-        flat["properties"] = .object(properties)
-        flat["name"] = .string("latest")
-        flat["id"] = .string("/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rehearse/providers/Microsoft.Compute/virtualMachineScaleSets/\(scaleSet)/rollingUpgrades/latest")
-        return .object(flat)
-    }
 }

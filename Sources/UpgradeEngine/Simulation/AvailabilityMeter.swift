@@ -1,4 +1,4 @@
-import AzureWire
+import Formats
 
 /// Availability accounting: how many instances serve (run and are committed Healthy) and, from
 /// the first upgrade activity on, the fewest that did and the capacity lost over time. Kept apart

@@ -1,4 +1,4 @@
-public import AzureWire
+public import Formats
 
 /// Where the engine gets each probe's answer. Scenario scripts implement it in Lua; tests with
 /// Swift closures. A thrown error ends the run (a script error).

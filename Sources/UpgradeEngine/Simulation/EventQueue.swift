@@ -1,4 +1,4 @@
-import AzureWire
+import Formats
 
 /// What the simulation has scheduled.
 enum Scheduled: Sendable {

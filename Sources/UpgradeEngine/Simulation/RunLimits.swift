@@ -1,4 +1,4 @@
-public import AzureWire
+public import Formats
 
 /// Bounds on one run as a whole, beside the per-call limits of scripts: how many actions may be
 /// scheduled, how many events recorded and how many instances created, so that a scenario whose

@@ -1,4 +1,4 @@
-public import AzureWire
+public import Formats
 
 /// What users do to a scale set during a scenario.
 extension Simulation {

@@ -1,4 +1,4 @@
-public import AzureWire
+public import Formats
 
 /// OS image upgrades (SPEC §6): on demand (`startOSUpgrade`) and automatic, when a new platform
 /// image is released to a scale set with `automaticOSUpgradePolicy.enableAutomaticOSUpgrade`.
@@ -187,21 +187,4 @@ public struct OSUpgradeRecord: Equatable, Sendable {
     /// Instances whose return failed.
     public var rollbackFailed: Int
 
-    /// The entry in the history's JSON shape: `properties` (runningStatus, progress, error,
-    /// startedBy, targetImageReference, rollbackInfo), `location` and `type`.
-    public func json(location: String, epoch: Int = Timestamp.defaultEpoch) -> JSON {
-        var running: [String: JSON] = ["code": .string(code.rawValue), "startTime": .string(Timestamp.format(startTime, epoch: epoch))]
-        if let endTime { running["endTime"] = .string(Timestamp.format(endTime, epoch: epoch)) }
-        var properties: [String: JSON] = [
-            "runningStatus": .object(running),
-            "progress": progress.json,
-            "startedBy": .string(startedBy.rawValue),
-            "targetImageReference": .object(targetImageReference.mapValues(JSON.string)),
-            "rollbackInfo": .object(["successfullyRolledbackInstanceCount": .int(rolledBack),
-                                     "failedRolledbackInstanceCount": .int(rollbackFailed)]),
-        ]
-        if let error { properties["error"] = error.json }
-        return .object(["properties": .object(properties), "location": .string(location),
-                        "type": .string("Microsoft.Compute/virtualMachineScaleSets/rollingUpgrades")])
-    }
 }

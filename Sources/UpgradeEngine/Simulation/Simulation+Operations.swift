@@ -1,4 +1,4 @@
-import AzureWire
+import Formats
 
 /// Operations on instances (upgrade, create, delete, rollback): start, fault decision, finish.
 extension Simulation {

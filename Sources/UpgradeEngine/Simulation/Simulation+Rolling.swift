@@ -1,4 +1,4 @@
-import AzureWire
+import Formats
 
 extension Simulation {
     /// Asks for a rolling upgrade. A running one is superseded: it is cancelled, its operations

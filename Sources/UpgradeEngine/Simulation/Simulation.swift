@@ -1,4 +1,4 @@
-public import AzureWire
+public import Formats
 
 /// An error an action meets (the scenario's action fails; the run goes on unless it says so).
 public struct EngineError: Error, Equatable, CustomStringConvertible {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AzureWire
+import Formats
 import Foundation
 import LuaHost
 import Scenario

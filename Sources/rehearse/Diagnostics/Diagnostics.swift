@@ -1,5 +1,5 @@
 import ArgumentParser
-import AzureWire
+import Formats
 import Foundation
 import LuaHost
 import Reports

@@ -1,4 +1,5 @@
-public import AzureWire
+public import Formats
+public import UpgradeEngine
 
 /// One change to a definition's upgrade policy, by field path, as `--set` and sweeps give it:
 /// `rollingUpgradePolicy.maxBatchInstancePercent=10`. The value is written as on the command
