@@ -2,6 +2,7 @@
  * charged by C functions, and the call funnel (top-level and nested calls). */
 #include "host.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,17 +32,27 @@ static const char *stop_message(rh_stop stop) {
     switch (stop) {
     case RH_STOP_MEMORY: return "memory limit exceeded";
     case RH_STOP_HOST: return "call ended by the host";
+    case RH_STOP_RUN_BUDGET: return "run instruction budget exceeded";
     default: return "instruction budget exceeded";
     }
+}
+
+/* Adds `n` counted instructions to the run's total; true when the run's budget is spent. */
+static inline int charge_run(rh_host *h, long long n) {
+    h->run_used = n > LLONG_MAX - h->run_used ? LLONG_MAX : h->run_used + n;
+    return h->exact && h->run_budget > 0 && h->run_used >= h->run_budget;
 }
 
 void rh_budget_hook(lua_State *L, lua_Debug *ar) {
     rh_host *h = host_of(L);
     if (h->stop == RH_STOP_NONE) {
-        h->remaining -= lua_gethookcount(L);
+        int count = lua_gethookcount(L);
+        h->remaining -= count;
+        int run_spent = charge_run(h, count);
         note_where(L, ar, h->reached, sizeof h->reached);
-        if (h->remaining > 0) return;
-        h->stop = RH_STOP_BUDGET;
+        if (h->remaining > 0 && !run_spent) return;
+        /* The call's own budget names the stop when both are spent at once. */
+        h->stop = run_spent && h->remaining > 0 ? RH_STOP_RUN_BUDGET : RH_STOP_BUDGET;
         memcpy(h->where, h->reached, sizeof h->where);
         rh_arm(h, 1);
     } else if (h->where[0] == 0) {
@@ -74,9 +85,12 @@ void rh_charge(lua_State *L, lua_Integer units) {
     rh_host *h = host_of(L);
     if (h->budget <= 0 || h->nesting == 0 || units <= 0) return;
     if (h->stop != RH_STOP_NONE) luaL_error(L, "%s", stop_message(h->stop));
-    if (units >= h->remaining) {
-        h->remaining = 0;
+    int call_spent = units >= h->remaining;
+    int run_spent = charge_run(h, units);
+    if (call_spent || run_spent) {
+        h->remaining = call_spent ? 0 : h->remaining - units;
         spend(h, L);
+        if (!call_spent) h->stop = RH_STOP_RUN_BUDGET;
         luaL_error(L, "%s", stop_message(h->stop));
     }
     h->remaining -= units;
@@ -277,8 +291,9 @@ static int nested_pcall(rh_host *h, lua_State *L, int nargs, int nresults, int r
      * than what ran, and a loop of nested calls cannot run uncounted. */
     if (h->budget > 0 && (h->exact || h->armed) && h->stop == RH_STOP_NONE) {
         h->remaining -= RH_STEP;
-        if (h->remaining <= 0) {
-            h->stop = RH_STOP_BUDGET;
+        int run_spent = h->exact && charge_run(h, RH_STEP);
+        if (h->remaining <= 0 || run_spent) {
+            h->stop = run_spent && h->remaining > 0 ? RH_STOP_RUN_BUDGET : RH_STOP_BUDGET;
             memcpy(h->where, h->reached, sizeof h->where);
         }
     }

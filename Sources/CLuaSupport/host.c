@@ -73,7 +73,14 @@ void rh_host_set_run_label(rh_host *h, const char *label) {
     pthread_mutex_unlock(&h->mutex);
 }
 
-void rh_host_reset_run_time(rh_host *h) { atomic_store(&h->run_busy_ms, 0); }
+void rh_host_reset_run_time(rh_host *h) {
+    atomic_store(&h->run_busy_ms, 0);
+    h->run_used = 0;
+}
+
+void rh_host_set_run_budget(rh_host *h, long long instructions) { h->run_budget = instructions > 0 ? instructions : 0; }
+
+long long rh_host_run_used(rh_host *h) { return h->run_used; }
 
 void rh_host_set_backstop(rh_host *h, unsigned ms) {
     rh_stop_watchdog(h);

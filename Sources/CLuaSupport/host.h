@@ -61,6 +61,9 @@ struct rh_host {
     /* how the last call (top-level or nested) ended, for the host to read after it returns */
     rh_stop last_stop;
     char last_where[256];
+    /* the run's budget: instructions of every call since the run began (0 = no limit) */
+    long long run_budget;
+    long long run_used;
 
     /* the wall-clock backstop: a call still running after backstop_ms has work the count hook
      * cannot see (a C library function, the collector); the process ends with a message */

@@ -8,6 +8,8 @@ public struct LuaError: Error, Equatable, Sendable, CustomStringConvertible {
         case runtime
         /// The call spent its instruction budget (the budget, in instructions).
         case budget(Int)
+        /// The run's calls together spent the run's instruction budget (the budget, in instructions).
+        case runBudget(Int)
         /// The state hit its memory cap (the cap, in bytes).
         case memory(Int)
         /// A file could not be read (or was refused: too large, not a regular file, outside its folder).
@@ -45,6 +47,8 @@ public struct LuaError: Error, Equatable, Sendable, CustomStringConvertible {
         switch kind {
         case .budget(let n):
             return prefix + "budget of \(n) instructions exceeded" + at
+        case .runBudget(let n):
+            return prefix + "the run's budget of \(n) instructions, across all its calls, exceeded (raise it with --max-script-instructions)" + at
         case .memory(let bytes):
             return prefix + "memory limit of \(Self.formatBytes(bytes)) exceeded" + at
         default:

@@ -29,7 +29,12 @@ public struct LuaLimits: Sendable, Equatable {
     /// the watchdog; 0 = never) before the process ends with exit status 2: a last resort for a
     /// run of many calls that each stay within their limits but spend long in C work no budget
     /// counts. The host starts each run's count with `LuaState.resetRunTime()`.
-    public var runWallClockMilliseconds: Int = 30_000
+    public var runWallClockMilliseconds: Int = 12_000
+    /// Instructions all calls of one run may execute together, nested calls included (0 =
+    /// unlimited; counted only with `.exact`): the deterministic bound on a run of many calls
+    /// that each stay within `instructions`. The host starts each run's count with
+    /// `LuaState.resetRunTime()`. A run that spends it fails like a call that spends its own.
+    public var runInstructions: Int = 2_000_000_000
 
     /// 10,000,000 instructions a call, 64 MiB, counted exactly (the verdict and the line named
     /// are the same on every run, whatever the machine's load), a 5 s backstop.
@@ -45,6 +50,7 @@ public struct LuaLimits: Sendable, Equatable {
     public static let unlimited: LuaLimits = {
         var limits = LuaLimits(instructions: 0, memoryBytes: 0, wallClockMilliseconds: 0)
         limits.runWallClockMilliseconds = 0
+        limits.runInstructions = 0
         return limits
     }()
 }

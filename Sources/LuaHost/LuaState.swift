@@ -57,13 +57,18 @@ public final class LuaState {
         }
         rh_host_set_backstop(host, UInt32(clamping: max(0, limits.wallClockMilliseconds)))
         rh_host_set_run_backstop(host, UInt32(clamping: max(0, limits.runWallClockMilliseconds)))
+        rh_host_set_run_budget(host, limits.counting == .exact ? Int64(max(0, limits.runInstructions)) : 0)
     }
 
     /// What the wall-clock backstops name first when they end the process (`seed 7`), so a
     /// message from one of many runs says which.
     public func setRunLabel(_ label: String) { rh_host_set_run_label(host, label) }
 
-    /// Starts the run's count of wall time spent in calls from zero (`runWallClockMilliseconds`).
+    /// Instructions counted since the run began (exact counting only), in steps of the count hook.
+    public var runInstructionsUsed: Int { Int(rh_host_run_used(host)) }
+
+    /// Starts the run's counts from zero: wall time spent in calls (`runWallClockMilliseconds`)
+    /// and instructions (`runInstructions`).
     public func resetRunTime() { rh_host_reset_run_time(host) }
 
     /// Runs `body`, whose allocations are the host's own bookkeeping (tables it keeps per
@@ -324,6 +329,9 @@ public final class LuaState {
         switch rh_last_stop(host) {
         case RH_STOP_BUDGET:
             return LuaError(kind: .budget(limits.instructions), message: "instruction budget exceeded",
+                            location: where_.isEmpty ? location : where_, traceback: traceback, function: function)
+        case RH_STOP_RUN_BUDGET:
+            return LuaError(kind: .runBudget(limits.runInstructions), message: "run instruction budget exceeded",
                             location: where_.isEmpty ? location : where_, traceback: traceback, function: function)
         case RH_STOP_MEMORY:
             return LuaError(kind: .memory(limits.memoryBytes), message: "memory limit exceeded",

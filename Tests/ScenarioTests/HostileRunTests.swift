@@ -59,6 +59,43 @@ final class HostileRunTests: XCTestCase {
         }
     }
 
+    /// Calls that each stay far inside their own budget but together run on: 4 instances probed
+    /// every 5 s for a simulated day, 200,000 instructions a probe, is 14 billion instructions.
+    /// The run's budget (lowered here to 50 million) stops it at the same count and the same line
+    /// on every run, as a typed error; a generous budget lets an ordinary run finish.
+    func testTheRunsInstructionBudgetBoundsManyCallsTogether() throws {
+        let body = """
+            health(function(vm, now)
+              local x = 0
+              for i = 1, 1e5 do x = x + i end
+              return { applicationHealthState = "Healthy" }
+            end)
+            at("P1D", function() end)
+            """
+        let path = try writeScenario(rolling + body)
+        var seen: Set<String> = []
+        for _ in 0..<3 {
+            var o = options()
+            o.limits.runInstructions = 50_000_000
+            let started = Date()
+            do {
+                _ = try load(path: path, options: o).run()
+                XCTFail("the run finished")
+            } catch ScenarioError.script(let lua, let context) {
+                XCTAssertEqual(lua.kind, .runBudget(50_000_000))
+                XCTAssertTrue(lua.location?.hasSuffix("scenario.lua:6") == true, "\(lua)")
+                seen.insert("\(lua.location ?? "?") \(context ?? "")")
+            }
+            XCTAssertLessThan(Date().timeIntervalSince(started), 15)
+        }
+        // The verdict falls on the same probe of the same instance every time.
+        XCTAssertEqual(seen.count, 1, "\(seen)")
+        XCTAssertTrue(seen.first!.contains("health of web_"), "\(seen)")
+        // An hour of the same probes is 576 million instructions: inside the default 2 billion.
+        let hour = try writeScenario(rolling + body.replacingOccurrences(of: "P1D", with: "PT1H"))
+        XCTAssertNoThrow(try load(path: hour, options: options()).run())
+    }
+
     /// About 16 million instructions in one call: over the budget of 10 million on every run,
     /// stopped at the same line, whatever the machine is doing.
     func testBudgetVerdictAndLineAreTheSameOnEveryRun() throws {

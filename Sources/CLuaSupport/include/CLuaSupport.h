@@ -16,7 +16,8 @@ typedef enum rh_stop {
     RH_STOP_NONE = 0,
     RH_STOP_BUDGET = 1, /* the instruction budget was spent */
     RH_STOP_MEMORY = 2, /* the memory cap refused an allocation */
-    RH_STOP_HOST = 3    /* the host ended the call (rh_abort_call), e.g. a nested call failed */
+    RH_STOP_HOST = 3,   /* the host ended the call (rh_abort_call), e.g. a nested call failed */
+    RH_STOP_RUN_BUDGET = 4 /* the run's instruction budget, across all its calls, was spent */
 } rh_stop;
 
 /* The Swift side of every Lua-callable Swift function: one entry point, told which closure. */
@@ -53,6 +54,11 @@ void rh_host_set_backstop(rh_host *h, unsigned ms);
  * running, and ends the process once the time so counted passes `ms` (0 = never). A last resort
  * for runs of many calls each spending long in C work no budget counts. */
 void rh_host_set_run_backstop(rh_host *h, unsigned ms);
+/* The instructions all calls of one run may execute together, counted exactly (0 = no limit;
+ * only with an exact budget). Nested calls count too. rh_host_reset_run_time starts a new run. */
+void rh_host_set_run_budget(rh_host *h, long long instructions);
+/* Instructions counted since the run began (in steps of the count hook). */
+long long rh_host_run_used(rh_host *h);
 /* What the backstops' messages name first, e.g. "seed 7" (copied, truncated to 63 bytes). */
 void rh_host_set_run_label(rh_host *h, const char *label);
 /* Starts the run's count of wall time spent in calls from zero. */

@@ -22,6 +22,8 @@ struct ScenarioArguments: ParsableArguments {
     var maxInstances = RunLimits().instances
     @Option(name: .customLong("max-model-versions"), help: "Most model versions one run may make.") var maxModelVersions = RunLimits().modelVersions
     @Option(name: .customLong("max-probes"), help: "Most health probes one run may make.") var maxProbes = RunLimits().probes
+    @Option(name: .customLong("max-script-instructions"), help: "Lua instructions all calls of one run may execute together (counted exactly).")
+    var maxScriptInstructions = LuaLimits().runInstructions
     @Option(name: .customLong("max-script-seconds"), help: "Wall-clock seconds the scripts of one run may spend in all (a last-resort backstop).")
     var maxScriptSeconds = LuaLimits().runWallClockMilliseconds / 1000
 
@@ -32,11 +34,13 @@ struct ScenarioArguments: ParsableArguments {
         options.pluginPath = pluginPath
         options.strictWire = strictWire
         let limits = [("--max-actions", maxActions), ("--max-events", maxEvents), ("--max-instances", maxInstances),
-                      ("--max-model-versions", maxModelVersions), ("--max-probes", maxProbes), ("--max-script-seconds", maxScriptSeconds)]
+                      ("--max-model-versions", maxModelVersions), ("--max-probes", maxProbes), ("--max-script-seconds", maxScriptSeconds),
+                      ("--max-script-instructions", maxScriptInstructions)]
         for (option, value) in limits where value < 1 {
             throw fail(Message("\(option) \(value): allowed a whole number of at least 1"))
         }
         options.limits.runWallClockMilliseconds = maxScriptSeconds * 1000
+        options.limits.runInstructions = maxScriptInstructions
         options.runLimits = RunLimits(actions: maxActions, events: maxEvents, instances: maxInstances, modelVersions: maxModelVersions,
                                       probes: maxProbes)
         if let lock {
