@@ -86,7 +86,11 @@ extension UpgradePolicy {
                 document[parts[0]] = .object(group)
             }
         }
-        guard problems.isEmpty else { throw ValidationFailure(problems) }
-        return try UpgradePolicy.parse(.object(document))
+        // The overrides with known paths are checked too: every problem at once.
+        switch Result(catching: { () throws(ValidationFailure) in try UpgradePolicy.parse(.object(document)) }) {
+        case .success(let policy) where problems.isEmpty: return policy
+        case .success: throw ValidationFailure(problems)
+        case .failure(let failure): throw ValidationFailure(problems + failure.problems)
+        }
     }
 }

@@ -135,7 +135,9 @@ final class RehearsalTests: XCTestCase {
         ])) { error in
             guard let failure = error as? RunFailure, case .definition(let problems, _) = failure.error else { return XCTFail("\(error)") }
             XCTAssertEqual(failure.seed, 4)
-            XCTAssertEqual(problems.map(\.field), ["--set upgradePolicy.rollingUpgradePolicy.maxBatchSize"])
+            // Every problem at once: the unknown field and the value out of range.
+            XCTAssertEqual(problems.map(\.field), ["--set upgradePolicy.rollingUpgradePolicy.maxBatchSize",
+                                                   "--set upgradePolicy.rollingUpgradePolicy.maxBatchInstancePercent"])
         }
         XCTAssertThrowsError(try Rehearsal.run(definition, seed: 4, overrides: [
             PolicyOverride(path: "rollingUpgradePolicy.maxBatchInstancePercent", value: "150"),

@@ -1,4 +1,4 @@
-public import Formats
+import Formats
 
 /// What the planner knows of one instance when a rolling upgrade starts.
 public struct PlanInput: Equatable, Sendable {

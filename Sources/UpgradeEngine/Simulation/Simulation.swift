@@ -46,6 +46,27 @@ public struct RunSummary: Equatable, Sendable {
     public var awaitingApproval: [Int] = []
     /// Every OS image upgrade of the run, oldest first (`az vmss get-os-upgrade-history`).
     public var osUpgradeHistory: [OSUpgradeRecord] = []
+    /// The instances the latest rolling upgrade counted failed, in the order it did.
+    public var failed: [Int] = []
+
+    /// A summary of every field; the lists default to empty.
+    public init(endTime: Millis, status: RollingUpgradeStatus?, skipped: [Int], protected: [Int], availability: Availability?,
+                hitTimeLimit: Bool, probes: Int, capacity: Int, rollbackFailed: [Int] = [], rolledBack: Int = 0,
+                awaitingApproval: [Int] = [], osUpgradeHistory: [OSUpgradeRecord] = [], failed: [Int] = []) {
+        self.endTime = endTime
+        self.status = status
+        self.skipped = skipped
+        self.protected = protected
+        self.availability = availability
+        self.hitTimeLimit = hitTimeLimit
+        self.probes = probes
+        self.capacity = capacity
+        self.rollbackFailed = rollbackFailed
+        self.rolledBack = rolledBack
+        self.awaitingApproval = awaitingApproval
+        self.osUpgradeHistory = osUpgradeHistory
+        self.failed = failed
+    }
 }
 
 /// A discrete-event simulation of one scale set on a virtual clock. The same definition,
@@ -266,7 +287,8 @@ public final class Simulation {
         return RunSummary(endTime: now, status: status, skipped: rolling?.skipped ?? [], protected: rolling?.protected ?? [],
                           availability: availability, hitTimeLimit: hitLimit, probes: counters.probes, capacity: capacity,
                           rollbackFailed: rolling?.rollbackFailed.sorted() ?? [], rolledBack: rolling?.rolledBack ?? 0,
-                          awaitingApproval: rolling?.untilApproved.sorted() ?? [], osUpgradeHistory: osUpgradeHistory)
+                          awaitingApproval: rolling?.untilApproved.sorted() ?? [], osUpgradeHistory: osUpgradeHistory,
+                          failed: rolling?.failed ?? [])
     }
 
     /// The latest rolling upgrade as `get-latest` reports it.

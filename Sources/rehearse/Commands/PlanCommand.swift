@@ -15,13 +15,14 @@ struct PlanCommand: ParsableCommand {
     )
 
     @OptionGroup var scenario: ScenarioArguments
+    @Option(help: "Seed of math.random and every seeded failure injector.") var seed: UInt64 = 0
     @Flag(help: "Print the plan as JSON.") var json = false
 
     func run() throws {
-        let loaded = try loadScenario(scenario, print: { printError("print: \($0)") })
+        let loaded = try loadScenario(scenario, seed: seed, print: { printError("print: \($0)") })
         let plan: UpgradePlan
         do {
-            plan = try Rehearsal.plan(loaded, seed: scenario.seed, print: { printError("print: \($0)") }) { event in
+            plan = try Rehearsal.plan(loaded, seed: seed, print: { printError("print: \($0)") }) { event in
                 warnIfWire(event)
             }
         } catch {

@@ -14,6 +14,7 @@ struct RunCommand: ParsableCommand {
     )
 
     @OptionGroup var scenario: ScenarioArguments
+    @Option(help: "Seed of math.random and every seeded failure injector.") var seed: UInt64 = 0
     @Flag(help: "Print only the final get-latest JSON on standard output.") var json = false
     @Option(help: "With --json: az (the az CLI's flattened get-latest shape) or rest (the REST resource Azure's SDKs read).")
     var shape: StatusShape = .az
@@ -31,7 +32,7 @@ struct RunCommand: ParsableCommand {
         let printLine: (String) -> Void = { line in
             if quiet { printError("print: \(line)") } else { print("print: \(line)") }
         }
-        let loaded = try loadScenario(scenario, print: printLine)
+        let loaded = try loadScenario(scenario, seed: seed, print: printLine)
         var eventFile: EventsFile?
         if let events {
             do { eventFile = try EventsFile(path: events) } catch { throw fail(error) }
@@ -39,7 +40,7 @@ struct RunCommand: ParsableCommand {
         let timeline = Timeline(verbose: verbose)
         let result: RunRecord
         do {
-            result = try Rehearsal.run(loaded, seed: scenario.seed, print: printLine) { event in
+            result = try Rehearsal.run(loaded, seed: seed, print: printLine) { event in
                 eventFile?.writeLine(event.jsonLine)
                 warnIfWire(event)
                 if !quiet, let line = timeline.line(for: event) { print(line) }

@@ -9,7 +9,6 @@ import UpgradeEngine
 /// Options every command that loads a scenario shares.
 struct ScenarioArguments: ParsableArguments {
     @Argument(help: "The Lua scenario script.") var scenario: String
-    @Option(help: "Seed of math.random and every seeded failure injector.") var seed: UInt64 = 0
     @Option(name: .customLong("plugin-path"), help: "A folder of plugin bundles, searched before REHEARSE_PLUGIN_PATH and ./plugins (repeatable).")
     var pluginPath: [String] = []
     @Flag(name: .customLong("strict-wire"), help: "Judge customMetrics sent as a JSON object as Azure's extension does (Unknown).")
@@ -27,7 +26,7 @@ struct ScenarioArguments: ParsableArguments {
     @Option(name: .customLong("max-script-seconds"), help: "Wall-clock seconds the scripts of one run may spend in all (a last-resort backstop).")
     var maxScriptSeconds = LuaLimits().runWallClockMilliseconds / 1000
 
-    func options(print: @escaping (String) -> Void) throws -> ScenarioOptions {
+    func options(seed: UInt64, print: @escaping (String) -> Void) throws -> ScenarioOptions {
         var options = ScenarioOptions()
         options.seed = seed
         try checkPluginPaths(pluginPath)
@@ -60,9 +59,9 @@ struct ScenarioArguments: ParsableArguments {
 }
 
 /// Loads a scenario, turning its errors into exit status 2.
-func loadScenario(_ arguments: ScenarioArguments, print: @escaping (String) -> Void) throws -> ScenarioDefinition {
+func loadScenario(_ arguments: ScenarioArguments, seed: UInt64, print: @escaping (String) -> Void) throws -> ScenarioDefinition {
     do {
-        let scenario = try ScenarioDefinition(path: arguments.scenario, options: try arguments.options(print: print))
+        let scenario = try ScenarioDefinition(path: arguments.scenario, options: try arguments.options(seed: seed, print: print))
         for warning in scenario.warnings { warn(warning) }
         return scenario
     } catch let error as ValidationError {

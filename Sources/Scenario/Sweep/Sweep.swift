@@ -1,0 +1,75 @@
+public import AzureWire
+import Synchronization
+public import UpgradeEngine
+
+/// Runs one definition for many seeds, in parallel, and keeps a digest of each run. Every run is
+/// a `Rehearsal.run` with its own Lua state and simulation; digests are kept by seed position,
+/// so the result is the same whatever the number of jobs and whichever thread ran which seed.
+public enum Sweep {
+    /// Runs `definition` for every seed in `seeds` with `overrides`, on `jobs` threads (at least
+    /// one), and returns a digest per seed, in the order of `seeds`. `progress` is told how many
+    /// runs are done, from whichever thread finished one. The first failed run, by seed order,
+    /// stops the sweep: seeds after it are not started, and its failure is thrown.
+    public static func run(_ definition: ScenarioDefinition, seeds: [UInt64], overrides: [PolicyOverride] = [], jobs: Int,
+                           progress: (@Sendable (Int) -> Void)? = nil) throws(RunFailure) -> [RunDigest] {
+        var runDefinition = definition
+        runDefinition.settings.recordEvents = false
+        let work = SweepWork(count: seeds.count)
+        let workers = max(1, min(jobs, seeds.count))
+        let body: @Sendable (Int) -> Void = { [runDefinition] _ in
+            while true {
+                let index = work.next.add(1, ordering: .relaxed).oldValue
+                guard index < seeds.count, index < work.firstFailure.load(ordering: .relaxed) else { return }
+                let outcome = Result { () throws(RunFailure) in try Rehearsal.run(runDefinition, seed: seeds[index], overrides: overrides) }
+                switch outcome {
+                case .success(let record): work.store(index, RunDigest(record))
+                case .failure(let failure): work.fail(index, failure)
+                }
+                progress?(work.done.add(1, ordering: .relaxed).newValue)
+            }
+        }
+        if workers == 1 {
+            body(0)
+        } else {
+            let threads = (0..<workers).map { worker in
+                let thread = WorkerThread { body(worker) }
+                thread.start()
+                return thread
+            }
+            for thread in threads { thread.join() }
+        }
+        return try work.result()
+    }
+}
+
+/// The state the workers of one sweep share: the next seed position, how many runs are done,
+/// the first failure by position, and the digests.
+private final class SweepWork: Sendable {
+    let next = Atomic<Int>(0)
+    let done = Atomic<Int>(0)
+    /// The position of the earliest failed run so far (`Int.max`: none).
+    let firstFailure = Atomic<Int>(Int.max)
+    private let slots: Mutex<[RunDigest?]>
+    private let failures = Mutex<[Int: RunFailure]>([:])
+
+    init(count: Int) { slots = Mutex(Array(repeating: nil, count: count)) }
+
+    func store(_ index: Int, _ digest: RunDigest) { slots.withLock { $0[index] = digest } }
+
+    func fail(_ index: Int, _ failure: RunFailure) {
+        failures.withLock { $0[index] = failure }
+        var current = firstFailure.load(ordering: .relaxed)
+        while index < current {
+            let (exchanged, original) = firstFailure.compareExchange(expected: current, desired: index, ordering: .relaxed)
+            if exchanged { break }
+            current = original
+        }
+    }
+
+    /// Every digest, or the failure of the earliest failed seed.
+    func result() throws(RunFailure) -> [RunDigest] {
+        let first = firstFailure.load(ordering: .relaxed)
+        if first != Int.max, let failure = failures.withLock({ $0[first] }) { throw failure }
+        return slots.withLock { $0.map { $0! } }
+    }
+}

@@ -1,0 +1,106 @@
+import ArgumentParser
+import AzureWire
+import Formats
+import Foundation
+import Reports
+import Scenario
+import UpgradeEngine
+
+/// Options every command that sweeps seeds shares.
+struct SweepArguments: ParsableArguments {
+    @Option(help: "The seeds: A..B, both included (e.g. 0..999).") var seeds = "0..99"
+    @Option(help: "Runs at once (default: the machine's cores).") var jobs = ProcessInfo.processInfo.activeProcessorCount
+    @Option(help: "Also report the share of runs whose upgrade had not ended by this virtual time (ISO 8601, e.g. PT60M).")
+    var deadline: String?
+
+    /// The seed range, the jobs and the deadline, checked: exit 2 naming the option otherwise.
+    func checked() throws -> (SeedRange, Int, Millis?) {
+        guard let range = SeedRange(parsing: seeds) else {
+            throw fail(Message("--seeds \(seeds): allowed a range A..B of whole numbers with A ≤ B, such as 0..999, or one seed"))
+        }
+        guard jobs >= 1 else { throw fail(Message("--jobs \(jobs): allowed a whole number of at least 1")) }
+        var limit: Millis?
+        if let deadline {
+            guard case .success(let ms) = ISODuration.parse(deadline) else {
+                throw fail(Message("--deadline \(deadline): allowed an ISO 8601 duration such as PT60M"))
+            }
+            limit = ms
+        }
+        return (range, jobs, limit)
+    }
+}
+
+/// `rehearse sweep`: one scenario for many seeds, the distribution of what happened.
+struct SweepCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sweep",
+        abstract: "Run a scenario once per seed, in parallel, and report how often each outcome happened and the distributions.",
+        discussion: """
+            Every share comes with its 95% confidence interval (Wilson). The same seeds give the same \
+            report, byte for byte, whatever --jobs is. A script error in one seed stops the sweep, \
+            naming the seed (exit 2); otherwise the exit status is 0: a sweep measures, it does not judge.
+            """
+    )
+
+    @OptionGroup var scenario: ScenarioArguments
+    @OptionGroup var sweep: SweepArguments
+    @Option(name: .customLong("set"), help: "A policy field for every run, PATH=VALUE (e.g. rollingUpgradePolicy.maxBatchInstancePercent=10); repeatable.")
+    var set: [String] = []
+    @Option(help: "Run only part I of N of the seeds (interleaved), e.g. 2/4; with --json, print the part for rehearse merge.")
+    var shard: String?
+    @Flag(help: "Print the report (or, with --shard, the part) as JSON.") var json = false
+    @Option(help: "Write one JSON line per run to this file (seed, code, error code, figures).") var runs: String?
+
+    func run() throws {
+        let (range, jobs, deadline) = try sweep.checked()
+        var part: Shard?
+        if let shard {
+            guard let parsed = Shard(parsing: shard) else { throw fail(Message("--shard \(shard): allowed I/N with 1 ≤ I ≤ N, such as 2/4")) }
+            part = parsed
+        }
+        let overrides = try parseOverrides(set)
+        let definition = try loadScenario(scenario, seed: range.first, print: { printError("print: \($0)") })
+        do { _ = try Rehearsal.scaleSet(definition, overrides: overrides) } catch { throw fail(error) }
+        let seeds = range.seeds(shard: part)
+        let digests = try runSweep(definition, seeds: seeds, overrides: overrides, jobs: jobs)
+        let report = SweepReport(scenario: scenario.scenario, seeds: range, overrides: overrides.map(\.description), runs: digests,
+                                 expectations: SweepReport.keys(of: definition.expectations), deadline: deadline)
+        if let runs {
+            do {
+                let file = try EventsFile(path: runs)
+                for digest in digests { file.writeLine(SweepJSON.run(digest).serialized(pretty: false)) }
+                try file.finish()
+            } catch {
+                throw fail(Message("\(error)"))
+            }
+        }
+        if json {
+            print((part.map { SweepJSON.part(report, shard: $0) } ?? SweepJSON.report(report)).serialized())
+        } else {
+            if let part { print("Part \(part) of the seeds") }
+            for line in SweepText.report(report) { print(line) }
+        }
+    }
+}
+
+/// Runs the sweep with a progress line on a terminal; a failed run is exit 2 naming its seed.
+func runSweep(_ definition: ScenarioDefinition, seeds: [UInt64], overrides: [PolicyOverride], jobs: Int) throws -> [RunDigest] {
+    let bar = ProgressBar(total: seeds.count)
+    defer { bar.finish() }
+    do {
+        return try Sweep.run(definition, seeds: seeds, overrides: overrides, jobs: jobs, progress: { bar.update($0) })
+    } catch {
+        bar.finish()
+        throw fail(error)
+    }
+}
+
+/// `--set PATH=VALUE` options as overrides; a malformed one is exit 2.
+func parseOverrides(_ texts: [String]) throws -> [PolicyOverride] {
+    try texts.map { text in
+        guard let change = PolicyOverride(parsing: text) else {
+            throw fail(Message("--set \(text): allowed PATH=VALUE, such as rollingUpgradePolicy.maxBatchInstancePercent=10"))
+        }
+        return change
+    }
+}

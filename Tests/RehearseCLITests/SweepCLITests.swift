@@ -1,0 +1,101 @@
+import Foundation
+import XCTest
+
+/// `rehearse sweep`, `compare` and `merge` as a user runs them, on the shipped scenario with
+/// seeded slow and failed boots. Reports are read as JSON.
+final class SweepCLITests: XCTestCase {
+    let scenario = "scripts/rolling-boot-failures.lua"
+
+    func json(_ out: CLIOutput) throws -> [String: Any] {
+        XCTAssertEqual(out.status, 0, out.stderr)
+        return try XCTUnwrap(JSONSerialization.jsonObject(with: Data(out.stdout.utf8)) as? [String: Any], out.stdout)
+    }
+
+    func testTheReportIsTheSameWhateverTheJobsAndFourShardsMergeIntoIt() throws {
+        let one = try runRehearse(["sweep", scenario, "--seeds", "0..59", "--jobs", "1", "--json", "--deadline", "PT60M"])
+        let two = try runRehearse(["sweep", scenario, "--seeds", "0..59", "--jobs", "2", "--json", "--deadline", "PT60M"])
+        XCTAssertEqual(one.stdout, two.stdout)
+        let report = try json(one)
+        XCTAssertEqual(report["runs"] as? Int, 60)
+        let outcomes = try XCTUnwrap(report["outcomes"] as? [[String: Any]])
+        XCTAssertEqual(outcomes.compactMap { $0["runs"] as? Int }.reduce(0, +), 60)
+        XCTAssertEqual(Set(outcomes.compactMap { $0["code"] as? String }), ["Completed", "Faulted"])
+        let held = try XCTUnwrap((report["expectations"] as? [[String: Any]])?.first)
+        XCTAssertEqual(held["runs"] as? Int, outcomes.first { $0["code"] as? String == "Completed" }?["runs"] as? Int)
+        let ci = try XCTUnwrap(held["ci95"] as? [Double])
+        XCTAssertLessThan(ci[0], held["share"] as? Double ?? -1)
+        XCTAssertGreaterThan(ci[1], held["share"] as? Double ?? 2)
+        XCTAssertNotNil((report["pastDeadline"] as? [String: Any])?["runs"] as? Int)
+
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-shards-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var parts: [String] = []
+        for i in [3, 1, 4, 2] {
+            let out = try runRehearse(["sweep", scenario, "--seeds", "0..59", "--shard", "\(i)/4", "--json", "--deadline", "PT60M"])
+            XCTAssertEqual(out.status, 0, out.stderr)
+            let path = folder + "/part\(i).json"
+            try out.stdout.write(toFile: path, atomically: true, encoding: .utf8)
+            parts.append(path)
+        }
+        let merged = try runRehearse(["merge"] + parts + ["--json"])
+        XCTAssertEqual(merged.status, 0, merged.stderr)
+        XCTAssertEqual(merged.stdout, one.stdout, "four shards merged equal one sweep, byte for byte")
+
+        // A missing part, or a part of another sweep, is refused naming it.
+        let missing = try runRehearse(["merge"] + parts.dropLast() + ["--json"])
+        XCTAssertEqual(missing.status, 2)
+        XCTAssertTrue(missing.stderr.contains("part 2/4 is missing"), missing.stderr)
+        let other = try runRehearse(["sweep", scenario, "--seeds", "0..59", "--shard", "2/4", "--json"])
+        try other.stdout.write(toFile: folder + "/other.json", atomically: true, encoding: .utf8)
+        let mixed = try runRehearse(["merge"] + parts.dropLast() + [folder + "/other.json"])
+        XCTAssertEqual(mixed.status, 2)
+        XCTAssertTrue(mixed.stderr.contains("other.json: not a part of the same sweep"), mixed.stderr)
+    }
+
+    func testRunsFileHasOneLinePerSeedAndTheTextReportShowsTheShares() throws {
+        let runs = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-runs-\(UUID().uuidString).jsonl").path
+        let out = try runRehearse(["sweep", scenario, "--seeds", "10..29", "--runs", runs])
+        XCTAssertEqual(out.status, 0, out.stderr)
+        XCTAssertEqual(out.stderr, "", "no progress bar when standard error is not a terminal")
+        let lines = try String(contentsOfFile: runs, encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(lines.count, 20)
+        let first = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+        XCTAssertEqual(first["seed"] as? String, "10")
+        XCTAssertEqual(first["lowestHealthy"] as? Int, 24)
+        XCTAssertTrue(out.stdout.contains("Completed"))
+    }
+
+    func testCompareRunsEveryCombinationAndChecksThemAllFirst() throws {
+        let out = try runRehearse(["compare", scenario, "--seeds", "0..29", "--json",
+                                   "--set", "rollingUpgradePolicy.maxUnhealthyUpgradedInstancePercent=10,100",
+                                   "--set", "rollingUpgradePolicy.pauseTimeBetweenBatches=PT0S,PT30S"])
+        XCTAssertEqual(out.status, 0, out.stderr)
+        let reports = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(out.stdout.utf8)) as? [[String: Any]])
+        XCTAssertEqual(reports.count, 4)
+        XCTAssertEqual(reports.map { ($0["overrides"] as? [String])?.joined(separator: " ") }, [
+            "rollingUpgradePolicy.maxUnhealthyUpgradedInstancePercent=10 rollingUpgradePolicy.pauseTimeBetweenBatches=PT0S",
+            "rollingUpgradePolicy.maxUnhealthyUpgradedInstancePercent=10 rollingUpgradePolicy.pauseTimeBetweenBatches=PT30S",
+            "rollingUpgradePolicy.maxUnhealthyUpgradedInstancePercent=100 rollingUpgradePolicy.pauseTimeBetweenBatches=PT0S",
+            "rollingUpgradePolicy.maxUnhealthyUpgradedInstancePercent=100 rollingUpgradePolicy.pauseTimeBetweenBatches=PT30S",
+        ])
+        // Allowing every upgraded instance to be unhealthy never faults on it.
+        for report in reports[2...] {
+            let codes = (report["outcomes"] as? [[String: Any]] ?? []).compactMap { $0["code"] as? String }
+            XCTAssertEqual(codes, ["Completed"])
+        }
+        let text = try runRehearse(["compare", scenario, "--seeds", "0..9",
+                                    "--set", "rollingUpgradePolicy.maxUnhealthyUpgradedInstancePercent=10,100"])
+        XCTAssertEqual(text.status, 0, text.stderr)
+        let best = text.stdout.split(separator: "\n").filter { $0.hasPrefix("*") }
+        XCTAssertEqual(best.count, 1)
+        XCTAssertTrue(best[0].contains("=100"), text.stdout)
+
+        let bad = try runRehearse(["compare", scenario, "--seeds", "0..9",
+                                   "--set", "rollingUpgradePolicy.maxBatchInstancePercent=10,150",
+                                   "--set", "rollingUpgradePolicy.maxBatchSize=3"])
+        XCTAssertEqual(bad.status, 2)
+        XCTAssertEqual(bad.stdout, "", "nothing runs before every combination is checked")
+        XCTAssertTrue(bad.stderr.contains("maxBatchSize"), bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("150"), bad.stderr)
+    }
+}
