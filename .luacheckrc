@@ -49,6 +49,7 @@ stds.rehearse = {
     "approve_os_upgrade",
     "start_extension_upgrade",
     "scale",
+    "param",
     "duration",
   },
 }

@@ -1,7 +1,10 @@
 -- Thirty instances in three zones. After a restart the application takes two to six minutes to
 -- answer its health probe, and about one boot in twelve never answers at all. Batches of 20%,
 -- a 10 s pause, and no more than 10% of upgraded instances unhealthy (3 of 30).
--- One seed is one rollout; `rehearse sweep` over many seeds tells how often it faults.
+-- One seed is one rollout; `rehearse sweep` over many seeds tells how often it faults, and
+-- `--param silentBoots=0.02` (or `compare --set param.silentBoots=0.02,0.08`) tries another share.
+local silentBoots = param("silentBoots", 0.08)     -- share of boots that never answer
+local slowestBoot = duration(param("slowestBoot", "PT6M"))
 scaleset {
   name = "shop", capacity = 30, zones = { "1", "2", "3" }, model = { image = "v1" },
   upgradePolicy = { mode = "Rolling", rollingUpgradePolicy = {
@@ -12,8 +15,8 @@ scaleset {
 health(function(vm, now)
   if vm.model.version == 1 then return { applicationHealthState = "Healthy" } end
   if vm.state.boot == nil then
-    vm.state.boot = math.random(120, 360)     -- seconds until the application answers
-    vm.state.silent = math.random() < 0.08    -- this boot never answers
+    vm.state.boot = math.random(120, slowestBoot)  -- seconds until the application answers
+    vm.state.silent = math.random() < silentBoots  -- this boot never answers
   end
   if vm.state.silent or now - vm.startedAt < vm.state.boot then return nil end
   return { applicationHealthState = "Healthy" }

@@ -125,7 +125,7 @@ public enum Rehearsal {
             let plugins = PluginSession(searchPath: settings.searchPath, lockPath: settings.lockPath)
             let modules = definition.modules
             let session = try ScriptSession(path: definition.path, source: definition.source, seed: seed, limits: settings.limits,
-                                            print: print, printTopLevel: false,
+                                            parameters: definition.parameterValues, print: print, printTopLevel: false,
                                             resolve: { name in
                                                 if let module = modules[name] { return (module.source, module.path) }
                                                 return try plugins.require(name)

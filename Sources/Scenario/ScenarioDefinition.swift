@@ -27,6 +27,9 @@ public struct ScenarioOptions {
     public var recordEvents = true
     /// The environment the plugin path is read from.
     public var environment: [String: String] = ProcessInfo.processInfo.environment
+    /// Values of the script's `param(name, default)` parameters, by name, as written on the
+    /// command line (`--param bootFailure=0.1`); each must be one the script declares.
+    public var parameters: [String: String] = [:]
 
     /// The defaults: seed 0, no plugin path, a 7-day limit, events kept.
     public init() {}
@@ -86,6 +89,10 @@ public struct ScenarioDefinition: Sendable {
     public var warnings: [String]
     /// Limits and options of every run.
     public var settings: RunSettings
+    /// The parameters the script declares, by name.
+    public var parameters: [String: ScenarioParameter]
+    /// The values given for them (the rest take their defaults); every run's top level gets these.
+    public var parameterValues: [String: String]
     /// The scale set exactly as the script described it: a run checks its own top level against it.
     var described: ScaleSetDefinition
 
@@ -146,8 +153,8 @@ public struct ScenarioDefinition: Sendable {
         let source = String(decoding: data, as: UTF8.self)
         let settings = options.settings
         let plugins = PluginSession(searchPath: settings.searchPath, lockPath: settings.lockPath)
-        let session = try ScriptSession(path: path, source: source, seed: options.seed, limits: settings.limits, print: options.print,
-                                        printTopLevel: true, resolve: { name in try plugins.require(name) },
+        let session = try ScriptSession(path: path, source: source, seed: options.seed, limits: settings.limits,
+                                        parameters: options.parameters, print: options.print, printTopLevel: true, resolve: { name in try plugins.require(name) },
                                         searchPathText: { plugins.searchPathText })
         try self.init(path: path, source: source, session: session, plugins: plugins, settings: settings)
     }
@@ -156,6 +163,15 @@ public struct ScenarioDefinition: Sendable {
         self.path = path
         self.source = source
         self.settings = settings
+        parameters = session.parameters
+        parameterValues = session.parameterValues
+        let unknown = session.parameterValues.keys.sorted().filter { session.parameters[$0] == nil }
+        let declared = session.parameters.keys.sorted()
+        let parameterProblems = session.parameterProblems + unknown.map { name in
+            Problem(field: "--param \(name)", declared.isEmpty ? "the script declares no parameters (param(\"name\", default))"
+                                                               : "the script declares no such parameter; it declares \(declared.joined(separator: ", "))")
+        }
+        guard parameterProblems.isEmpty else { throw .definition(parameterProblems, location: nil) }
         guard let value = session.scalesetValue else {
             throw .definition([Problem(field: "scaleset", "the script never calls scaleset { ... }; it must describe exactly one scale set")], location: path)
         }

@@ -50,6 +50,34 @@ extension ScriptSession {
             case .failure(let message): throw LuaArgumentError(position: 1, problem: message.text)
             }
         }
+        state.register("param") { [unowned self] args in
+            let name = try args.string(1)
+            guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }) else {
+                throw LuaArgumentError(position: 1, problem: "a parameter name is letters, digits, '_' and '-', such as \"bootFailure\"")
+            }
+            let fallback = try args.value(2)
+            let kind: ScenarioParameter.Kind
+            switch fallback {
+            case .integer: kind = .integer
+            case .double: kind = .number
+            case .bool: kind = .boolean
+            case .string(let text): kind = ISODuration.parse(text).isSuccess ? .duration : .string
+            default:
+                throw LuaArgumentError(position: 2, problem: "the default of a parameter is a number, an integer, a string, a boolean or an ISO 8601 duration string; got \(fallback.typeName)")
+            }
+            let location = args.callerLocation ?? path
+            if let earlier = parameters[name], earlier.kind != kind {
+                throw LuaError(kind: .runtime, message: "param \(name) is declared at \(earlier.location) as \(earlier.kind.rawValue); here it is \(kind.rawValue)")
+            }
+            parameters[name] = parameters[name] ?? ScenarioParameter(name: name, kind: kind, defaultValue: fallback.plainText, location: location)
+            guard let given = parameterValues[name] else { return [fallback] }
+            guard let value = kind.value(given) else {
+                parameterProblems.append(Problem(field: "--param \(name)=\(given)",
+                                                 "is not \(kind.article) \(kind.rawValue) like the default \(fallback.plainText) at \(location)"))
+                return [fallback]
+            }
+            return [value]
+        }
         state.register("expect") { [unowned self] args in
             try requireTopLevel("expect")
             expectationTables.append((try args.table(1), args.callerLocation ?? path))

@@ -23,6 +23,12 @@ final class ScriptSession {
     var deferral: Callback?
     var timeline: [(time: Millis, callback: Callback)] = []
     var expectationTables: [(table: LuaValue, location: String)] = []
+    /// `--param` values given, by name, as written.
+    let parameterValues: [String: String]
+    /// The parameters the script declared with `param(name, default)`, by name.
+    var parameters: [String: ScenarioParameter] = [:]
+    /// Values given that do not fit their parameter's type.
+    var parameterProblems: [Problem] = []
 
     /// The simulation an `at` callback acts on, while a run goes.
     var simulation: Simulation?
@@ -47,9 +53,11 @@ final class ScriptSession {
     /// top level of `source` (named `path` in errors). `resolve` answers every `require` that is
     /// not a built-in module; `printTopLevel` false drops what the top level prints (a run
     /// repeats a top level whose output was shown when the definition was loaded).
-    init(path: String, source: String, seed: UInt64, limits: LuaLimits, print: @escaping (String) -> Void, printTopLevel: Bool,
-         resolve: @escaping (String) throws -> (source: String, path: String)?, searchPathText: @escaping () -> String) throws(ScenarioError) {
+    init(path: String, source: String, seed: UInt64, limits: LuaLimits, parameters: [String: String], print: @escaping (String) -> Void,
+         printTopLevel: Bool, resolve: @escaping (String) throws -> (source: String, path: String)?,
+         searchPathText: @escaping () -> String) throws(ScenarioError) {
         self.path = path
+        parameterValues = parameters
         do {
             runtime = ScriptRuntime(state: try LuaState(limits: limits), model: [:])
         } catch {

@@ -87,6 +87,11 @@ public enum ScriptingAPI {
         Function(name: "start_extension_upgrade", kind: .action, doc: ["An extension upgrade (in place): a rolling upgrade in any mode."],
                  params: [("opts?", "{version?: string}")]),
         Function(name: "scale", kind: .action, doc: ["Scales to n instances."], params: [("n", "integer")]),
+        Function(name: "param", kind: .utility,
+                 doc: ["A scenario parameter: the value given as --param name=value (run, plan, sweep, compare),",
+                       "else the default. The value has the default's type: integer, number, boolean, string,",
+                       "or an ISO 8601 duration string; a value of another type is refused before the run."],
+                 params: [("name", "string"), ("default", "integer|number|boolean|string")], returns: "integer|number|boolean|string"),
         Function(name: "duration", kind: .utility, doc: ["Seconds in an ISO 8601 duration (\"PT1M30S\" -> 90)."],
                  params: [("value", "string|number")], returns: "number"),
     ]

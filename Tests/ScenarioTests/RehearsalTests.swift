@@ -237,3 +237,51 @@ private extension String {
     /// The line number after the last colon of a `file:line` location.
     var suffix2: String { String(split(separator: ":").last ?? "") }
 }
+
+/// `param(name, default)`: scenario parameters, typed like their defaults.
+final class ScenarioParameterTests: XCTestCase {
+    let script = baseScaleSet + """
+
+        local share = param("silentBoots", 0.08)
+        local extra = param("extraInstances", 2)
+        local slow = param("slowUpgrades", false)
+        local wait = duration(param("upgradeAt", "PT1M"))
+        local label = param("label", "baseline")
+        at(wait, function()
+          print(string.format("%s %s %s %s %s", math.type(share), share, extra, tostring(slow), label))
+          scale(10 + extra)
+          update_model { image = "v2" }
+        end)
+        """
+
+    func load(_ values: [String: String]) throws -> ScenarioDefinition {
+        var o = options()
+        o.parameters = values
+        return try ScenarioDefinition(path: try writeScenario(script), options: o)
+    }
+
+    func testParametersTakeTheirDefaultsOrTheValuesGivenTypedLikeTheDefault() throws {
+        var printed: [String] = []
+        let defaults = try load([:])
+        XCTAssertEqual(defaults.parameters.keys.sorted(), ["extraInstances", "label", "silentBoots", "slowUpgrades", "upgradeAt"])
+        XCTAssertEqual(defaults.parameters["silentBoots"]?.kind, .number)
+        XCTAssertEqual(defaults.parameters["extraInstances"]?.kind, .integer)
+        XCTAssertEqual(defaults.parameters["upgradeAt"]?.kind, .duration)
+        XCTAssertEqual(defaults.timeline.map(\.time), [60_000])
+        _ = try Rehearsal.run(defaults, seed: 0, print: { printed.append($0) })
+        let given = try load(["silentBoots": "0.1", "extraInstances": "5", "slowUpgrades": "true", "upgradeAt": "PT5M", "label": "b"])
+        XCTAssertEqual(given.timeline.map(\.time), [300_000])
+        let record = try Rehearsal.run(given, seed: 0, print: { printed.append($0) })
+        XCTAssertEqual(printed, ["float 0.08 2 false baseline", "float 0.1 5 true b"])
+        XCTAssertEqual(record.summary.capacity, 15)
+    }
+
+    func testUnknownAndMistypedParametersAreRefusedBeforeAnythingRuns() throws {
+        XCTAssertThrowsError(try load(["silentboots": "0.1", "extraInstances": "2.5", "slowUpgrades": "yes", "upgradeAt": "5 minutes"])) { error in
+            guard case ScenarioError.definition(let problems, _) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(problems.map(\.field), ["--param extraInstances=2.5", "--param slowUpgrades=yes", "--param upgradeAt=5 minutes",
+                                                   "--param silentboots"])
+            XCTAssertTrue(problems[3].message.contains("extraInstances, label, silentBoots, slowUpgrades, upgradeAt"), problems[3].message)
+        }
+    }
+}

@@ -194,6 +194,15 @@ function start_extension_upgrade(opts) end
 ---@param n integer
 function scale(n) end
 
+---A scenario parameter: the value given as --param name=value (run, plan, sweep, compare),
+---else the default. The value has the default's type: integer, number, boolean, string,
+---or an ISO 8601 duration string; a value of another type is refused before the run.
+---(utility)
+---@param name string
+---@param default integer|number|boolean|string
+---@return integer|number|boolean|string
+function param(name, default) end
+
 ---Seconds in an ISO 8601 duration ("PT1M30S" -> 90).
 ---(utility)
 ---@param value string|number

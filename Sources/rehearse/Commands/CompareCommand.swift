@@ -21,7 +21,7 @@ struct CompareCommand: ParsableCommand {
 
     @OptionGroup var scenario: ScenarioArguments
     @OptionGroup var sweep: SweepArguments
-    @Option(name: .customLong("set"), help: "A policy field and its values, PATH=V1,V2,…; repeatable (every combination runs).")
+    @Option(name: .customLong("set"), help: "A policy field and its values, PATH=V1,V2,…, or a script parameter, param.NAME=V1,V2,…; repeatable (every combination runs).")
     var set: [String] = []
     @Flag(help: "Print every combination's report as JSON.") var json = false
 
@@ -35,15 +35,36 @@ struct CompareCommand: ParsableCommand {
             }
             axes.append((change.path, change.value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)))
         }
+        // Each combination: its policy overrides, and its script parameters (`param.NAME`).
         var combinations: [[PolicyOverride]] = [[]]
         for axis in axes {
             combinations = combinations.flatMap { prefix in axis.values.map { prefix + [PolicyOverride(path: axis.path, value: $0)] } }
         }
-        let definition = try loadScenario(scenario, seed: range.first, print: { printError("print: \($0)") })
-        // Every combination is checked before the first run.
+        let given = try parameterValues(scenario.parameters)
+        func split(_ combination: [PolicyOverride]) -> (overrides: [PolicyOverride], parameters: [String: String]) {
+            var parameters = given
+            for change in combination where change.path.hasPrefix("param.") { parameters[String(change.path.dropFirst(6))] = change.value }
+            return (combination.filter { !$0.path.hasPrefix("param.") }, parameters)
+        }
+        // Every combination is checked before the first run: its parameters by loading the
+        // script with them (once per distinct set), its policy fields by applying them.
+        var definitions: [[String: String]: ScenarioDefinition] = [:]
         var problems: [Diagnostic] = []
-        for overrides in combinations {
-            do { _ = try Rehearsal.scaleSet(definition, overrides: overrides) } catch { problems += Diagnostic.of(error) }
+        for combination in combinations {
+            let (overrides, parameters) = split(combination)
+            if definitions[parameters] == nil {
+                do {
+                    var options = try scenario.options(seed: range.first, print: { printError("print: \($0)") })
+                    options.parameters = parameters
+                    let loaded = try ScenarioDefinition(path: scenario.scenario, options: options)
+                    if definitions.isEmpty { for warning in loaded.warnings { warn(warning) } }
+                    definitions[parameters] = loaded
+                } catch {
+                    problems += Diagnostic.of(error)
+                    continue
+                }
+            }
+            do { _ = try Rehearsal.scaleSet(definitions[parameters]!, overrides: overrides) } catch { problems += Diagnostic.of(error) }
         }
         var seen = Set<String>()
         problems = problems.filter { seen.insert("\($0.location ?? "") \($0.message)").inserted }
@@ -53,9 +74,11 @@ struct CompareCommand: ParsableCommand {
         }
         let seeds = range.seeds()
         var rows: [CompareText.Row] = []
-        for overrides in combinations {
+        for combination in combinations {
+            let (overrides, parameters) = split(combination)
+            let definition = definitions[parameters]!
             let digests = try runSweep(definition, seeds: seeds, overrides: overrides, jobs: jobs)
-            let report = SweepReport(scenario: scenario.scenario, seeds: range, overrides: overrides.map(\.description), runs: digests,
+            let report = SweepReport(scenario: scenario.scenario, seeds: range, overrides: combination.map(\.description), runs: digests,
                                      expectations: SweepReport.keys(of: definition.expectations), deadline: deadline)
             rows.append(CompareText.Row(report: report))
         }

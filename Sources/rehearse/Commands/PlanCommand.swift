@@ -16,13 +16,17 @@ struct PlanCommand: ParsableCommand {
 
     @OptionGroup var scenario: ScenarioArguments
     @Option(help: "Seed of math.random and every seeded failure injector.") var seed: UInt64 = 0
+    @Option(name: .customLong("set"), help: "A policy field, PATH=VALUE (e.g. rollingUpgradePolicy.maxBatchInstancePercent=10); repeatable.")
+    var set: [String] = []
     @Flag(help: "Print the plan as JSON.") var json = false
 
     func run() throws {
+        let overrides = try parseOverrides(set)
         let loaded = try loadScenario(scenario, seed: seed, print: { printError("print: \($0)") })
+        do { _ = try Rehearsal.scaleSet(loaded, overrides: overrides) } catch { throw fail(error) }
         let plan: UpgradePlan
         do {
-            plan = try Rehearsal.plan(loaded, seed: seed, print: { printError("print: \($0)") }) { event in
+            plan = try Rehearsal.plan(loaded, seed: seed, overrides: overrides, print: { printError("print: \($0)") }) { event in
                 warnIfWire(event)
             }
         } catch {

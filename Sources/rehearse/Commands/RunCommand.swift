@@ -1,4 +1,5 @@
 import ArgumentParser
+import AzureWire
 import Formats
 import Foundation
 import LuaHost
@@ -15,6 +16,8 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var scenario: ScenarioArguments
     @Option(help: "Seed of math.random and every seeded failure injector.") var seed: UInt64 = 0
+    @Option(name: .customLong("set"), help: "A policy field, PATH=VALUE (e.g. rollingUpgradePolicy.maxBatchInstancePercent=10); repeatable.")
+    var set: [String] = []
     @Flag(help: "Print only the final get-latest JSON on standard output.") var json = false
     @Option(help: "With --json: az (the az CLI's flattened get-latest shape) or rest (the REST resource Azure's SDKs read).")
     var shape: StatusShape = .az
@@ -32,7 +35,9 @@ struct RunCommand: ParsableCommand {
         let printLine: (String) -> Void = { line in
             if quiet { printError("print: \(line)") } else { print("print: \(line)") }
         }
+        let overrides = try parseOverrides(set)
         let loaded = try loadScenario(scenario, seed: seed, print: printLine)
+        do { _ = try Rehearsal.scaleSet(loaded, overrides: overrides) } catch { throw fail(error) }
         var eventFile: EventsFile?
         if let events {
             do { eventFile = try EventsFile(path: events) } catch { throw fail(error) }
@@ -40,7 +45,7 @@ struct RunCommand: ParsableCommand {
         let timeline = Timeline(verbose: verbose)
         let result: RunRecord
         do {
-            result = try Rehearsal.run(loaded, seed: seed, print: printLine) { event in
+            result = try Rehearsal.run(loaded, seed: seed, overrides: overrides, print: printLine) { event in
                 eventFile?.writeLine(event.jsonLine)
                 warnIfWire(event)
                 if !quiet, let line = timeline.line(for: event) { print(line) }

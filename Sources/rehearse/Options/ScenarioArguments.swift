@@ -21,6 +21,8 @@ struct ScenarioArguments: ParsableArguments {
     var maxInstances = RunLimits().instances
     @Option(name: .customLong("max-model-versions"), help: "Most model versions one run may make.") var maxModelVersions = RunLimits().modelVersions
     @Option(name: .customLong("max-probes"), help: "Most health probes one run may make.") var maxProbes = RunLimits().probes
+    @Option(name: .customLong("param"), help: "A value for the script's param(NAME, default): NAME=VALUE (repeatable).")
+    var parameters: [String] = []
     @Option(name: .customLong("max-script-instructions"), help: "Lua instructions all calls of one run may execute together (counted exactly).")
     var maxScriptInstructions = LuaLimits().runInstructions
     @Option(name: .customLong("max-script-seconds"), help: "Wall-clock seconds the scripts of one run may spend in all (a last-resort backstop).")
@@ -48,6 +50,7 @@ struct ScenarioArguments: ParsableArguments {
         } else if FileManager.default.fileExists(atPath: PluginLock.fileName) {
             options.lockPath = PluginLock.fileName
         }
+        options.parameters = try parameterValues(parameters)
         options.print = print
         options.recordEvents = false
         switch ISODuration.parse(timeLimit) {
@@ -69,4 +72,18 @@ func loadScenario(_ arguments: ScenarioArguments, seed: UInt64, print: @escaping
     } catch {
         throw fail(error)
     }
+}
+
+/// `--param NAME=VALUE` options by name; a malformed or repeated one is exit 2.
+func parameterValues(_ texts: [String]) throws -> [String: String] {
+    var values: [String: String] = [:]
+    for text in texts {
+        guard let equals = text.firstIndex(of: "="), equals != text.startIndex else {
+            throw fail(Message("--param \(text): allowed NAME=VALUE, such as bootFailure=0.1"))
+        }
+        let name = String(text[..<equals])
+        guard values[name] == nil else { throw fail(Message("--param \(name) is given twice")) }
+        values[name] = String(text[text.index(after: equals)...])
+    }
+    return values
 }
