@@ -1,0 +1,92 @@
+import ArgumentParser
+import CLuaBench
+import Foundation
+import Scenario
+import UpgradeEngine
+
+/// `rehearse-bench sweep`.
+struct SweepBenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sweep",
+        abstract: "Sweeps of the 1,000-instance scenario: runs per second with 1 and 2 jobs, parallel efficiency, overhead against single runs, peak memory."
+    )
+
+    @Option(help: "Seeds of the timed sweeps.") var seeds = 200
+    @Option(help: "Seeds of the memory check (peak_rss_mb is read after this sweep too).") var large = 2_000
+
+    func run() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-bench-sweep-\(getpid()).lua").path
+        try benchScenario.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var options = ScenarioOptions()
+        options.environment = [:]
+        let definition = try ScenarioDefinition(path: path, options: options)
+        var single = definition
+        single.settings.recordEvents = false
+        // The single-run wall time, in this process: the median of 5 runs.
+        var singles: [Double] = []
+        for seed in 0..<5 {
+            let start = nowNanoseconds()
+            _ = try Rehearsal.run(single, seed: UInt64(seed))
+            singles.append(Double(nowNanoseconds() - start) / 1e9)
+        }
+        var setups: [Double] = []
+        for seed in 0..<20 {
+            let start = nowNanoseconds()
+            try Rehearsal.setUp(definition, seed: UInt64(seed))
+            setups.append(Double(nowNanoseconds() - start) / 1e6)
+        }
+        let list = (0..<UInt64(seeds)).map { $0 }
+        func timed(jobs: Int, seeds: [UInt64]) throws -> Double {
+            let start = nowNanoseconds()
+            let digests = try Sweep.run(definition, seeds: seeds, jobs: jobs)
+            guard digests.allSatisfy({ $0.code == "Completed" }) else { throw ValidationError("the benchmark scenario did not complete") }
+            return Double(nowNanoseconds() - start) / 1e9
+        }
+        let one = try timed(jobs: 1, seeds: list)
+        let two = try timed(jobs: 2, seeds: list)
+        let rss200 = peakRSSMegabytes()
+        _ = try timed(jobs: 2, seeds: (0..<UInt64(large)).map { $0 })
+        let rssLarge = peakRSSMegabytes()
+        let perSecond1 = Double(seeds) / one, perSecond2 = Double(seeds) / two
+        // What this machine gives two threads of independent work: the C host's Lua loop alone,
+        // then on two threads at once (each its own state), the same number of calls each.
+        let calls: Int64 = 2_000_000
+        var ceilings: [Double] = []
+        for _ in 0..<3 {
+            let alone = timedLoop(threads: 1, calls: calls)
+            let pair = timedLoop(threads: 2, calls: calls)
+            ceilings.append(alone / pair)
+        }
+        print("runs=\(seeds)")
+        report("single_run_s", median(singles), decimals: 4)
+        report("setup_ms", median(setups), decimals: 3)
+        report("runs_per_s_1", perSecond1, decimals: 2)
+        report("runs_per_s_2", perSecond2, decimals: 2)
+        report("peak_rss_mb_\(seeds)", rss200)
+        report("peak_rss_mb_\(large)", rssLarge)
+        let efficiency = perSecond2 / (2 * perSecond1)
+        report("machine_parallel_efficiency", median(ceilings), decimals: 3)
+        report("parallel_efficiency", efficiency, decimals: 3)
+        report("parallel_vs_machine", efficiency / median(ceilings), decimals: 3)
+        report("sweep_overhead_ratio", one / (Double(seeds) * median(singles)), decimals: 3)
+    }
+}
+
+/// The process's peak resident memory so far, in MiB.
+func peakRSSMegabytes() -> Double {
+    var usage = rusage()
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    return Double(usage.ru_maxrss) / 1024
+}
+
+/// Seconds for `threads` threads each running the C host's health loop for `calls` calls at
+/// once; one thread's time over two threads' time is the parallel efficiency the machine allows.
+func timedLoop(threads: Int, calls: Int64) -> Double {
+    let start = nowNanoseconds()
+    DispatchQueue.concurrentPerform(iterations: threads) { _ in
+        _ = clb_c_vm_loop(scenarioHealth, "bench_health", calls, 1000)
+    }
+    // Each thread did the same work: with two perfect cores the two take as long as one.
+    return Double(nowNanoseconds() - start) / 1e9
+}
