@@ -37,7 +37,8 @@ public struct Diagnostic: Equatable, Sendable {
         switch error {
         case let error as ScenarioError:
             switch error {
-            case .file(let message): return [Diagnostic(.error, message)]
+            case .file(let path, let problem): return [Diagnostic(.error, "cannot load: \(problem)", location: path)]
+            case .host(let what): return [Diagnostic(.error, what)]
             case .runLimit(let limit): return [Diagnostic(.error, limit.description)]
             case .script(let lua, let context):
                 return [Diagnostic(.error, lua.description, location: lua.location, context: context)]

@@ -177,7 +177,7 @@ extension ScenarioError {
         case let error as ScenarioError: self = error
         case let error as LuaError: self = .script(error, context: context)
         case let limit as RunLimitExceeded: self = .runLimit(limit)
-        default: self = .file("\(error)")
+        default: self = .host("\(error)")
         }
     }
 }

@@ -140,12 +140,12 @@ public struct ScenarioDefinition: Sendable {
     /// `options.seed`, printing through `options.print`) and reads what it described, reporting
     /// every problem of the definition at once.
     public init(path: String, options: ScenarioOptions = ScenarioOptions()) throws(ScenarioError) {
-        guard FileManager.default.fileExists(atPath: path) else { throw .file("cannot read \(path): no such file") }
+        guard FileManager.default.fileExists(atPath: path) else { throw .file(path: path, problem: "does not exist") }
         let data: [UInt8]
         do {
             data = try BoundedFile.read(path, maxBytes: BoundedFile.maxSourceBytes)
         } catch {
-            throw .file("cannot load \(error)")
+            throw .file(path: error.path, problem: error.problem)
         }
         if data.first == 0x1B {
             throw .script(LuaError(kind: .syntax, message: "\(path) is precompiled Lua bytecode; only source text is accepted"), context: nil)

@@ -4,8 +4,11 @@ public import UpgradeEngine
 
 /// Why a scenario could not run: the command line turns every case into exit status 2.
 public enum ScenarioError: Error, CustomStringConvertible {
-    /// The file could not be read.
-    case file(String)
+    /// A file could not be read: which, and why (`is not a regular file`, `does not exist`,
+    /// `is 5000000 bytes; at most 4194304 are read`).
+    case file(path: String, problem: String)
+    /// The host could not do its own part (no Lua state could be made): what failed.
+    case host(String)
     /// A Lua error, with what the engine was doing (e.g. "health of web_3 at 65 s").
     case script(LuaError, context: String?)
     /// The scenario's definition is wrong; every problem at once, each naming its field.
@@ -15,7 +18,8 @@ public enum ScenarioError: Error, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .file(let message): return message
+        case .file(let path, let problem): return "cannot load \(path): \(problem)"
+        case .host(let what): return what
         case .runLimit(let limit): return limit.description
         case .script(let error, let context):
             var text = error.description

@@ -61,7 +61,7 @@ final class ScriptSession {
         do {
             runtime = ScriptRuntime(state: try LuaState(limits: limits), model: [:])
         } catch {
-            throw .file("cannot create a Lua state: \(error)")
+            throw .host("cannot create a Lua state: \(error)")
         }
         let runtime = self.runtime
         let sink: (String) -> Void = printTopLevel ? print : { [unowned runtime] line in
@@ -79,18 +79,17 @@ final class ScriptSession {
         } catch let error as LuaError {
             throw .script(error, context: nil)
         } catch {
-            throw .file("\(error)")
+            throw .host("cannot build the sandbox: \(error)")
         }
         do {
             let chunk = try state.load(source, chunkName: path)
             try state.call(chunk, [])
             state.release(chunk)
         } catch var error as LuaError {
-            if error.kind == .file { throw .file(error.message) }
             error.function = nil  // the location already names the file
             throw .script(error, context: nil)
         } catch {
-            throw .file("\(error)")
+            throw .host("cannot load \(path): \(error)")
         }
         activity = .idle
     }

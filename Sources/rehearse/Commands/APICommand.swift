@@ -23,7 +23,7 @@ struct APICommand: ParsableCommand {
             do {
                 for path in try ScriptingAPI.write(root: root, bundles: catalog.bundles.map(\.manifest)) { print(path) }
             } catch {
-                throw fail(Message("cannot write the generated files: \(error)"))
+                throw fail(InputError("api generate", problem: "cannot write the generated files: \(error)"))
             }
         }
     }

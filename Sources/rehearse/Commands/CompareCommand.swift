@@ -27,11 +27,11 @@ struct CompareCommand: ParsableCommand {
 
     func run() throws {
         let (range, jobs, deadline) = try sweep.checked()
-        guard !set.isEmpty else { throw fail(Message("compare needs at least one --set PATH=V1,V2,…")) }
+        guard !set.isEmpty else { throw fail(InputError("compare", problem: "needs at least one --set", allowed: "--set PATH=V1,V2,…")) }
         var axes: [(path: String, values: [String])] = []
         for text in set {
             guard let change = PolicyOverride(parsing: text) else {
-                throw fail(Message("--set \(text): allowed PATH=V1,V2,…, such as rollingUpgradePolicy.maxBatchInstancePercent=10,20"))
+                throw fail(InputError("--set", text, allowed: "PATH=V1,V2,…, such as rollingUpgradePolicy.maxBatchInstancePercent=10,20"))
             }
             axes.append((change.path, change.value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)))
         }

@@ -16,16 +16,16 @@ struct MergeCommand: ParsableCommand {
     @Flag(help: "Print the report as JSON (the same bytes as rehearse sweep --json).") var json = false
 
     func run() throws {
-        guard !parts.isEmpty else { throw fail(Message("merge needs the parts of a sweep: rehearse merge part1.json part2.json …")) }
+        guard !parts.isEmpty else { throw fail(InputError("merge", problem: "needs the parts of a sweep", allowed: "rehearse merge part1.json part2.json …")) }
         var read: [(path: String, part: SweepJSON.Part)] = []
         for path in parts {
             let data: [UInt8]
-            do { data = try BoundedFile.read(path, maxBytes: 512 << 20) } catch { throw fail(Message("\(path): \(error)")) }
+            do { data = try BoundedFile.read(path, maxBytes: 512 << 20) } catch { throw fail(InputError(path, problem: "\(error)")) }
             do {
                 let value = try JSON.parse(String(decoding: data, as: UTF8.self), maxBytes: 512 << 20)
                 read.append((path, try SweepJSON.readPart(value)))
             } catch {
-                throw fail(Message("\(path): \(error)"))
+                throw fail(InputError(path, problem: "\(error)"))
             }
         }
         let first = read[0].part
@@ -35,21 +35,21 @@ struct MergeCommand: ParsableCommand {
                                ("deadline", a.deadline != b.deadline), ("expectations", a.expectations != b.expectations),
                                ("shard count", first.shard.count != part.shard.count)].filter(\.1).map(\.0)
             guard differences.isEmpty else {
-                throw fail(Message("\(path): not a part of the same sweep as \(read[0].path): its \(differences.joined(separator: ", ")) differ"))
+                throw fail(InputError(path, problem: "not a part of the same sweep as \(read[0].path): its \(differences.joined(separator: ", ")) differ"))
             }
         }
         let count = first.shard.count
         for index in 1...count {
             let holders = read.filter { $0.part.shard.index == index }.map(\.path)
             guard holders.count == 1 else {
-                throw fail(Message(holders.isEmpty ? "part \(index)/\(count) is missing; given: \(parts.joined(separator: ", "))"
-                                                   : "part \(index)/\(count) is given more than once: \(holders.joined(separator: ", "))"))
+                throw fail(InputError("merge", problem: holders.isEmpty ? "part \(index)/\(count) is missing; given: \(parts.joined(separator: ", "))"
+                                                                   : "part \(index)/\(count) is given more than once: \(holders.joined(separator: ", "))"))
             }
         }
         let bySeed = Dictionary(read.flatMap(\.part.report.runs).map { ($0.seed, $0) }, uniquingKeysWith: { a, _ in a })
         let seeds = first.report.seeds.seeds()
         guard bySeed.count == seeds.count, seeds.allSatisfy({ bySeed[$0] != nil }) else {
-            throw fail(Message("the parts do not hold exactly the runs of seeds \(first.report.seeds): \(bySeed.count) runs for \(seeds.count) seeds"))
+            throw fail(InputError("merge", problem: "the parts do not hold exactly the runs of seeds \(first.report.seeds): \(bySeed.count) runs for \(seeds.count) seeds"))
         }
         var report = first.report
         report.runs = seeds.map { bySeed[$0]! }

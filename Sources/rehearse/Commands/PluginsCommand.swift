@@ -31,7 +31,7 @@ struct PluginsCommand: ParsableCommand {
         func lockFile() throws -> PluginLock? {
             let path = lock ?? (FileManager.default.fileExists(atPath: PluginLock.fileName) ? PluginLock.fileName : nil)
             guard let path else { return nil }
-            do { return try PluginLock.read(path) } catch { throw fail(Message(error.message)) }
+            do { return try PluginLock.read(path) } catch { throw fail(error) }
         }
     }
 
@@ -43,9 +43,9 @@ struct PluginsCommand: ParsableCommand {
         do {
             try body()
         } catch let problem as PluginProblem {
-            throw fail(Message(problem.message))
+            throw fail(problem)
         } catch {
-            throw fail(Message("cannot \(what): \(error.localizedDescription)"))
+            throw fail(InputError(what, problem: "cannot \(what): \(error.localizedDescription)"))
         }
     }
 
@@ -77,7 +77,8 @@ struct PluginsCommand: ParsableCommand {
         func run() throws {
             let catalog = try path.catalog()
             guard let summary = BundleSummary.all(catalog, lock: try path.lockFile()).first(where: { $0.name == name }) else {
-                throw fail(Message("no bundle named \(name) on the plugin path (\(catalog.searchPath.joined(separator: ", "))); found: \(catalog.names.joined(separator: ", "))"))
+                throw fail(InputError("plugins show", name, problem: "no bundle of that name on the plugin path (\(catalog.searchPath.joined(separator: ", ")))",
+                                      allowed: catalog.names.joined(separator: ", ")))
             }
             print(output == .json ? summary.json.serialized() : summary.text)
         }
@@ -148,7 +149,7 @@ struct PluginsCommand: ParsableCommand {
                 for entry in installed { print("\(entry.name) \(entry.version) -> \(entry.folder) (sha256 \(entry.archiveSHA256))") }
                 print("wrote \(PluginRepository.join(project, PluginLock.fileName))")
             } catch let problem as PluginProblem {
-                throw fail(Message(problem.message))
+                throw fail(problem)
             }
         }
 
@@ -170,7 +171,7 @@ struct PluginsCommand: ParsableCommand {
         func run() throws {
             let path = PluginRepository.join(project, PluginLock.fileName)
             let lock: PluginLock
-            do { lock = try PluginLock.read(path) } catch { throw fail(Message(error.message)) }
+            do { lock = try PluginLock.read(path) } catch { throw fail(error) }
             var differences: [String] = []
             for entry in lock.entries { differences += PluginLock.differences(entry, project: project) }
             report(differences.map { Diagnostic(.error, $0) })

@@ -16,13 +16,13 @@ struct SweepArguments: ParsableArguments {
     /// The seed range, the jobs and the deadline, checked: exit 2 naming the option otherwise.
     func checked() throws -> (SeedRange, Int, Millis?) {
         guard let range = SeedRange(parsing: seeds) else {
-            throw fail(Message("--seeds \(seeds): allowed a range A..B of whole numbers with A ≤ B, such as 0..999, or one seed"))
+            throw fail(InputError("--seeds", seeds, allowed: "a range A..B of whole numbers with A ≤ B, such as 0..999, or one seed"))
         }
-        guard jobs >= 1 else { throw fail(Message("--jobs \(jobs): allowed a whole number of at least 1")) }
+        guard jobs >= 1 else { throw fail(InputError("--jobs", String(jobs), allowed: "a whole number of at least 1")) }
         var limit: Millis?
         if let deadline {
             guard case .success(let ms) = ISODuration.parse(deadline) else {
-                throw fail(Message("--deadline \(deadline): allowed an ISO 8601 duration such as PT60M"))
+                throw fail(InputError("--deadline", deadline, allowed: "an ISO 8601 duration such as PT60M"))
             }
             limit = ms
         }
@@ -55,7 +55,7 @@ struct SweepCommand: ParsableCommand {
         let (range, jobs, deadline) = try sweep.checked()
         var part: Shard?
         if let shard {
-            guard let parsed = Shard(parsing: shard) else { throw fail(Message("--shard \(shard): allowed I/N with 1 ≤ I ≤ N, such as 2/4")) }
+            guard let parsed = Shard(parsing: shard) else { throw fail(InputError("--shard", shard, allowed: "I/N with 1 ≤ I ≤ N, such as 2/4")) }
             part = parsed
         }
         let overrides = try parseOverrides(set)
@@ -71,7 +71,7 @@ struct SweepCommand: ParsableCommand {
                 for digest in digests { file.writeLine(SweepJSON.run(digest).serialized(pretty: false)) }
                 try file.finish()
             } catch {
-                throw fail(Message("\(error)"))
+                throw fail(InputError("--runs", runs, problem: "\(error)"))
             }
         }
         if json {
@@ -99,7 +99,7 @@ func runSweep(_ definition: ScenarioDefinition, seeds: [UInt64], overrides: [Pol
 func parseOverrides(_ texts: [String]) throws -> [PolicyOverride] {
     try texts.map { text in
         guard let change = PolicyOverride(parsing: text) else {
-            throw fail(Message("--set \(text): allowed PATH=VALUE, such as rollingUpgradePolicy.maxBatchInstancePercent=10"))
+            throw fail(InputError("--set", text, allowed: "PATH=VALUE, such as rollingUpgradePolicy.maxBatchInstancePercent=10"))
         }
         return change
     }

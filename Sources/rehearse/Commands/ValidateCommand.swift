@@ -21,12 +21,12 @@ struct ValidateCommand: ParsableCommand {
             // Sized before it is read: a policy document is small, and a huge file is refused
             // without being loaded.
             let data: [UInt8]
-            do { data = try BoundedFile.read(file, maxBytes: BoundedFile.maxSourceBytes) } catch { throw fail(Message("\(file): \(error)")) }
+            do { data = try BoundedFile.read(file, maxBytes: BoundedFile.maxSourceBytes) } catch { throw fail(InputError(file, problem: "\(error)")) }
             do {
                 let policy = try UpgradePolicy.parse(json: String(decoding: data, as: UTF8.self))
                 print("\(file): ok (mode \(policy.mode.rawValue), batches of \(policy.rolling.maxBatchInstancePercent)%)")
             } catch {
-                throw fail(Message("\(file): \(error)"))
+                throw fail(InputError(file, problem: "\(error)"))
             }
             return
         }

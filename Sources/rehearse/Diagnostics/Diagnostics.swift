@@ -55,7 +55,7 @@ func checkPluginPaths(_ paths: [String]) throws {
     for path in paths {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw fail(Message("--plugin-path \(path): no such folder; allowed a folder that holds plugin bundles"))
+            throw fail(InputError("--plugin-path", path, problem: "no such folder", allowed: "a folder that holds plugin bundles"))
         }
     }
 }
@@ -74,8 +74,28 @@ func warnIfWire(_ event: Event) {
     }
 }
 
-/// A plain error message for the command line.
-struct Message: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+/// Bad input named on the command line: where (an option, a file, a command), what was given,
+/// what is wrong and what is allowed, as data; `fail` renders it once.
+struct InputError: Error, CustomStringConvertible {
+    /// An option (`--seeds`), a file, or a command (`merge`).
+    var place: String
+    /// The value given, when there is one.
+    var value: String?
+    /// What is wrong; nil when `allowed` says it all.
+    var problem: String?
+    /// What is allowed instead.
+    var allowed: String?
+
+    init(_ place: String, _ value: String? = nil, problem: String? = nil, allowed: String? = nil) {
+        self.place = place
+        self.value = value
+        self.problem = problem
+        self.allowed = allowed
+    }
+
+    /// `--seeds 9..3: allowed a range A..B …`, `part2.json: not a part …`.
+    var description: String {
+        let what = [problem, allowed.map { "allowed \($0)" }].compactMap { $0 }.joined(separator: "; ")
+        return "\(place)\(value.map { " \($0)" } ?? ""): \(what)"
+    }
 }

@@ -38,14 +38,14 @@ struct ScenarioArguments: ParsableArguments {
                       ("--max-model-versions", maxModelVersions), ("--max-probes", maxProbes), ("--max-script-seconds", maxScriptSeconds),
                       ("--max-script-instructions", maxScriptInstructions)]
         for (option, value) in limits where value < 1 {
-            throw fail(Message("\(option) \(value): allowed a whole number of at least 1"))
+            throw fail(InputError(option, String(value), allowed: "a whole number of at least 1"))
         }
         options.limits.runWallClockMilliseconds = maxScriptSeconds * 1000
         options.limits.runInstructions = maxScriptInstructions
         options.runLimits = RunLimits(actions: maxActions, events: maxEvents, instances: maxInstances, modelVersions: maxModelVersions,
                                       probes: maxProbes)
         if let lock {
-            guard FileManager.default.fileExists(atPath: lock) else { throw fail(Message("--lock \(lock): no such file")) }
+            guard FileManager.default.fileExists(atPath: lock) else { throw fail(InputError("--lock", lock, problem: "no such file")) }
             options.lockPath = lock
         } else if FileManager.default.fileExists(atPath: PluginLock.fileName) {
             options.lockPath = PluginLock.fileName
@@ -55,7 +55,7 @@ struct ScenarioArguments: ParsableArguments {
         options.recordEvents = false
         switch ISODuration.parse(timeLimit) {
         case .success(let ms): options.timeLimit = ms
-        case .failure(let error): throw fail(Message("--time-limit \(ScriptText.escaped(timeLimit)): \(error); an ISO 8601 duration such as P7D, PT12H or PT90M is allowed"))
+        case .failure(let error): throw fail(InputError("--time-limit", ScriptText.escaped(timeLimit), problem: "\(error)", allowed: "an ISO 8601 duration such as P7D, PT12H or PT90M"))
         }
         return options
     }
@@ -79,10 +79,10 @@ func parameterValues(_ texts: [String]) throws -> [String: String] {
     var values: [String: String] = [:]
     for text in texts {
         guard let equals = text.firstIndex(of: "="), equals != text.startIndex else {
-            throw fail(Message("--param \(text): allowed NAME=VALUE, such as bootFailure=0.1"))
+            throw fail(InputError("--param", text, allowed: "NAME=VALUE, such as bootFailure=0.1"))
         }
         let name = String(text[..<equals])
-        guard values[name] == nil else { throw fail(Message("--param \(name) is given twice")) }
+        guard values[name] == nil else { throw fail(InputError("--param", name, problem: "is given twice")) }
         values[name] = String(text[text.index(after: equals)...])
     }
     return values
