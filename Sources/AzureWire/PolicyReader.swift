@@ -32,16 +32,16 @@ extension UpgradePolicy {
         return try parse(value)
     }
 
-    /// Parses an already decoded `upgradePolicy` value.
-    public static func parse(_ value: JSON) throws(ValidationFailure) -> UpgradePolicy {
+    /// Parses an already decoded `upgradePolicy` value; problems name fields under `prefix`.
+    public static func parse(_ value: JSON, prefix: String = "upgradePolicy") throws(ValidationFailure) -> UpgradePolicy {
         var policyValue = value
         if let inner = value.field("properties")?.field("upgradePolicy") ?? value.field("upgradePolicy") {
             policyValue = inner
         }
-        var reader = FieldReader(prefix: "upgradePolicy")
+        var reader = FieldReader(prefix: prefix)
         var policy = UpgradePolicy()
         guard let members = policyValue.object else {
-            throw ValidationFailure([Problem(field: "upgradePolicy", "is \(policyValue.kindName); expected an object with mode and rollingUpgradePolicy")])
+            throw ValidationFailure([Problem(field: prefix, "is \(policyValue.kindName); expected an object with mode and rollingUpgradePolicy")])
         }
         reader.refuseUnknown(members, known: ["mode", "rollingUpgradePolicy", "automaticOSUpgradePolicy"])
         if let mode = policyValue.field("mode") {

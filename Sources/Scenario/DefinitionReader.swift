@@ -8,10 +8,17 @@ import UpgradeEngine
 struct DefinitionReader {
     var problems: [Problem] = []
     var warnings: [Problem] = []
+    /// The folder a `from` document's relative path starts from (the script's).
+    var folder = "."
+    /// The documents read (`from`, `parameters`), by path, for the definition's record.
+    var documents: [String] = []
 
     static let knownKeys = ["name", "capacity", "zones", "orchestration", "model", "upgradePolicy", "healthExtension",
                             "loadBalancerProbe", "protected", "protectedFromScaleIn", "quota", "faultDomains",
-                            "updateDomains", "timings", "location"]
+                            "updateDomains", "timings", "location", "from", "resource", "parameters"]
+
+    /// The largest document `from` or `parameters` reads, in bytes.
+    static let maxDocumentBytes = 16 << 20
 
     mutating func problem(_ field: String, _ message: String) {
         problems.append(Problem(field: "scaleset.\(field)", message))
@@ -25,14 +32,17 @@ struct DefinitionReader {
         for key in fields.keys.sorted() where !Self.knownKeys.contains(key) {
             problem(key, "unknown field; allowed \(Self.knownKeys.joined(separator: ", "))")
         }
-        let name = string(fields, "name") ?? "vmss"
-        var capacity = 0
+        let imported = importDocument(fields)
+        let name = string(fields, "name") ?? imported?.name ?? "vmss"
+        var capacity = imported?.capacity ?? 0
         if let c = fields["capacity"] {
             if let i = c.intValue { capacity = i } else { problem("capacity", "\(describe(c)) is not a whole number of instances") }
-        } else {
+        } else if imported == nil && fields["from"] == nil {
             problem("capacity", "is required: how many instances the scale set starts with")
         }
-        var d = ScaleSetDefinition(name: name, capacity: capacity)
+        var d = imported ?? ScaleSetDefinition(name: name, capacity: capacity)
+        d.name = name
+        d.capacity = capacity
         if let zones = fields["zones"] {
             if case .array(let items) = zones {
                 d.zones = items.enumerated().compactMap { i, item in
@@ -53,7 +63,7 @@ struct DefinitionReader {
         if let model = fields["model"] {
             if let attributes = model.fields {
                 let (read, problems) = ModelAttributes.read(attributes)
-                d.model = read
+                d.model.merge(read) { _, given in given }
                 for (field, message) in problems { problem("model.\(field)", message) }
             } else {
                 problem("model", "expected a table of attributes such as { image = \"v1\" }, got \(model.typeName)")
@@ -80,15 +90,57 @@ struct DefinitionReader {
         if let lb = fields["loadBalancerProbe"] {
             if let b = lb.boolValue { d.loadBalancerProbe = b } else { problem("loadBalancerProbe", "\(describe(lb)) is not true or false") }
         }
-        d.protected = Set(ids(fields, "protected"))
-        d.protectedFromScaleIn = Set(ids(fields, "protectedFromScaleIn"))
-        d.quota = integer(fields, "quota")
-        d.faultDomainCount = integer(fields, "faultDomains")
+        if fields["protected"] != nil { d.protected = Set(ids(fields, "protected")) }
+        if fields["protectedFromScaleIn"] != nil { d.protectedFromScaleIn = Set(ids(fields, "protectedFromScaleIn")) }
+        if let quota = integer(fields, "quota") { d.quota = quota }
+        if let count = integer(fields, "faultDomains") { d.faultDomainCount = count }
         if let uds = integer(fields, "updateDomains") { d.updateDomainCount = uds }
         if let location = string(fields, "location") { d.location = location }
         if let timings = fields["timings"] { d.timings = readTimings(timings) }
         problems += d.validate(healthSourceDeclared: extensionRefused).map { Problem(field: "scaleset.\($0.field)", $0.message) }
         return d
+    }
+
+    /// `from = "vmss.json"` (with `resource` and `parameters` for a template or plan): the scale
+    /// set of a document a team already has, read before the table's own fields override it.
+    private mutating func importDocument(_ fields: [String: LuaValue]) -> ScaleSetDefinition? {
+        for key in ["resource", "parameters"] where fields[key] != nil && fields["from"] == nil {
+            problem(key, "goes with from = \"FILE\": it chooses in, or completes, the document the scale set is read from")
+        }
+        guard let from = string(fields, "from") else { return nil }
+        guard let document = readDocument(from, field: "from") else { return nil }
+        var parameters: JSON?
+        if let file = string(fields, "parameters") {
+            guard let read = readDocument(file, field: "parameters") else { return nil }
+            parameters = read
+        }
+        do {
+            let imported = try ScaleSetImport.read(document, resource: string(fields, "resource"), parameters: parameters)
+            warnings += imported.warnings.map { Problem(field: "\(from): \($0.field)", $0.message) }
+            return imported.definition
+        } catch {
+            problems += error.problems.map { Problem(field: "scaleset.from \(from): \($0.field)", $0.message) }
+            return nil
+        }
+    }
+
+    /// A JSON document at `path` (relative to the script's folder), size-checked before it is read.
+    private mutating func readDocument(_ path: String, field: String) -> JSON? {
+        let full = path.hasPrefix("/") ? path : folder + "/" + path
+        documents.append(full)
+        let data: [UInt8]
+        do {
+            data = try BoundedFile.read(full, maxBytes: Self.maxDocumentBytes)
+        } catch {
+            problem(field, "\(path) \(error.problem)")
+            return nil
+        }
+        do {
+            return try JSON.parse(String(decoding: data, as: UTF8.self), maxBytes: Self.maxDocumentBytes)
+        } catch {
+            problem(field, "\(path): \(error)")
+            return nil
+        }
     }
 
     private mutating func readTimings(_ value: LuaValue) -> Timings {

@@ -154,10 +154,7 @@ extension ScriptSession {
     /// different scenario for every seed, which the definition cannot stand for.
     func check(against definition: ScenarioDefinition) throws(ScenarioError) {
         var differences: [String] = []
-        if let value = scalesetValue {
-            var reader = DefinitionReader()
-            if reader.read(value) != definition.described { differences.append("the scale set") }
-        }
+        if let value = scalesetValue, value != definition.described { differences.append("the scale set") }
         if scalesetLocation != definition.scaleSetLocation { differences.append("where scaleset is called") }
         if hooks != definition.hooks { differences.append("the callbacks") }
         let entries = timeline.map { ScenarioDefinition.TimelineEntry(time: $0.time, location: $0.callback.location) }

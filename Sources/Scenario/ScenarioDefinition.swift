@@ -93,8 +93,17 @@ public struct ScenarioDefinition: Sendable {
     public var parameters: [String: ScenarioParameter]
     /// The values given for them (the rest take their defaults); every run's top level gets these.
     public var parameterValues: [String: String]
-    /// The scale set exactly as the script described it: a run checks its own top level against it.
-    var described: ScaleSetDefinition
+    /// The table the script gave `scaleset`, as a value: a run checks its own top level against it
+    /// (without reading a `from` document again).
+    var described: LuaValue
+    /// The documents the scale set was read from (`from`, `parameters`), by path.
+    public var documents: [String]
+
+    /// The folder of the script at `path`: where `from` documents' relative paths start.
+    static func folder(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
 
     /// One action on the timeline: when, and where the script scheduled it.
     public struct TimelineEntry: Equatable, Sendable {
@@ -175,7 +184,7 @@ public struct ScenarioDefinition: Sendable {
         guard let value = session.scalesetValue else {
             throw .definition([Problem(field: "scaleset", "the script never calls scaleset { ... }; it must describe exactly one scale set")], location: path)
         }
-        var reader = DefinitionReader()
+        var reader = DefinitionReader(folder: ScenarioDefinition.folder(of: path))
         let scaleSet = reader.read(value)
         var problems = reader.problems
         var warnings: [String] = []
@@ -200,7 +209,8 @@ public struct ScenarioDefinition: Sendable {
         warnings += reader.warnings.map(\.description)
         guard problems.isEmpty else { throw .definition(problems, location: session.scalesetLocation) }
         self.scaleSet = scaleSet
-        described = scaleSet
+        described = value
+        documents = reader.documents
         scaleSetLocation = session.scalesetLocation
         timeline = session.timeline.map { TimelineEntry(time: $0.time, location: $0.callback.location) }
         hooks = session.hooks

@@ -1,0 +1,70 @@
+public import Formats
+public import UpgradeEngine
+
+/// A scale set read from a document a team already has: `az vmss show` output (or the REST
+/// resource), an ARM template (or a Bicep file compiled by `az bicep build`) with its parameters,
+/// or a Terraform plan (`terraform show -json`).
+public struct ImportedScaleSet: Sendable {
+    /// The definition the document describes.
+    public var definition: ScaleSetDefinition
+    /// What the document says that rehearse cannot model and that may change the answer, or
+    /// values a plan does not know yet; each names its path.
+    public var warnings: [Problem]
+    /// Which kind of document it was.
+    public var format: ScaleSetDocumentFormat
+    /// The resource it came from (`name`, a template's symbolic name, a Terraform address).
+    public var resource: String
+}
+
+/// The documents a scale set can be imported from.
+public enum ScaleSetDocumentFormat: String, Sendable {
+    case azResource = "az vmss show / REST resource"
+    case armTemplate = "ARM template"
+    case terraformPlan = "Terraform plan"
+}
+
+/// Reads scale set documents, every problem at once, each naming its path in the document.
+public enum ScaleSetImport {
+    /// What kind of document `value` is; nil when it is none of them.
+    public static func format(of value: JSON) -> ScaleSetDocumentFormat? {
+        guard value.object != nil else { return nil }
+        if value.member("format_version") != nil, value.member("planned_values") != nil || value.member("resource_changes") != nil
+            || value.member("values") != nil {
+            return .terraformPlan
+        }
+        if value.member("resources") != nil, value.member("$schema") != nil || value.member("contentVersion") != nil {
+            return .armTemplate
+        }
+        if case .string(let type)? = value.member("type"), type.lowercased() == ScaleSetResource.type.lowercased() { return .azResource }
+        if value.member("virtualMachineProfile") != nil || value.field("properties")?.member("virtualMachineProfile") != nil {
+            return .azResource
+        }
+        return nil
+    }
+
+    /// Reads the scale set `value` describes. `resource` chooses among several (a name, a
+    /// template's symbolic name or a Terraform address); `parameters` is an ARM parameters file.
+    public static func read(_ value: JSON, resource: String? = nil, parameters: JSON? = nil) throws(ValidationFailure) -> ImportedScaleSet {
+        let imported = try readDocument(value, resource: resource, parameters: parameters)
+        // The definition is checked as a scenario's is: a rolling policy needs a health source, …
+        let problems = imported.definition.validate()
+        guard problems.isEmpty else { throw ValidationFailure(problems.map { Problem(field: "(\(imported.resource)) \($0.field)", $0.message) }) }
+        return imported
+    }
+
+    static func readDocument(_ value: JSON, resource: String?, parameters: JSON?) throws(ValidationFailure) -> ImportedScaleSet {
+        switch format(of: value) {
+        case .azResource?:
+            var reader = ScaleSetResource(prefix: "")
+            let definition = reader.read(value)
+            guard reader.problems.isEmpty else { throw ValidationFailure(reader.problems) }
+            return ImportedScaleSet(definition: definition, warnings: reader.warnings, format: .azResource, resource: definition.name)
+        case .armTemplate?:
+            return try ARMTemplate.read(value, resource: resource, parameters: parameters)
+        case .terraformPlan?:
+            return try TerraformPlan.read(value, resource: resource)
+        case nil:
+            throw ValidationFailure([Problem(field: "(document)", "is not a scale set document; allowed the output of az vmss show (or the REST resource), an ARM template or a compiled Bicep file, or the output of terraform show -json")])
+        }
+    }
+}

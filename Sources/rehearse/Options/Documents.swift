@@ -1,0 +1,34 @@
+import ArgumentParser
+import AzureWire
+import Formats
+import LuaHost
+import Scenario
+
+/// A JSON document named on the command line, size-checked before it is read; exit 2 naming
+/// the file (and, for bad JSON, the line and column) otherwise.
+func readJSONDocument(_ path: String, maxBytes: Int = 16 << 20) throws -> JSON {
+    let data: [UInt8]
+    do { data = try BoundedFile.read(path, maxBytes: maxBytes) } catch { throw fail(InputError(path, problem: error.problem)) }
+    do {
+        return try JSON.parse(String(decoding: data, as: UTF8.self), maxBytes: maxBytes)
+    } catch {
+        throw fail(InputError(path, problem: "\(error)"))
+    }
+}
+
+/// The scale set a document describes (az vmss show, an ARM template or compiled Bicep with an
+/// optional parameters file, a Terraform plan); its warnings printed; exit 2 listing every
+/// problem, each with its path in the document, otherwise.
+func importScaleSet(_ path: String, resource: String?, parameters: String?) throws -> ImportedScaleSet {
+    let document = try readJSONDocument(path)
+    let values = try parameters.map { try readJSONDocument($0) }
+    do {
+        let imported = try ScaleSetImport.read(document, resource: resource, parameters: values)
+        for warning in imported.warnings { warn(warning.message, location: "\(path): \(warning.field)") }
+        return imported
+    } catch {
+        report(error.problems.map { Diagnostic(.error, $0.message, location: "\(path): \($0.field)") },
+               header: error.problems.count > 1 ? "\(path): " : nil)
+        throw ExitCode(2)
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import XCTest
+
+/// `rehearse import`, `validate` and `run` on the documents teams already have.
+final class ImportCLITests: XCTestCase {
+    func testEachDocumentValidatesImportsAndRuns() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-import-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for name in ["az-vmss-show-zonal.json", "arm-flexible-health-extension.json", "arm-flexible.parameters.json",
+                     "bicep-symbolic-maxsurge.json", "terraform-plan.json"] {
+            try FileManager.default.copyItem(atPath: repositoryRoot + "/Tests/Import/" + name, toPath: folder + "/" + name)
+        }
+        let cases: [(String, [String])] = [("az-vmss-show-zonal.json", []), ("arm-flexible-health-extension.json", ["--parameters", "arm-flexible.parameters.json"]),
+                                           ("bicep-symbolic-maxsurge.json", []), ("terraform-plan.json", [])]
+        for (document, extra) in cases {
+            let validated = try runRehearse(["validate", document] + extra, in: folder)
+            XCTAssertEqual(validated.status, 0, "\(document): \(validated.stderr)")
+            let imported = try runRehearse(["import", document] + extra, in: folder)
+            XCTAssertEqual(imported.status, 0, "\(document): \(imported.stderr)")
+            let script = folder + "/" + document.replacingOccurrences(of: ".json", with: ".lua")
+            try imported.stdout.write(toFile: script, atomically: true, encoding: .utf8)
+            let run = try runRehearse(["run", script, "--json"], in: folder)
+            XCTAssertEqual(run.status, 0, "\(document): \(run.stderr)")
+            let status = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+            XCTAssertEqual((status["runningStatus"] as? [String: Any])?["code"] as? String, "Completed", document)
+        }
+    }
+
+    func testADocumentWithAWrongTypeFailsNamingThePath() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-import-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var text = try String(contentsOfFile: repositoryRoot + "/Tests/Import/az-vmss-show-zonal.json", encoding: .utf8)
+        text = text.replacingOccurrences(of: "\"maxBatchInstancePercent\": 34", with: "\"maxBatchInstancePercent\": 340")
+        text = text.replacingOccurrences(of: "\"capacity\": 9", with: "\"capacity\": \"nine\"")
+        try text.write(toFile: folder + "/vmss.json", atomically: true, encoding: .utf8)
+        let out = try runRehearse(["validate", "vmss.json"], in: folder)
+        XCTAssertEqual(out.status, 2)
+        XCTAssertTrue(out.stderr.contains("vmss.json: upgradePolicy.rollingUpgradePolicy.maxBatchInstancePercent: 340 is out of range"), out.stderr)
+        XCTAssertTrue(out.stderr.contains("vmss.json: sku.capacity"), out.stderr)
+        let imported = try runRehearse(["import", "vmss.json"], in: folder)
+        XCTAssertEqual(imported.status, 2)
+        XCTAssertEqual(imported.stdout, "")
+    }
+}
