@@ -9,7 +9,8 @@ scaleset {
   name = "shop", capacity = 30, zones = { "1", "2", "3" }, model = { image = "v1" },
   upgradePolicy = { mode = "Rolling", rollingUpgradePolicy = {
     maxBatchInstancePercent = 20, maxUnhealthyUpgradedInstancePercent = 10, pauseTimeBetweenBatches = "PT10S" } },
-  healthExtension = { protocol = "http", port = 8080, requestPath = "/health", intervalInSeconds = 5, gracePeriod = 600 },
+  healthExtension = { protocol = "http", port = 8080, requestPath = "/health",
+                      intervalInSeconds = 5, gracePeriod = 600 },
 }
 
 health(function(vm, now)
