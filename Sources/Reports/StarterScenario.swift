@@ -1,6 +1,6 @@
 public import AzureWire
 import Formats
-import UpgradeEngine
+public import UpgradeEngine
 
 /// The starting scenario `rehearse import` prints for a scale set document: the scale set read
 /// from the document (`from`, so the document stays the one source), what was read as comments,
@@ -8,7 +8,8 @@ import UpgradeEngine
 /// it as it is; a team then scripts its own health, timing and faults.
 public enum StarterScenario {
     /// The scenario's text; `path`, `resource` and `parameters` as the user gave them.
-    public static func text(_ imported: ImportedScaleSet, path: String, resource: String?, parameters: String?) -> String {
+    public static func text(_ imported: ImportedScaleSet, path: String, resource: String?, parameters: String?,
+                            instances: (path: String, fleet: [ExistingInstance])? = nil) -> String {
         let d = imported.definition
         let r = d.policy.rolling
         var lines = [
@@ -28,10 +29,18 @@ public enum StarterScenario {
         } else if d.loadBalancerProbe {
             lines.append("--   a load balancer health probe")
         }
+        if let (file, fleet) = instances {
+            let behind = fleet.filter { !$0.latestModelApplied }.map(\.id)
+            let protected = fleet.filter(\.protectFromScaleSetActions).map(\.id)
+            lines.append("--   \(file): \(fleet.count) instances (ids \(fleet.map { String($0.id) }.joined(separator: ", ")))"
+                + (behind.isEmpty ? "" : "; not on the latest model: \(behind.map(String.init).joined(separator: ", "))")
+                + (protected.isEmpty ? "" : "; protected: \(protected.map(String.init).joined(separator: ", "))"))
+        }
         for warning in imported.warnings { lines.append("--   note: \(warning.field): \(warning.message)") }
         lines += ["", "scaleset {", "  from = \(quoted(path)),"]
         if let resource { lines.append("  resource = \(quoted(resource)),") }
         if let parameters { lines.append("  parameters = \(quoted(parameters)),") }
+        if let (file, _) = instances { lines.append("  instances = \(quoted(file)),") }
         lines += [
             "  -- Fields given here override the document's, e.g. capacity = 30 or",
             "  -- upgradePolicy = { mode = \"Rolling\", rollingUpgradePolicy = { maxBatchInstancePercent = 10 } }.",

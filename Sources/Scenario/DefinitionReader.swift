@@ -15,7 +15,7 @@ struct DefinitionReader {
 
     static let knownKeys = ["name", "capacity", "zones", "orchestration", "model", "upgradePolicy", "healthExtension",
                             "loadBalancerProbe", "protected", "protectedFromScaleIn", "quota", "faultDomains",
-                            "updateDomains", "timings", "location", "from", "resource", "parameters"]
+                            "updateDomains", "timings", "location", "from", "resource", "parameters", "instances"]
 
     /// The largest document `from` or `parameters` reads, in bytes.
     static let maxDocumentBytes = 16 << 20
@@ -43,6 +43,10 @@ struct DefinitionReader {
         var d = imported ?? ScaleSetDefinition(name: name, capacity: capacity)
         d.name = name
         d.capacity = capacity
+        if let fleet = importFleet(fields) {
+            d.fleet = fleet
+            if fields["capacity"] == nil { d.capacity = fleet.count }
+        }
         if let zones = fields["zones"] {
             if case .array(let items) = zones {
                 d.zones = items.enumerated().compactMap { i, item in
@@ -120,6 +124,17 @@ struct DefinitionReader {
             return imported.definition
         } catch {
             problems += error.problems.map { Problem(field: "scaleset.from \(from): \($0.field)", $0.message) }
+            return nil
+        }
+    }
+
+    /// `instances = "instances.json"`: the fleet as `az vmss list-instances` lists it.
+    private mutating func importFleet(_ fields: [String: LuaValue]) -> [ExistingInstance]? {
+        guard let file = string(fields, "instances"), let document = readDocument(file, field: "instances") else { return nil }
+        do {
+            return try InstanceList.read(document)
+        } catch {
+            problems += error.problems.map { Problem(field: "scaleset.instances \(file): \($0.field)", $0.message) }
             return nil
         }
     }

@@ -105,6 +105,8 @@ final class ScriptSession {
         } catch {
             throw .definition(error.problems, location: scalesetLocation)
         }
+        // A fleet listed by a document may start on two model versions.
+        runtime.models = sim.models
         sim.strictWire = settings.strictWire
         sim.limits = settings.runLimits
         state.resetRunTime()

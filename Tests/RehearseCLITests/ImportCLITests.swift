@@ -6,18 +6,20 @@ final class ImportCLITests: XCTestCase {
     func testEachDocumentValidatesImportsAndRuns() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-import-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        for name in ["az-vmss-show-zonal.json", "arm-flexible-health-extension.json", "arm-flexible.parameters.json",
+        for name in ["az-vmss-show-zonal.json", "az-vmss-list-instances.json", "arm-flexible-health-extension.json", "arm-flexible.parameters.json",
                      "bicep-symbolic-maxsurge.json", "terraform-plan.json"] {
             try FileManager.default.copyItem(atPath: repositoryRoot + "/Tests/Import/" + name, toPath: folder + "/" + name)
         }
-        let cases: [(String, [String])] = [("az-vmss-show-zonal.json", []), ("arm-flexible-health-extension.json", ["--parameters", "arm-flexible.parameters.json"]),
+        let cases: [(String, [String])] = [("az-vmss-show-zonal.json", []), ("az-vmss-show-zonal.json", ["az-vmss-list-instances.json"]), ("arm-flexible-health-extension.json", ["--parameters", "arm-flexible.parameters.json"]),
                                            ("bicep-symbolic-maxsurge.json", []), ("terraform-plan.json", [])]
         for (document, extra) in cases {
-            let validated = try runRehearse(["validate", document] + extra, in: folder)
-            XCTAssertEqual(validated.status, 0, "\(document): \(validated.stderr)")
+            for file in [document] + extra where file.hasSuffix(".json") && !file.contains("parameters") {
+                let validated = try runRehearse(["validate", file] + (extra.first == "--parameters" ? extra : []), in: folder)
+                XCTAssertEqual(validated.status, 0, "\(file): \(validated.stderr)")
+            }
             let imported = try runRehearse(["import", document] + extra, in: folder)
             XCTAssertEqual(imported.status, 0, "\(document): \(imported.stderr)")
-            let script = folder + "/" + document.replacingOccurrences(of: ".json", with: ".lua")
+            let script = folder + "/" + document.replacingOccurrences(of: ".json", with: "-\(extra.count).lua")
             try imported.stdout.write(toFile: script, atomically: true, encoding: .utf8)
             let run = try runRehearse(["run", script, "--json"], in: folder)
             XCTAssertEqual(run.status, 0, "\(document): \(run.stderr)")

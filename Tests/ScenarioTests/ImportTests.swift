@@ -14,12 +14,12 @@ final class ImportTests: XCTestCase {
     }
 
     /// A scenario beside the fixtures that reads `from` and answers Healthy.
-    func scenario(_ fields: String, extra: String = "") throws -> ScenarioDefinition {
+    func scenario(_ fields: String, extra: String = "", update: String = "at(\"PT1M\", function() update_model { image = \"next\" } end)") throws -> ScenarioDefinition {
         let path = folder + "/.scenario-\(UUID().uuidString).lua"
         try """
             scaleset { \(fields) }
             health(function(vm, now) return { applicationHealthState = "Healthy" } end)
-            at("PT1M", function() update_model { image = "next" } end)
+            \(update)
             \(extra)
             """.write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -148,6 +148,31 @@ final class ImportTests: XCTestCase {
         XCTAssertThrowsError(try scenario("resource = \"vmss\", capacity = 3")) { error in
             guard case ScenarioError.definition(let problems, _) = error else { return XCTFail("\(error)") }
             XCTAssertEqual(problems.map(\.field), ["scaleset.resource"])
+        }
+    }
+
+    func testTheFleetAsListInstancesHasItSparseIdsZonesProtectionAndOutOfDateInstances() throws {
+        let fleet = try InstanceList.read(try document("az-vmss-list-instances.json"))
+        XCTAssertEqual(fleet.map(\.id), [0, 1, 2, 3, 5, 6, 7, 9, 10])
+        XCTAssertEqual(fleet.filter { !$0.latestModelApplied }.map(\.id), [3, 7])
+        XCTAssertEqual(fleet.filter(\.protectFromScaleSetActions).map(\.id), [5])
+        // A generic update starts a rolling upgrade of the two instances behind the latest model.
+        let generic = try Rehearsal.run(try scenario("from = \"az-vmss-show-zonal.json\", instances = \"az-vmss-list-instances.json\"",
+                                                     update: "at(\"PT5M\", function() update_model() end)"), seed: 0)
+        XCTAssertEqual(batches(generic), [[3], [7]], "behind the latest model: 3 (zone 1), then 7 (zone 2)")
+        XCTAssertEqual(generic.summary.protected, [5])
+        let gone = generic.instances.filter { !$0.exists }.map(\.id)
+        XCTAssertEqual(gone, [4, 8], "ids the list skips were deleted before the run")
+        XCTAssertEqual(generic.instances.first { $0.id == 10 }?.zone, "2")
+        // A new model: every present instance but the protected one, zone by zone (34% of 9 is 3).
+        let record = try Rehearsal.run(try scenario("from = \"az-vmss-show-zonal.json\", instances = \"az-vmss-list-instances.json\""), seed: 0)
+        XCTAssertEqual(batches(record), [[0, 3, 6], [1, 7, 10], [2, 9]])
+        XCTAssertEqual(record.summary.status?.code, .completed)
+        XCTAssertEqual(record.summary.status?.progress.successfulInstanceCount, 8)
+        // The list and the capacity must agree.
+        XCTAssertThrowsError(try scenario("from = \"az-vmss-show-zonal.json\", instances = \"az-vmss-list-instances.json\", capacity = 12")) { error in
+            guard case ScenarioError.definition(let problems, _) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(problems.map(\.field), ["scaleset.capacity"])
         }
     }
 }

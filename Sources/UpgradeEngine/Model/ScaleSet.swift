@@ -76,6 +76,9 @@ public struct ScaleSetDefinition: Equatable, Sendable {
     public var timings = Timings()
     /// Shown as `location` in the status.
     public var location = "eastus"
+    /// The instances as they are now, when a document listed them; nil: `capacity` new
+    /// instances, ids 0… on the latest model.
+    public var fleet: [ExistingInstance]?
 
     /// A scale set of `capacity` instances with every other field at its default.
     public init(name: String, capacity: Int) {
@@ -154,8 +157,16 @@ public struct ScaleSetDefinition: Equatable, Sendable {
             problems.append(Problem(field: "upgradePolicy.mode", Self.noHealthSourceMessage + (orchestration == .flexible && loadBalancerProbe ? " (Flexible orchestration needs the health extension; a load-balancer probe is not enough)" : "")))
         }
         problems += automaticOSProblems(healthSourceDeclared: healthSourceDeclared)
-        for id in protected.union(protectedFromScaleIn).sorted() where !(0..<capacity).contains(id) {
-            problems.append(Problem(field: "protected", "instance \(id) does not exist; ids run 0–\(capacity - 1)"))
+        if let fleet {
+            problems += fleetProblems()
+            let ids = Set(fleet.map(\.id))
+            for id in protected.union(protectedFromScaleIn).sorted() where !ids.contains(id) {
+                problems.append(Problem(field: "protected", "instance \(id) is not in the instance list"))
+            }
+        } else {
+            for id in protected.union(protectedFromScaleIn).sorted() where !(0..<capacity).contains(id) {
+                problems.append(Problem(field: "protected", "instance \(id) does not exist; ids run 0–\(capacity - 1)"))
+            }
         }
         if let quota, quota < capacity { problems.append(Problem(field: "quota", "\(quota) is below the capacity \(capacity)")) }
         let allowedFDs = Self.allowedFaultDomains(orchestration, zonal: !zones.isEmpty)
@@ -260,6 +271,13 @@ struct Spreader: Sendable {
         let ud = Self.emptiest(updateCounts[z])
         add(zone: zones.isEmpty ? nil : zones[z], faultDomain: fd, updateDomain: ud)
         return (zones.isEmpty ? nil : zones[z], fd, ud)
+    }
+
+    /// The emptiest fault and update domain of `zone`, not yet counted (the caller places the
+    /// instance there with `add`).
+    func spot(inZone zone: String) -> (zone: String?, faultDomain: Int, updateDomain: Int) {
+        let z = slot(zone)
+        return (zone, Self.emptiest(faultCounts[z]), Self.emptiest(updateCounts[z]))
     }
 
     /// Counts an instance placed elsewhere (a MaxSurge replacement takes its old one's place).

@@ -28,6 +28,45 @@ extension Simulation {
         return id
     }
 
+    /// The fleet as a document listed it: its ids (gaps stand for instances deleted before the run),
+    /// zones and domains, protections, and the instances not on the latest model running an
+    /// older one (model version 1; the latest is 2).
+    func startFleet(_ fleet: [ExistingInstance]) {
+        let outOfDate = fleet.contains { !$0.latestModelApplied }
+        if outOfDate {
+            var previous = definition.model
+            previous[ScaleSetDefinition.previousModelAttribute] = "true"
+            models = [previous, definition.model]
+        }
+        let byID = Dictionary(fleet.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        let last = fleet.map(\.id).max() ?? -1
+        instances.reserveCapacity(last + 1)
+        for id in 0...max(0, last) where last >= 0 {
+            guard let vm = byID[id] else {
+                addGap()
+                continue
+            }
+            let place = vm.faultDomain.map { (zone: vm.zone, faultDomain: $0, updateDomain: vm.updateDomain ?? 0) }
+                ?? vm.zone.map { spreader.spot(inZone: $0) }
+            let added = addInstance(lifecycle: .running, version: vm.latestModelApplied ? models.count : 1, place: place)
+            updateInstance(added) {
+                $0.protectFromScaleSetActions = $0.protectFromScaleSetActions || vm.protectFromScaleSetActions
+                $0.protectFromScaleIn = $0.protectFromScaleIn || vm.protectFromScaleIn
+            }
+        }
+    }
+
+    /// An id the scale set no longer has (deleted before the run): kept so ids match the
+    /// document's, never probed, placed nowhere.
+    func addGap() {
+        let id = instances.count
+        instances.append(Instance(id: id, name: "\(definition.name)_\(id)", zone: nil, faultDomain: 0, updateDomain: 0, modelVersion: 1,
+                                  protectFromScaleSetActions: false, protectFromScaleIn: false, lifecycle: .deleted,
+                                  health: HealthTracker(settings: probeSettings ?? HealthExtensionSettings(), startedAt: now)))
+        probes.last.append(nil)
+        probes.generation.append(0)
+    }
+
     /// (Re)starts setup.probing of instance `id` from now (its grace clock restarted with its health).
     func startProbing(_ id: Int) {
         probes.generation[id] += 1

@@ -230,8 +230,12 @@ public final class Simulation {
                          probing: probeSettings != nil, judge: ProbeJudge(probeSettings ?? HealthExtensionSettings()))
         spreader = Spreader(zones: definition.zones, faultDomains: definition.effectiveFaultDomains,
                             updateDomains: definition.effectiveUpdateDomains)
-        instances.reserveCapacity(definition.capacity)
-        for _ in 0..<definition.capacity { addInstance(lifecycle: .running, version: 1, place: nil) }
+        if let fleet = definition.fleet {
+            startFleet(fleet)
+        } else {
+            instances.reserveCapacity(definition.capacity)
+            for _ in 0..<definition.capacity { addInstance(lifecycle: .running, version: 1, place: nil) }
+        }
     }
 
     // MARK: Running

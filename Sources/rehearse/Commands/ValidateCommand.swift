@@ -31,6 +31,11 @@ struct ValidateCommand: ParsableCommand {
                 print("\(file): ok (\(format.rawValue): \(d.name), \(d.capacity) instances, \(d.orchestration.rawValue), \(d.policy.mode.rawValue) mode\(d.zones.isEmpty ? "" : ", zones \(d.zones.joined(separator: ","))"))")
                 return
             }
+            if let document = try? JSON.parse(String(decoding: data, as: UTF8.self)), case .array = document, InstanceList.matches(document) {
+                let fleet = try importFleet(file)
+                print("\(file): ok (an instance list: \(fleet.count) instances, \(fleet.count { !$0.latestModelApplied }) not on the latest model)")
+                return
+            }
             if case .string(let schema)? = (try? JSON.parse(String(decoding: data, as: UTF8.self)))?.member("$schema"), schema.contains("deploymentParameters") {
                 throw fail(InputError(file, problem: "is an ARM parameters file", allowed: "the template, with --parameters \(file)"))
             }

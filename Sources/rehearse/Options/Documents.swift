@@ -3,6 +3,7 @@ import AzureWire
 import Formats
 import LuaHost
 import Scenario
+import UpgradeEngine
 
 /// A JSON document named on the command line, size-checked before it is read; exit 2 naming
 /// the file (and, for bad JSON, the line and column) otherwise.
@@ -29,6 +30,17 @@ func importScaleSet(_ path: String, resource: String?, parameters: String?) thro
     } catch {
         report(error.problems.map { Diagnostic(.error, $0.message, location: "\(path): \($0.field)") },
                header: error.problems.count > 1 ? "\(path): " : nil)
+        throw ExitCode(2)
+    }
+}
+
+/// The fleet `az vmss list-instances` lists; exit 2 with every problem's path otherwise.
+func importFleet(_ path: String) throws -> [ExistingInstance] {
+    let document = try readJSONDocument(path)
+    do {
+        return try InstanceList.read(document)
+    } catch {
+        report(error.problems.map { Diagnostic(.error, $0.message, location: "\(path): \($0.field)") })
         throw ExitCode(2)
     }
 }

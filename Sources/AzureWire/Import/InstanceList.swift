@@ -1,0 +1,60 @@
+public import Formats
+public import UpgradeEngine
+
+/// `az vmss list-instances` output (a list; `--expand instanceView` adds the fault and update
+/// domains) or the REST list (`{ "value": [...] }`, fields under `properties`): each instance's
+/// id, zone, domains, whether it runs the latest model, and its protection policy.
+public enum InstanceList {
+    /// Whether `value` looks like an instance list.
+    public static func matches(_ value: JSON) -> Bool {
+        let items: [JSON]
+        switch value {
+        case .array(let list): items = list
+        default:
+            guard case .array(let list)? = value.member("value") else { return false }
+            items = list
+        }
+        return items.first.map { $0.member("instanceId") != nil || $0.field("properties")?.member("instanceId") != nil } ?? true
+    }
+
+    /// The instances, every problem at once with its path (`[3].instanceId`).
+    public static func read(_ value: JSON) throws(ValidationFailure) -> [ExistingInstance] {
+        let prefix = value.member("value") == nil ? "" : "value"
+        guard case .array(let items)? = value.member("value") ?? (value.object == nil ? value : nil) else {
+            throw ValidationFailure([Problem(field: "(instances)", "is not a list of instances; allowed the output of az vmss list-instances")])
+        }
+        var problems: [Problem] = []
+        var fleet: [ExistingInstance] = []
+        for (i, item) in items.enumerated() {
+            let at = "\(prefix)[\(i)]"
+            let flat = item.field("properties") ?? item
+            var id: Int?
+            switch item.field("instanceId") ?? flat.field("instanceId") {
+            case .string(let text)?: id = Int(text)
+            case .int(let n)?: id = n
+            default: break
+            }
+            guard let id, id >= 0 else {
+                problems.append(Problem(field: "\(at).instanceId", "is missing or not a whole number such as \"3\""))
+                continue
+            }
+            var vm = ExistingInstance(id: id)
+            if case .array(let zones)? = item.field("zones"), case .string(let zone)? = zones.first { vm.zone = zone }
+            let view = flat.field("instanceView")
+            if case .int(let fd)? = view?.field("platformFaultDomain") { vm.faultDomain = fd }
+            if case .int(let ud)? = view?.field("platformUpdateDomain") { vm.updateDomain = ud }
+            switch flat.field("latestModelApplied") {
+            case .bool(let b)?: vm.latestModelApplied = b
+            case nil: break
+            case let other?: problems.append(Problem(field: "\(at).latestModelApplied", "\(other.serialized(pretty: false)) is not true or false"))
+            }
+            if let policy = flat.field("protectionPolicy") {
+                vm.protectFromScaleSetActions = policy.field("protectFromScaleSetActions") == .bool(true)
+                vm.protectFromScaleIn = policy.field("protectFromScaleIn") == .bool(true)
+            }
+            fleet.append(vm)
+        }
+        guard problems.isEmpty else { throw ValidationFailure(problems) }
+        return fleet
+    }
+}
