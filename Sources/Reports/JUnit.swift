@@ -1,0 +1,102 @@
+import Foundation
+public import UpgradeEngine
+import XMLCoder
+
+/// `rehearse test --junit`: JUnit XML as CI systems read it. One `testsuite` per scenario file,
+/// one `testcase` per expectation key (its failure names the key, what was expected, what the
+/// run showed and the `expect` line); a scenario that could not run is one `testcase` with an
+/// `error`.
+public enum JUnit {
+    /// One scenario's outcome.
+    public struct Scenario: Sendable {
+        /// The file, as given.
+        public var path: String
+        /// Each expectation key's result; empty when the run did not finish.
+        public var results: [ExpectationResult]
+        /// Why it could not run, when it could not.
+        public var error: String?
+        /// Wall-clock seconds it took.
+        public var seconds: Double
+
+        /// The outcome of the scenario at `path`.
+        public init(path: String, results: [ExpectationResult], error: String?, seconds: Double) {
+            self.path = path
+            self.results = results
+            self.error = error
+            self.seconds = seconds
+        }
+    }
+
+    struct Suites: Encodable, DynamicNodeEncoding {
+        let name = "rehearse"
+        let tests: Int
+        let failures: Int
+        let errors: Int
+        let testsuite: [Suite]
+
+        static func nodeEncoding(for key: any CodingKey) -> XMLEncoder.NodeEncoding { key.stringValue == "testsuite" ? .element : .attribute }
+    }
+
+    struct Suite: Encodable, DynamicNodeEncoding {
+        let name: String
+        let tests: Int
+        let failures: Int
+        let errors: Int
+        let time: String
+        let testcase: [Case]
+
+        static func nodeEncoding(for key: any CodingKey) -> XMLEncoder.NodeEncoding { key.stringValue == "testcase" ? .element : .attribute }
+    }
+
+    struct Case: Encodable, DynamicNodeEncoding {
+        let classname: String
+        let name: String
+        let time: String
+        let failure: Problem?
+        let error: Problem?
+
+        static func nodeEncoding(for key: any CodingKey) -> XMLEncoder.NodeEncoding {
+            ["failure", "error"].contains(key.stringValue) ? .element : .attribute
+        }
+    }
+
+    struct Problem: Encodable, DynamicNodeEncoding {
+        let message: String
+        let type: String
+        let value: String
+
+        enum CodingKeys: String, CodingKey {
+            case message, type
+            case value = ""
+        }
+
+        static func nodeEncoding(for key: any CodingKey) -> XMLEncoder.NodeEncoding { key.stringValue.isEmpty ? .element : .attribute }
+    }
+
+    /// The XML document for `scenarios`.
+    public static func xml(_ scenarios: [Scenario]) throws -> String {
+        let suites = scenarios.map { scenario -> Suite in
+            let time = String(format: "%.3f", scenario.seconds)
+            if let error = scenario.error {
+                return Suite(name: scenario.path, tests: 1, failures: 0, errors: 1, time: time, testcase: [
+                    Case(classname: scenario.path, name: "run", time: time, failure: nil,
+                         error: Problem(message: error, type: "scenario error", value: error)),
+                ])
+            }
+            let cases = scenario.results.map { result in
+                let line = result.location.split(separator: ":").last.map(String.init) ?? result.location
+                let message = "\(result.key) is \(result.actual), expected \(result.expected)"
+                return Case(classname: scenario.path, name: "expect at line \(line): \(result.key) = \(result.expected)", time: "0",
+                            failure: result.held ? nil : Problem(message: message, type: "expectation", value: "\(message) (expect at \(result.location))"),
+                            error: nil)
+            }
+            return Suite(name: scenario.path, tests: cases.count, failures: cases.count { $0.failure != nil }, errors: 0, time: time, testcase: cases)
+        }
+        let root = Suites(tests: suites.map(\.tests).reduce(0, +), failures: suites.map(\.failures).reduce(0, +),
+                          errors: suites.map(\.errors).reduce(0, +), testsuite: suites)
+        let encoder = XMLEncoder()
+        encoder.outputFormatting = [.prettyPrinted]
+        let data = try encoder.encode(root, withRootKey: "testsuites", header: XMLHeader(version: 1.0, encoding: "UTF-8"))
+        return String(decoding: data, as: UTF8.self)
+    }
+}
