@@ -22,3 +22,19 @@ extension UpgradePlan {
         ])
     }
 }
+
+extension PolicyArithmetic {
+    /// `{"capacity":2,"batchSize":1,"unhealthyBudget":0,"upgradedBudget":0,"batches":[…],"shortestDurationSeconds":240,"fragilities":[…]}`.
+    public var json: JSON {
+        .ordered([
+            JSONField("capacity", .int(capacity)), JSONField("batchSize", .int(batchSize)),
+            JSONField("unhealthyBudget", .int(unhealthyBudget)), JSONField("upgradedBudget", .int(upgradedBudget)),
+            JSONField("batches", .array(batchesByGroup.map {
+                .ordered([JSONField("phase", $0.phase.map(JSON.int) ?? .null), JSONField("zone", $0.zone.map(JSON.string) ?? .null),
+                          JSONField("batches", .int($0.batches))])
+            })),
+            JSONField("shortestDurationSeconds", .int(shortestDuration / 1000)),
+            JSONField("fragilities", .array(fragilities.map { .ordered([JSONField("field", .string($0.field)), JSONField("message", .string($0.message))]) })),
+        ])
+    }
+}

@@ -65,4 +65,23 @@ public enum RunText {
         lines.append("protected: \(plan.protected)")
         return lines
     }
+
+    /// The policy in numbers, before the batches: what the percentages come to for this scale
+    /// set, the batches per phase and zone, the shortest duration; fragile settings follow as
+    /// warnings.
+    public static func arithmetic(_ a: PolicyArithmetic, policy: RollingUpgradePolicy) -> [String] {
+        func instances(_ n: Int) -> String { "\(n) instance\(n == 1 ? "" : "s")" }
+        var lines = [
+            "Policy in numbers, for \(instances(a.capacity)):",
+            "  batch size            \(instances(a.batchSize)) (maxBatchInstancePercent \(policy.maxBatchInstancePercent)% of \(a.capacity), rounded down, at least 1)",
+            "  unhealthy budget      \(instances(a.unhealthyBudget)) unhealthy anywhere before each batch (maxUnhealthyInstancePercent \(policy.maxUnhealthyInstancePercent)% of \(a.capacity), rounded down)",
+            "  upgraded budget       \(instances(a.upgradedBudget)) failed or unhealthy once upgraded (maxUnhealthyUpgradedInstancePercent \(policy.maxUnhealthyUpgradedInstancePercent)% of \(a.capacity), rounded down)",
+        ]
+        let groups = a.batchesByGroup.map { g in
+            "\(g.phase.map { "phase \($0)" } ?? "unphased")\(g.zone.map { ", zone \($0)" } ?? ""): \(g.batches)"
+        }
+        lines.append("  batches               \(a.batchesByGroup.map(\.batches).reduce(0, +))" + (groups.isEmpty ? "" : " (\(groups.joined(separator: "; ")))"))
+        lines.append("  shortest duration     \(ISODuration.format(a.shortestDuration)) (every instance back and Healthy at once; pauses \(ISODuration.format(policy.pauseTimeBetweenBatches)))")
+        return lines
+    }
 }

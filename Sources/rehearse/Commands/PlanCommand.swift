@@ -32,10 +32,18 @@ struct PlanCommand: ParsableCommand {
         } catch {
             throw fail(error.error)
         }
+        let scaleSet = try Rehearsal.scaleSet(loaded, overrides: overrides)
+        let arithmetic = PolicyArithmetic(definition: scaleSet, plan: plan)
         if json {
-            print(plan.json.serialized(pretty: false))
+            // The plan's fields, with the policy in numbers after the batches.
+            guard case .ordered(var fields) = plan.json else { return print(plan.json.serialized(pretty: false)) }
+            fields.insert(JSONField("policy", arithmetic.json), at: 1)
+            print(JSON.ordered(fields).serialized(pretty: false))
             return
         }
+        for line in RunText.arithmetic(arithmetic, policy: scaleSet.policy.rolling) { print(line) }
+        print("")
         for line in RunText.plan(plan) { print(line) }
+        for fragile in arithmetic.fragilities { warn(fragile.message, location: fragile.field) }
     }
 }

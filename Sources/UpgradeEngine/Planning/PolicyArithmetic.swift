@@ -1,0 +1,88 @@
+public import Formats
+
+/// The upgrade policy in numbers for one scale set, as `plan` prints it before anything runs:
+/// the batch size and both unhealthy budgets in instances after Azure's rounding, the batches
+/// per phase and zone, the shortest time the upgrade can take, and each setting that makes it
+/// fragile with the field to change.
+public struct PolicyArithmetic: Equatable, Sendable {
+    /// Instances the percentages are taken of.
+    public var capacity: Int
+    /// Instances a batch upgrades at most: floor(capacity × maxBatchInstancePercent / 100), at least 1.
+    public var batchSize: Int
+    /// Unhealthy instances tolerated anywhere before each batch: floor(capacity × maxUnhealthyInstancePercent / 100).
+    public var unhealthyBudget: Int
+    /// Upgraded instances that may be failed or unhealthy: floor(capacity × maxUnhealthyUpgradedInstancePercent / 100).
+    public var upgradedBudget: Int
+    /// Batches of the plan, by phase (nil: unphased) and zone (nil: regional or across zones).
+    public var batchesByGroup: [Group]
+    /// The least time the upgrade takes when every instance comes back Healthy at once, in ms:
+    /// each batch's operation and health confirmation, and the pauses between batches.
+    public var shortestDuration: Millis
+    /// Settings that make the upgrade stop on little: each names its field and what to change.
+    public var fragilities: [Problem]
+
+    /// Batches of one phase in one zone.
+    public struct Group: Equatable, Sendable {
+        public var phase: Int?
+        public var zone: String?
+        public var batches: Int
+    }
+
+    /// The numbers for `definition`'s policy and `plan`; `disruptive`: whether the upgrade
+    /// restarts instances (a new image) rather than changing them in place.
+    public init(definition: ScaleSetDefinition, plan: UpgradePlan, disruptive: Bool = true) {
+        let policy = definition.policy.rolling
+        let n = plan.batches.flatMap(\.instances).count + plan.skipped.count + plan.protected.count
+        capacity = max(n, 1)
+        batchSize = Planner.batchSize(capacity: capacity, percent: policy.maxBatchInstancePercent)
+        unhealthyBudget = Planner.unhealthyAllowance(capacity: capacity, percent: policy.maxUnhealthyInstancePercent)
+        upgradedBudget = Planner.unhealthyAllowance(capacity: capacity, percent: policy.maxUnhealthyUpgradedInstancePercent)
+        var groups: [Group] = []
+        for batch in plan.batches {
+            let zones = Set(batch.instances.map(\.zone))
+            let zone = zones.count == 1 ? zones.first! : nil
+            if let i = groups.firstIndex(where: { $0.phase == batch.phase && $0.zone == zone }) { groups[i].batches += 1 } else {
+                groups.append(Group(phase: batch.phase, zone: zone, batches: 1))
+            }
+        }
+        batchesByGroup = groups
+        let health = definition.healthExtension
+        let confirm = (health?.intervalInSeconds ?? 5) * 1000 * max(0, (health?.numberOfProbes ?? 1) - 1)
+        let t = definition.timings
+        let operation = policy.maxSurge ? t.create + t.delete : (disruptive ? t.disruptiveUpgrade : t.inPlaceUpgrade)
+        let batches = plan.batches.count
+        shortestDuration = batches == 0 ? 0 : batches * (operation + confirm) + (batches - 1) * policy.pauseTimeBetweenBatches
+        fragilities = Self.fragilities(capacity: capacity, policy: policy, batchSize: batchSize, unhealthyBudget: unhealthyBudget,
+                                       upgradedBudget: upgradedBudget, zones: definition.zones, plan: plan, disruptive: disruptive)
+    }
+
+    /// The smallest whole percent of `capacity` that tolerates `instances` instances.
+    static func percent(toTolerate instances: Int, of capacity: Int) -> Int { (instances * 100 + capacity - 1) / capacity }
+
+    static func fragilities(capacity: Int, policy: RollingUpgradePolicy, batchSize: Int, unhealthyBudget: Int, upgradedBudget: Int,
+                            zones: [String], plan: UpgradePlan, disruptive: Bool) -> [Problem] {
+        var found: [Problem] = []
+        let one = percent(toTolerate: 1, of: capacity)
+        if unhealthyBudget == 0 {
+            found.append(Problem(field: "upgradePolicy.rollingUpgradePolicy.maxUnhealthyInstancePercent",
+                                 "\(policy.maxUnhealthyInstancePercent)% of \(capacity) instances tolerates 0: one unhealthy instance (\(Thresholds.roundedPercent(1, of: capacity))%) stops the upgrade before its first batch; \(one)% or more tolerates one"))
+        }
+        if upgradedBudget == 0 {
+            found.append(Problem(field: "upgradePolicy.rollingUpgradePolicy.maxUnhealthyUpgradedInstancePercent",
+                                 "\(policy.maxUnhealthyUpgradedInstancePercent)% of \(capacity) instances tolerates 0: the first upgraded instance that fails or is not healthy faults the upgrade; \(one)% or more tolerates one"))
+        }
+        if disruptive && !policy.maxSurge && batchSize > unhealthyBudget && unhealthyBudget > 0 {
+            found.append(Problem(field: "upgradePolicy.rollingUpgradePolicy.maxBatchInstancePercent",
+                                 "a batch of \(batchSize) takes \(batchSize) instances down while only \(unhealthyBudget) may be unhealthy: batches shrink to \(unhealthyBudget), fewer if any instance is already unhealthy"))
+        }
+        if !zones.isEmpty && !policy.enableCrossZoneUpgrade {
+            var perZone: [String: Int] = [:]
+            for vm in plan.batches.flatMap(\.instances) { if let zone = vm.zone { perZone[zone, default: 0] += 1 } }
+            if let (zone, count) = perZone.max(by: { ($0.value, $1.key) < ($1.value, $0.key) }), count > unhealthyBudget {
+                found.append(Problem(field: "upgradePolicy.rollingUpgradePolicy.maxUnhealthyInstancePercent",
+                                     "zone \(zone) holds \(count) of the instances, more than the \(unhealthyBudget) that may be unhealthy: an outage of that zone during the upgrade stops it"))
+            }
+        }
+        return found
+    }
+}
