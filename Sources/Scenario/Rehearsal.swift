@@ -1,5 +1,5 @@
 public import AzureWire
-import Formats
+public import Formats
 import LuaHost
 public import UpgradeEngine
 
@@ -32,7 +32,14 @@ public enum Rehearsal {
     /// definition was loaded); `onEvent` receives every event as it happens.
     public static func run(_ definition: ScenarioDefinition, seed: UInt64, overrides: [PolicyOverride] = [],
                            print: @escaping (String) -> Void = { _ in }, onEvent: (Event) -> Void = { _ in }) throws(RunFailure) -> RunRecord {
-        let run = try prepare(definition, seed: seed, overrides: overrides, print: print)
+        try run(definition, seed: seed, overrides: overrides, printAt: { print($1) }, onEvent: onEvent)
+    }
+
+    /// `run`, with each line the callbacks print handed over with the virtual time (ms) it was
+    /// printed at.
+    public static func run(_ definition: ScenarioDefinition, seed: UInt64, overrides: [PolicyOverride] = [],
+                           printAt: @escaping (Millis, String) -> Void, onEvent: (Event) -> Void = { _ in }) throws(RunFailure) -> RunRecord {
+        let run = try prepare(definition, seed: seed, overrides: overrides, print: printAt)
         let sim = run.simulation
         var upgrades = 0
         var events: [Event] = []
@@ -64,7 +71,7 @@ public enum Rehearsal {
     /// period had ended).
     public static func plan(_ definition: ScenarioDefinition, seed: UInt64, overrides: [PolicyOverride] = [],
                             print: @escaping (String) -> Void = { _ in }, onEvent: (Event) -> Void = { _ in }) throws(RunFailure) -> UpgradePlan {
-        let run = try prepare(definition, seed: seed, overrides: overrides, print: print)
+        let run = try prepare(definition, seed: seed, overrides: overrides, print: { print($1) })
         let sim = run.simulation
         let runtime = run.session.runtime
         let scaleSet = run.scaleSet
@@ -101,7 +108,7 @@ public enum Rehearsal {
     /// and checked, the modules, the simulation) and drops it: what a run costs before its first
     /// event, for benchmarks.
     public static func setUp(_ definition: ScenarioDefinition, seed: UInt64) throws(RunFailure) {
-        _ = try prepare(definition, seed: seed, overrides: [], print: { _ in })
+        _ = try prepare(definition, seed: seed, overrides: [], print: { _, _ in })
     }
 
     /// The scale set a run of `definition` starts from, with `overrides` applied and checked.
@@ -118,7 +125,7 @@ public enum Rehearsal {
     /// A session and simulation ready to run: a fresh state whose top level ran with `seed` and
     /// described the same scenario as the definition.
     private static func prepare(_ definition: ScenarioDefinition, seed: UInt64, overrides: [PolicyOverride],
-                                print: @escaping (String) -> Void) throws(RunFailure) -> Prepared {
+                                print: @escaping (Millis, String) -> Void) throws(RunFailure) -> Prepared {
         do {
             let scaleSet = try Self.scaleSet(definition, overrides: overrides)
             let settings = definition.settings

@@ -163,7 +163,7 @@ public struct ScenarioDefinition: Sendable {
         let settings = options.settings
         let plugins = PluginSession(searchPath: settings.searchPath, lockPath: settings.lockPath)
         let session = try ScriptSession(path: path, source: source, seed: options.seed, limits: settings.limits,
-                                        parameters: options.parameters, print: options.print, printTopLevel: true, resolve: { name in try plugins.require(name) },
+                                        parameters: options.parameters, print: { [print = options.print] in print($1) }, printTopLevel: true, resolve: { name in try plugins.require(name) },
                                         searchPathText: { plugins.searchPathText })
         try self.init(path: path, source: source, session: session, plugins: plugins, settings: settings)
     }

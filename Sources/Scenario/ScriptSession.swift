@@ -53,7 +53,7 @@ final class ScriptSession {
     /// top level of `source` (named `path` in errors). `resolve` answers every `require` that is
     /// not a built-in module; `printTopLevel` false drops what the top level prints (a run
     /// repeats a top level whose output was shown when the definition was loaded).
-    init(path: String, source: String, seed: UInt64, limits: LuaLimits, parameters: [String: String], print: @escaping (String) -> Void,
+    init(path: String, source: String, seed: UInt64, limits: LuaLimits, parameters: [String: String], print: @escaping (Millis, String) -> Void,
          printTopLevel: Bool, resolve: @escaping (String) throws -> (source: String, path: String)?,
          searchPathText: @escaping () -> String) throws(ScenarioError) {
         self.path = path
@@ -64,8 +64,9 @@ final class ScriptSession {
             throw .host("cannot create a Lua state: \(error)")
         }
         let runtime = self.runtime
-        let sink: (String) -> Void = printTopLevel ? print : { [unowned runtime] line in
-            if runtime.activity != .loading { print(line) }
+        // Each line carries the virtual time it was printed at.
+        let sink: (String) -> Void = { [unowned runtime] line in
+            if printTopLevel || runtime.activity != .loading { print(runtime.now, line) }
         }
         var sandbox = LuaSandboxOptions(seed: seed, print: sink, clock: { [unowned runtime] in Double(runtime.now) / 1000 })
         sandbox.resolveModule = { name in

@@ -45,7 +45,11 @@ struct RunCommand: ParsableCommand {
         let timeline = Timeline(verbose: verbose)
         let result: RunRecord
         do {
-            result = try Rehearsal.run(loaded, seed: seed, overrides: overrides, print: printLine) { event in
+            // A print during the run carries its virtual time: "print PT1M30S: …".
+            let timedLine: (Millis, String) -> Void = { time, line in
+                if quiet { printError("print \(ISODuration.format(time)): \(line)") } else { print("print \(ISODuration.format(time)): \(line)") }
+            }
+            result = try Rehearsal.run(loaded, seed: seed, overrides: overrides, printAt: timedLine) { event in
                 eventFile?.writeLine(event.jsonLine)
                 warnIfWire(event)
                 if !quiet, let line = timeline.line(for: event) { print(line) }
