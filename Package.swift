@@ -28,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.30.0"),
         // SHA-256 of bundle archives and files (Apple's maintained CryptoKit API on Linux).
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // The HTML rehearsal report's page template.
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
         // JUnit XML for `rehearse test` (CI systems read it).
         .package(url: "https://github.com/CoreOffice/XMLCoder", from: "0.18.2"),
         // The sweep's and the comparison's text tables (column widths and alignment).
@@ -63,7 +65,9 @@ let package = Package(
         // Renderings of typed runs and plans: timeline text, events as JSON lines (and the file
         // they are written to), the status and plan text.
         .target(name: "Reports", dependencies: ["UpgradeEngine", "Formats", "AzureWire", "LuaHost", .product(name: "TextTable", package: "TextTable"),
-                                               .product(name: "XMLCoder", package: "XMLCoder")],
+                                               .product(name: "XMLCoder", package: "XMLCoder"),
+                                               .product(name: "Mustache", package: "swift-mustache")],
+                resources: [.copy("Templates")],
                 swiftSettings: strict),
         // Real probes of live endpoints (HTTP(S) through AsyncHTTPClient, TCP connects).
         .target(

@@ -21,6 +21,10 @@ public struct InstanceOutcome: Equatable, Sendable {
     public var name: String
     /// Its zone; nil in a regional scale set.
     public var zone: String?
+    /// Its platform fault domain.
+    public var faultDomain: Int = 0
+    /// Its platform update domain.
+    public var updateDomain: Int = 0
     /// The model version it runs at the end.
     public var modelVersion: Int
     /// Its committed health at the end.
@@ -81,7 +85,8 @@ extension Simulation {
                 else if rolling != nil { reason = .notReached }
                 else { reason = .notUpgraded }
             }
-            return InstanceOutcome(id: vm.id, name: vm.name, zone: vm.zone, modelVersion: vm.modelVersion,
+            return InstanceOutcome(id: vm.id, name: vm.name, zone: vm.zone, faultDomain: vm.faultDomain, updateDomain: vm.updateDomain,
+                                   modelVersion: vm.modelVersion,
                                    health: vm.health.state, exists: exists, leftBehind: reason)
         }
     }

@@ -25,6 +25,8 @@ struct RunCommand: ParsableCommand {
     var osUpgradeHistory = false
     @Option(help: "Write every event to this file as one JSON object per line, as it happens.") var events: String?
     @Flag(help: "Also show health changes and every operation in the timeline.") var verbose = false
+    @Option(name: .customLong("report"), help: "Write a self-contained HTML report of the run to this file (swim lanes, capacity curve, outcome).")
+    var reportFile: String?
 
     func validate() throws {
         if osUpgradeHistory && !json { throw ValidationError("--os-upgrade-history goes with --json (the text output always shows the history)") }
@@ -36,7 +38,9 @@ struct RunCommand: ParsableCommand {
             if quiet { printError("print: \(line)") } else { print("print: \(line)") }
         }
         let overrides = try parseOverrides(set)
-        let loaded = try loadScenario(scenario, seed: seed, print: printLine)
+        var loaded = try loadScenario(scenario, seed: seed, print: printLine)
+        // The report draws from every event.
+        if reportFile != nil { loaded.settings.recordEvents = true }
         do { _ = try Rehearsal.scaleSet(loaded, overrides: overrides) } catch { throw fail(error) }
         var eventFile: EventsFile?
         if let events {
@@ -68,6 +72,15 @@ struct RunCommand: ParsableCommand {
             }
         } else {
             for line in RunText.summary(result, scaleSet: loaded.scaleSet, rest: shape == .rest) { print(line) }
+        }
+        if let reportFile {
+            do {
+                let page = try RunReport.html(result, scaleSet: try Rehearsal.scaleSet(loaded, overrides: overrides), scenario: scenario.scenario,
+                                              statusText: RunText.status(result, scaleSet: loaded.scaleSet, rest: false))
+                try page.write(toFile: reportFile, atomically: true, encoding: .utf8)
+            } catch {
+                throw fail(InputError("--report", reportFile, problem: "cannot be written: \(error)"))
+            }
         }
         let failed = result.failedExpectations
         report(failed.flatMap { Diagnostic.of($0) })

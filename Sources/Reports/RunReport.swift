@@ -1,0 +1,176 @@
+import Formats
+import Foundation
+import Mustache
+public import UpgradeEngine
+
+/// `rehearse run --report FILE`: one self-contained HTML page of a run (no network, no external
+/// script or font): a swim lane per instance coloured by what it was doing, the batches and
+/// checks on the time axis, the capacity curve against the threshold, and the outcome (status,
+/// expectations, the fleet at the end). The page draws itself from the data embedded in it.
+public enum RunReport {
+    /// One stretch of an instance's life in one state.
+    struct Segment {
+        var start: Millis
+        var end: Millis
+        var state: String
+        var cause: String
+    }
+
+    /// Where each instance was when, from the run's events: `busy` (an operation, named),
+    /// `initializing`, `unhealthy` (Unhealthy or Unknown), `old` (healthy on an older model),
+    /// `current` (healthy on the newest model); a lane ends when the instance is deleted.
+    static func lanes(_ record: RunRecord) -> [Int: [Segment]] {
+        struct Now {
+            var version = 1
+            var health = HealthState.initializing
+            var operation: OperationFacts?
+            var since: Millis = 0
+            var state = ""
+            var cause = "start"
+            var alive = true
+        }
+        var latest = 1
+        var now: [Int: Now] = [:]
+        for vm in record.instances where vm.id < record.instances.count { now[vm.id] = Now() }
+        var created = Set<Int>()
+        var segments: [Int: [Segment]] = [:]
+        func state(_ n: Now) -> String {
+            if let op = n.operation { return "busy-\(op.kind.rawValue)" }
+            switch n.health {
+            case .initializing: return "initializing"
+            case .healthy: return n.version < latest ? "old" : "current"
+            default: return "unhealthy"
+            }
+        }
+        func settle(_ id: Int, at time: Millis, cause: String) {
+            guard var n = now[id], n.alive else { return }
+            let next = state(n)
+            if next != n.state {
+                if !n.state.isEmpty && time > n.since { segments[id, default: []].append(Segment(start: n.since, end: time, state: n.state, cause: n.cause)) }
+                if n.state.isEmpty || time > n.since { n.since = time }
+                n.state = next
+                n.cause = cause
+            }
+            now[id] = n
+        }
+        for id in now.keys { settle(id, at: 0, cause: "running at the start") }
+        for event in record.events {
+            let t = event.time, cause = "\(event.kind.rawValue): \(event.detail)"
+            switch event.payload {
+            case .modelUpdated(let version, _, _):
+                latest = max(latest, version)
+                for id in now.keys.sorted() { settle(id, at: t, cause: cause) }
+            case .operationStarted(let facts):
+                guard let id = event.instance else { break }
+                if facts.kind == .create && !created.contains(id) {
+                    created.insert(id)
+                    now[id] = Now(version: facts.targetVersion, since: t)
+                }
+                now[id]?.operation = facts
+                if facts.disruptive || facts.kind == .create { now[id]?.health = .initializing }
+                settle(id, at: t, cause: cause)
+            case .operationFinished(let kind, _, let succeeded):
+                guard let id = event.instance, let op = now[id]?.operation else { break }
+                now[id]?.operation = nil
+                if succeeded, kind != .delete { now[id]?.version = op.targetVersion }
+                settle(id, at: t, cause: cause)
+            case .healthChanged(_, let to, _):
+                guard let id = event.instance else { break }
+                now[id]?.health = to
+                settle(id, at: t, cause: cause)
+            case .instanceDeleted:
+                guard let id = event.instance, var n = now[id], n.alive else { break }
+                if t > n.since { segments[id, default: []].append(Segment(start: n.since, end: t, state: n.state, cause: n.cause)) }
+                n.alive = false
+                now[id] = n
+            default:
+                break
+            }
+        }
+        let end = record.summary.endTime
+        for (id, n) in now where n.alive && end > n.since {
+            segments[id, default: []].append(Segment(start: n.since, end: end, state: n.state, cause: n.cause))
+        }
+        return segments
+    }
+
+    /// Serving instances (healthy, no operation) over time: the capacity curve's steps.
+    static func capacity(_ lanes: [Int: [Segment]], end: Millis) -> [(time: Millis, serving: Int)] {
+        var changes: [Millis: Int] = [:]
+        for segments in lanes.values {
+            for s in segments where s.state == "current" || s.state == "old" {
+                changes[s.start, default: 0] += 1
+                // The run's end is not a loss of service.
+                if s.end < end { changes[s.end, default: 0] -= 1 }
+            }
+        }
+        var serving = 0
+        return changes.keys.sorted().map { time in
+            serving += changes[time]!
+            return (time, serving)
+        }
+    }
+
+    /// The data the page draws, as JSON.
+    static func data(_ record: RunRecord, scaleSet: ScaleSetDefinition, scenario: String, statusText: String?) -> JSON {
+        let lanes = lanes(record)
+        let phaseOf: [Int: Int?] = record.events.reduce(into: [:]) { map, event in
+            if case .batchStarted(let ids, _) = event.payload { for id in ids where map[id] == nil { map[id] = .some(event.phase) } }
+        }
+        let failed = Set(record.summary.failed)
+        let instances: [JSON] = record.instances.map { vm in
+            .ordered([
+                JSONField("id", .int(vm.id)), JSONField("name", .string(vm.name)), JSONField("zone", vm.zone.map(JSON.string) ?? .null),
+                JSONField("faultDomain", .int(vm.faultDomain)), JSONField("updateDomain", .int(vm.updateDomain)),
+                JSONField("phase", (phaseOf[vm.id] ?? nil).map(JSON.int) ?? .null), JSONField("modelVersion", .int(vm.modelVersion)),
+                JSONField("health", .string(vm.health.rawValue)), JSONField("exists", .bool(vm.exists)),
+                JSONField("leftBehind", vm.leftBehind.map { .string($0.rawValue) } ?? .null), JSONField("failed", .bool(failed.contains(vm.id))),
+                JSONField("segments", .array((lanes[vm.id] ?? []).map {
+                    .array([.int($0.start), .int($0.end), .string($0.state), .string($0.cause)])
+                })),
+            ])
+        }
+        var markers: [JSON] = []
+        for event in record.events {
+            let kind: String
+            switch event.payload {
+            case .batchStarted: kind = "batch"
+            case .preBatchCheck(let check), .postBatchCheck(let check): kind = check.passed ? "check-passed" : "check-failed"
+            case .pause: kind = "pause"
+            case .upgradeCompleted, .upgradeFaulted, .upgradeCancelled, .rollbackStarted: kind = "end"
+            default: continue
+            }
+            markers.append(.ordered([JSONField("time", .int(event.time)), JSONField("kind", .string(kind)),
+                                     JSONField("batch", event.batch.map(JSON.int) ?? .null),
+                                     JSONField("text", .string("\(event.kind.rawValue): \(event.detail)"))]))
+        }
+        let budget = Planner.unhealthyAllowance(capacity: scaleSet.capacity, percent: record.policy.rolling.maxUnhealthyInstancePercent)
+        let status = record.summary.status
+        return .ordered([
+            JSONField("scenario", .string(scenario)), JSONField("scaleSet", .string(scaleSet.name)), JSONField("seed", .string(String(record.seed))),
+            JSONField("end", .int(record.summary.endTime)), JSONField("capacity", .int(scaleSet.capacity)),
+            JSONField("threshold", .int(scaleSet.capacity - budget)),
+            JSONField("code", status.map { .string($0.code.rawValue) } ?? .null),
+            JSONField("error", status?.error.map { .string("\($0.code): \($0.message)") } ?? .null),
+            JSONField("status", statusText.map(JSON.string) ?? .null),
+            JSONField("instances", .array(instances)), JSONField("markers", .array(markers)),
+            JSONField("serving", .array(capacity(lanes, end: record.summary.endTime).map { .array([.int($0.time), .int($0.serving)]) })),
+            JSONField("expectations", .array(record.expectations.map {
+                .ordered([JSONField("location", .string($0.location)), JSONField("key", .string($0.key)), JSONField("expected", .string($0.expected)),
+                          JSONField("actual", .string($0.actual)), JSONField("held", .bool($0.held))])
+            })),
+        ])
+    }
+
+    /// The page: the template with the data embedded (`<` written `\u003c`, so no text from a
+    /// script can close the script element).
+    public static func html(_ record: RunRecord, scaleSet: ScaleSetDefinition, scenario: String, statusText: String?) throws -> String {
+        let json = data(record, scaleSet: scaleSet, scenario: scenario, statusText: statusText).serialized(pretty: false)
+            .replacingOccurrences(of: "<", with: "\\u003c")
+        guard let url = Bundle.module.url(forResource: "report", withExtension: "mustache", subdirectory: "Templates") else {
+            throw CocoaError(.fileNoSuchFile)
+        }
+        let template = try MustacheTemplate(string: try String(contentsOf: url, encoding: .utf8))
+        return template.render(["title": "\(scaleSet.name): \(scenario)", "data": json])
+    }
+}
