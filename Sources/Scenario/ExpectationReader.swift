@@ -33,6 +33,12 @@ enum ExpectationReader {
             case "skipped": expectation.skipped = list()
             case "protected": expectation.protected = list()
             case "minHealthy": expectation.minHealthy = number()
+            case "maxUnavailable": expectation.maxUnavailable = number()
+            case "finishedWithin":
+                switch DefinitionReader.duration(value) {
+                case .success(let ms): expectation.finishedWithin = ms
+                case .failure(let message): problems.append("finishedWithin: \(message.text)")
+                }
             case "upgrades": expectation.upgrades = number()
             case "rolledBack": expectation.rolledBack = number()
             default: problems.append("unknown key \(key); allowed \(Expectation.keys.keys.sorted().joined(separator: ", "))")

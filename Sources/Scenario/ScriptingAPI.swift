@@ -194,7 +194,8 @@ public enum ScriptingAPI {
     /// `expect`'s keys as a LuaLS class, from `Expectation.keys`.
     static var expectations: LuaClass {
         LuaClass(name: "rehearse.Expectations", fields: Expectation.keys.keys.sorted().map { key in
-            let type = ["code", "errorCode"].contains(key) ? "string" : ["skipped", "protected"].contains(key) ? "integer[]" : "integer"
+            let type = ["code", "errorCode"].contains(key) ? "string" : ["skipped", "protected"].contains(key) ? "integer[]"
+                : key == "finishedWithin" ? "string|number" : "integer"
             return (key + "?", type, Expectation.keys[key]!)
         })
     }

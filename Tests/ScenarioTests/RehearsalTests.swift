@@ -107,6 +107,23 @@ final class RehearsalTests: XCTestCase {
         XCTAssertEqual(record.failedExpectations.map(\.key).contains("minHealthy"), true)
     }
 
+    func testFinishedWithinAndMaxUnavailableCheckThePipelinesQuestions() throws {
+        let path = try writeScenario(Self.realisticFleet + "\nexpect { finishedWithin = \"PT45M\", maxUnavailable = 100000 }\n"
+            + "expect { finishedWithin = 600 }\n")
+        let record = try Rehearsal.run(try ScenarioDefinition(path: path, options: options()), seed: 3)
+        let availability = try XCTUnwrap(record.summary.availability)
+        let finished = record.expectations.filter { $0.key == "finishedWithin" }
+        XCTAssertEqual(finished.map(\.expected), ["within PT45M", "within PT10M"])
+        // Thirty slow-booting instances in batches of six take far longer than ten minutes.
+        XCTAssertGreaterThan(availability.timeToFinishSeconds, 600)
+        XCTAssertEqual(finished[0].held, availability.timeToFinishSeconds <= 2_700)
+        XCTAssertFalse(finished[1].held)
+        XCTAssertEqual(finished[1].actual, ISODuration.format(Millis((availability.timeToFinishSeconds * 1000).rounded())))
+        let unavailable = try XCTUnwrap(record.expectations.first { $0.key == "maxUnavailable" })
+        XCTAssertEqual(unavailable.actual, String(Int(availability.unavailableInstanceSeconds.rounded())))
+        XCTAssertTrue(unavailable.held)
+    }
+
     func testOverridesChangeThePolicyAndAreCheckedLikeTheDefinition() throws {
         let definition = try realisticDefinition()
         let base = try Rehearsal.run(definition, seed: 4)

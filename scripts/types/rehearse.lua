@@ -101,7 +101,9 @@
 ---@field code? string  runningStatus.code: RollingForward, Cancelled, Completed or Faulted
 ---@field errorCode? string  error.code, e.g. MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade
 ---@field failed? integer  progress.failedInstanceCount
+---@field finishedWithin? string|number  the upgrades ended within this long after they began (ISO 8601, e.g. "PT60M", or seconds)
 ---@field inProgress? integer  progress.inProgressInstanceCount
+---@field maxUnavailable? integer  instance-seconds of lost capacity must be at most this
 ---@field minHealthy? integer  the fewest serving instances during the upgrades must be at least this
 ---@field pending? integer  progress.pendingInstanceCount
 ---@field protected? integer[]  the list of protected instance ids

@@ -1,3 +1,5 @@
+public import Formats
+
 /// What a run must show at its end (a scenario's `expect { ... }`): every field is optional and
 /// only the fields given are checked. Counts are in instances.
 public struct Expectation: Equatable, Sendable {
@@ -9,6 +11,8 @@ public struct Expectation: Equatable, Sendable {
         "inProgress": "progress.inProgressInstanceCount", "pending": "progress.pendingInstanceCount",
         "skipped": "the list of skipped instance ids", "protected": "the list of protected instance ids",
         "minHealthy": "the fewest serving instances during the upgrades must be at least this",
+        "finishedWithin": "the upgrades ended within this long after they began (ISO 8601, e.g. \"PT60M\", or seconds)",
+        "maxUnavailable": "instance-seconds of lost capacity must be at most this",
         "upgrades": "how many rolling upgrades started",
         "rolledBack": "instances the latest rolling upgrade returned to their previous model or image successfully",
     ]
@@ -33,6 +37,11 @@ public struct Expectation: Equatable, Sendable {
     public var protected: [Int]?
     /// The fewest serving instances must be at least this many.
     public var minHealthy: Int?
+    /// The upgrade activity must have ended within this long after it began, in milliseconds
+    /// (a pipeline's timeout: Terraform gives an update 60 minutes).
+    public var finishedWithin: Millis?
+    /// Instance-seconds of lost capacity must be at most this.
+    public var maxUnavailable: Int?
     /// How many rolling upgrades started.
     public var upgrades: Int?
     /// Instances the latest upgrade rolled back (or restored) successfully.
@@ -58,7 +67,18 @@ public struct Expectation: Equatable, Sendable {
         check("code", status?.code.rawValue, code, text)
         check("errorCode", status?.error?.code, errorCode, text)
         check("failed", status?.progress.failedInstanceCount, failed, number)
+        if let finishedWithin {
+            let took = summary.availability.map { Millis(($0.timeToFinishSeconds * 1000).rounded()) }
+            let actual = summary.hitTimeLimit ? "not finished by the time limit" : took.map { ISODuration.format($0) } ?? "no upgrade activity"
+            results.append(ExpectationResult(location: location, key: "finishedWithin", expected: "within \(ISODuration.format(finishedWithin))",
+                                             actual: actual, held: !summary.hitTimeLimit && (took ?? 0) <= finishedWithin))
+        }
         check("inProgress", status?.progress.inProgressInstanceCount, inProgress, number)
+        if let maxUnavailable {
+            let lost = summary.availability.map { Int($0.unavailableInstanceSeconds.rounded()) }
+            results.append(ExpectationResult(location: location, key: "maxUnavailable", expected: "at most \(maxUnavailable)",
+                                             actual: number(lost), held: (lost ?? 0) <= maxUnavailable))
+        }
         if let minHealthy {
             let lowest = summary.availability?.lowestHealthy
             results.append(ExpectationResult(location: location, key: "minHealthy", expected: "at least \(minHealthy)",
