@@ -73,4 +73,24 @@ final class ReportBrowserTests: XCTestCase {
         XCTAssertEqual(count("class=\"marker batch-marker\"", in: dom), 6)
         XCTAssertEqual(count("<tr class=\"expectation held\"", in: dom), 2)
     }
+
+    func testASweepAndAComparisonDrawTheirSharesAndHistograms() throws {
+        _ = try chromium()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-sweep-page-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let sweep = try runRehearse(["sweep", "scripts/rolling-boot-failures.lua", "--seeds", "0..39", "--report", folder + "/sweep.html"])
+        XCTAssertEqual(sweep.status, 0, sweep.stderr)
+        let sweepDOM = try dom(folder + "/sweep.html")
+        XCTAssertTrue(sweepDOM.contains("data-rendered=\"true\""))
+        XCTAssertEqual(count("class=\"histogram\"", in: sweepDOM), 2)
+        XCTAssertEqual(count("<tr class=\"combination", in: sweepDOM), 0)
+        let compare = try runRehearse(["compare", "scripts/rolling-boot-failures.lua", "--seeds", "0..39", "--report", folder + "/compare.html",
+                                       "--set", "rollingUpgradePolicy.maxUnhealthyUpgradedInstancePercent=10,100"])
+        XCTAssertEqual(compare.status, 0, compare.stderr)
+        let compareDOM = try dom(folder + "/compare.html")
+        XCTAssertEqual(count("<tr class=\"combination", in: compareDOM), 2)
+        XCTAssertEqual(count("<tr class=\"combination best\"", in: compareDOM), 1)
+        XCTAssertEqual(count("class=\"histogram\"", in: compareDOM), 4)
+        XCTAssertEqual(count("<section class=\"sweep\"", in: compareDOM), 2)
+    }
 }

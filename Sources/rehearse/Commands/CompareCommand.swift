@@ -24,6 +24,7 @@ struct CompareCommand: ParsableCommand {
     @Option(name: .customLong("set"), help: "A policy field and its values, PATH=V1,V2,…, or a script parameter, param.NAME=V1,V2,…; repeatable (every combination runs).")
     var set: [String] = []
     @Flag(help: "Print every combination's report as JSON.") var json = false
+    @Option(name: .customLong("report"), help: "Write a self-contained HTML page of the comparison to this file.") var reportFile: String?
 
     func run() throws {
         let (range, jobs, deadline) = try sweep.checked()
@@ -82,6 +83,7 @@ struct CompareCommand: ParsableCommand {
                                      expectations: SweepReport.keys(of: definition.expectations), deadline: deadline)
             rows.append(CompareText.Row(report: report))
         }
+        if let reportFile { try writePage(reportFile) { try SweepReportPage.html(rows.map(\.report), best: CompareText.best(rows)) } }
         if json {
             print(JSON.array(rows.map { SweepJSON.report($0.report) }).serialized())
         } else {

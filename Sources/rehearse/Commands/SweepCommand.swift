@@ -50,6 +50,8 @@ struct SweepCommand: ParsableCommand {
     var shard: String?
     @Flag(help: "Print the report (or, with --shard, the part) as JSON.") var json = false
     @Option(help: "Write one JSON line per run to this file (seed, code, error code, figures).") var runs: String?
+    @Option(name: .customLong("report"), help: "Write a self-contained HTML page of the sweep to this file (shares with their intervals, histograms).")
+    var reportFile: String?
 
     func run() throws {
         let (range, jobs, deadline) = try sweep.checked()
@@ -74,6 +76,7 @@ struct SweepCommand: ParsableCommand {
                 throw fail(InputError("--runs", runs, problem: "\(error)"))
             }
         }
+        if let reportFile { try writePage(reportFile) { try SweepReportPage.html([report]) } }
         if json {
             print((part.map { SweepJSON.part(report, shard: $0) } ?? SweepJSON.report(report)).serialized())
         } else {
@@ -102,5 +105,14 @@ func parseOverrides(_ texts: [String]) throws -> [PolicyOverride] {
             throw fail(InputError("--set", text, allowed: "PATH=VALUE, such as rollingUpgradePolicy.maxBatchInstancePercent=10"))
         }
         return change
+    }
+}
+
+/// Writes an HTML page made by `make` to `path`; exit 2 naming the file when it cannot.
+func writePage(_ path: String, _ make: () throws -> String) throws {
+    do {
+        try make().write(toFile: path, atomically: true, encoding: .utf8)
+    } catch {
+        throw fail(InputError("--report", path, problem: "cannot be written: \(error)"))
     }
 }
