@@ -73,7 +73,7 @@ public struct RunRecord: Equatable, Sendable {
 extension Simulation {
     /// Each instance's final state and, when it is not on the newest model, why.
     public var instanceOutcomes: [InstanceOutcome] {
-        let skipped = Set(rolling?.skipped ?? []), failed = Set(rolling?.failed ?? [])
+        let skipped = Set(upgrades.current?.skipped ?? []), failed = Set(upgrades.current?.failed ?? [])
         let newest = modelVersion
         return instances.map { vm in
             let exists = vm.lifecycle != .deleted
@@ -82,7 +82,7 @@ extension Simulation {
                 if vm.protectFromScaleSetActions { reason = .protected }
                 else if skipped.contains(vm.id) { reason = .skipped }
                 else if failed.contains(vm.id) { reason = .failed }
-                else if rolling != nil { reason = .notReached }
+                else if upgrades.current != nil { reason = .notReached }
                 else { reason = .notUpgraded }
             }
             return InstanceOutcome(id: vm.id, name: vm.name, zone: vm.zone, faultDomain: vm.faultDomain, updateDomain: vm.updateDomain,

@@ -4,7 +4,7 @@ extension Simulation {
     /// source's answer) of every present instance.
     func planInputs() throws -> [PlanInput] {
         let rich = probeSettings?.richStates ?? false
-        var metricsInUse = behaviours.phases != nil
+        var metricsInUse = setup.behaviours.phases != nil
         var missing: [Int] = []  // candidates whose latest answer was not Healthy
         var inputs = try presentInstances.map { vm in
             let candidate = vm.modelVersion != modelVersion && !vm.protectFromScaleSetActions
@@ -14,12 +14,12 @@ extension Simulation {
             var metrics: CustomMetrics?
             if answeredHealthy {
                 metrics = probes.last[vm.id]?.metrics
-                if probes.last[vm.id]?.metricsDeferred == true, let payload = try behaviours.health?.latestMetrics(of: vm) {
+                if probes.last[vm.id]?.metricsDeferred == true, let payload = try setup.behaviours.health?.latestMetrics(of: vm) {
                     var diagnostics: [WireDiagnostic] = []
                     metrics = CustomMetrics.parse(payload, diagnostics: &diagnostics)
                     warn(diagnostics, about: vm.id)
                 }
-                if let stated = try behaviours.phases?.metrics(of: vm, at: now) { metrics = stated }
+                if let stated = try setup.behaviours.phases?.metrics(of: vm, at: now) { metrics = stated }
                 if metrics != nil { metricsInUse = true }
             } else if candidate && rich {
                 missing.append(vm.id)

@@ -126,7 +126,7 @@ extension Simulation {
     /// Approves the deferred OS upgrades of `ids` (nil: every deferred instance), as
     /// `ApproveRollingUpgrade` does. Refused whole when no upgrade waits or an id is not deferred.
     public func approveOSUpgrade(ids: [Int]?) throws(EngineError) {
-        guard let run = rolling, run.code == .rollingForward, !run.deferred.isEmpty else {
+        guard let run = upgrades.current, run.code == .rollingForward, !run.deferred.isEmpty else {
             throw EngineError("approve refused: no instance is deferring an OS upgrade")
         }
         let chosen = ids ?? run.deferred.sorted()
@@ -143,7 +143,7 @@ extension Simulation {
 
     /// Whether the running upgrade waits only for approvals that no scheduled action can give.
     var stalledOnApproval: Bool {
-        guard script.left == 0, let run = rolling, run.code == .rollingForward, !run.untilApproved.isEmpty else { return false }
+        guard script.left == 0, let run = upgrades.current, run.code == .rollingForward, !run.untilApproved.isEmpty else { return false }
         return run.waitsOnlyForApprovals
     }
 

@@ -6,7 +6,7 @@ extension Simulation {
 
     /// Starts `kind` on instance `id`. The fault injector decides failure and duration.
     func beginOperation(_ kind: OperationKind, on id: Int, targetVersion: Int, upgrade: Int?) throws {
-        let outcome = try behaviours.faults?.outcome(of: kind, on: instances[id], at: now) ?? OperationOutcome()
+        let outcome = try setup.behaviours.faults?.outcome(of: kind, on: instances[id], at: now) ?? OperationOutcome()
         let timings = definition.timings
         let disruptive: Bool
         let duration: Millis
@@ -27,7 +27,7 @@ extension Simulation {
         counters.operationTokens += 1
         let op = PendingOperation(kind: kind, token: counters.operationTokens, fail: outcome.fail, targetVersion: targetVersion,
                                   disruptive: disruptive, upgrade: upgrade,
-                                  batch: upgrade.flatMap { rolling?.number == $0 ? rolling?.batchNumber : nil })
+                                  batch: upgrade.flatMap { upgrades.current?.number == $0 ? upgrades.current?.batchNumber : nil })
         operations[id] = op
         noteActivity()
         switch kind {
@@ -76,7 +76,7 @@ extension Simulation {
             removeInstance(id)
         }
         emit(.operationFinished(kind: op.kind, name: instances[id].name, succeeded: succeeded), instance: id, batch: op.batch)
-        if let number = op.upgrade, let run = rolling, run.number == number {
+        if let number = op.upgrade, let run = upgrades.current, run.number == number {
             try perform(run.operationFinished(id, succeeded: succeeded, kind: op.kind, self))
         }
         try startPendingUpgradeIfReady()

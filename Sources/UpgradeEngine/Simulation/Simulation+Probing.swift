@@ -87,7 +87,7 @@ extension Simulation {
         counters.probes += 1
         if counters.probes > limits.probes { reachLimit("probes", limits.probes, detail: "") }
         let reply: ProbeReply
-        if let health = behaviours.health {
+        if let health = setup.behaviours.health {
             let all = instances  // one buffer retain; the element is then lent, not copied
             reply = try health.probe(all[id], at: now)
         } else {
@@ -113,6 +113,6 @@ extension Simulation {
     }
 
     func healthChanged(_ id: Int) throws {
-        if let run = rolling { try perform(run.healthChanged(id, self)) }
+        if let run = upgrades.current { try perform(run.healthChanged(id, self)) }
     }
 }

@@ -4,7 +4,7 @@ extension Simulation {
     /// Asks for a rolling upgrade. A running one is superseded: it is cancelled, its operations
     /// in flight finish, and then the new one starts for the newest model (README: decisions).
     func requestRollingUpgrade(reason: String, os: OSUpgradeTerms? = nil) throws {
-        if let run = rolling, run.code == .rollingForward { try perform(run.cancel(supersededBy: reason, at: now)) }
+        if let run = upgrades.current, run.code == .rollingForward { try perform(run.cancel(supersededBy: reason, at: now)) }
         upgrades.pendingReason = reason
         upgrades.pendingOS = os
         upgrades.startPending = true
@@ -13,7 +13,7 @@ extension Simulation {
 
     func startPendingUpgradeIfReady() throws {
         guard upgrades.startPending else { return }
-        if let run = rolling, !run.isQuiet { return }
+        if let run = upgrades.current, !run.isQuiet { return }
         upgrades.startPending = false
         try startRollingUpgrade(reason: upgrades.pendingReason, os: upgrades.pendingOS)
     }
@@ -33,7 +33,7 @@ extension Simulation {
                                                      startTime: now, scaleSet: definition.name, quota: definition.quota,
                                                      skipped: skipped, protected: protected, os: os),
                                  queue: queue)
-        rolling = run
+        upgrades.current = run
         if os != nil { upgrades.osUpgrades.append(run) }
         let size = Planner.batchSize(capacity: run.capacity, percent: run.policy.maxBatchInstancePercent)
         emit(.upgradeStarted(upgrade: run.number, targetVersion: modelVersion, reason: reason, candidates: queue.pending,
@@ -46,7 +46,7 @@ extension Simulation {
         // Numbered phases ascending, then the unphased group (the order the upgrade takes them).
         phased.sort { ($0.phase ?? Int.max) < ($1.phase ?? Int.max) }
         emit(.metricsRead(phases: phased))
-        observers.onRollingUpgradeStart?(Planner.plan(inputs, capacity: inputs.count, zonal: !definition.zones.isEmpty,
+        setup.observers.onRollingUpgradeStart?(Planner.plan(inputs, capacity: inputs.count, zonal: !definition.zones.isEmpty,
                                             orchestration: definition.orchestration,
                                             faultDomains: definition.effectiveFaultDomains, policy: run.policy,
                                             takesDown: !run.policy.maxSurge && upgradeIsDisruptive(to: run.targetVersion)))
@@ -60,7 +60,7 @@ extension Simulation {
             case .emit(let payload, let instance, let batch, let phase):
                 emit(payload, instance: instance, batch: batch, phase: phase)
             case .begin(let kind, let id, let version):
-                try beginOperation(kind, on: id, targetVersion: version, upgrade: rolling?.number)
+                try beginOperation(kind, on: id, targetVersion: version, upgrade: upgrades.current?.number)
             case .addSurgeInstance(let old, let expected, let version, let batch, let phase):
                 let vm = instances[old]
                 let new = addInstance(lifecycle: .creating, version: version, place: (vm.zone, vm.faultDomain, vm.updateDomain))
@@ -74,8 +74,8 @@ extension Simulation {
                 try startPendingUpgradeIfReady()
             case .askDeferrals(let ids):
                 // The instances' answers, asked in batch order; a behaviour may run for each.
-                let answers = try ids.map { id in (id: id, answer: try behaviours.deferrals?.deferral(of: instances[id], at: now) ?? .untilApproved) }
-                guard let run = rolling else { continue }
+                let answers = try ids.map { id in (id: id, answer: try setup.behaviours.deferrals?.deferral(of: instances[id], at: now) ?? .untilApproved) }
+                guard let run = upgrades.current else { continue }
                 try perform(run.deferralsAnswered(answers, self))
             }
         }
@@ -84,7 +84,7 @@ extension Simulation {
     /// Cancels the running rolling upgrade: operations already started finish, no new batch
     /// starts. Throws when none is running.
     public func cancelRollingUpgrade() throws {
-        guard let run = rolling, run.code == .rollingForward else {
+        guard let run = upgrades.current, run.code == .rollingForward else {
             throw EngineError("There is no ongoing Rolling Upgrade to cancel.")
         }
         try perform(run.cancel(supersededBy: nil, at: now))

@@ -79,12 +79,9 @@ public struct RunSummary: Equatable, Sendable {
 public final class Simulation {
     /// The scale set simulated.
     public let definition: ScaleSetDefinition
-    /// How instances are probed and judged, and the run's bounds.
-    var setup: RunSetup
-    /// The behaviours the scenario gave: health answers, phases, operation faults, deferrals.
-    let behaviours: Behaviours
-    /// Who is told what happens.
-    var observers = Observers()
+    /// How instances are probed and judged, the run's bounds, the scenario's behaviours and who
+    /// is told what happens.
+    @exclusivity(unchecked) var setup: RunSetup
     @exclusivity(unchecked) public internal(set) var instances: [Instance] = []
     /// Model attributes by version (version n is `models[n - 1]`).
     public internal(set) var models: [[String: String]]
@@ -100,7 +97,6 @@ public final class Simulation {
     @exclusivity(unchecked) var counters = Counters()
     @exclusivity(unchecked) var probes = ProbeBook()
     /// The latest rolling upgrade, and the requests and OS upgrades around it.
-    var rolling: RollingUpgrade?
     var upgrades = UpgradeBook()
     @exclusivity(unchecked) var meter = AvailabilityMeter()
 
@@ -116,6 +112,10 @@ public final class Simulation {
         let judge: ProbeJudge
         var strictWire = false
         var limits = RunLimits()
+        /// The behaviours the scenario gave: health answers, phases, operation faults, deferrals.
+        let behaviours: Behaviours
+        /// Who is told what happens.
+        var observers = Observers()
     }
 
     /// The scenario's behaviours; nil where it gave none.
@@ -159,6 +159,8 @@ public final class Simulation {
 
     /// Rolling upgrades asked for and run.
     struct UpgradeBook {
+        /// The latest rolling upgrade.
+        var current: RollingUpgrade?
         var count = 0
         /// A requested upgrade waits for the running one's operations to finish.
         var startPending = false
@@ -184,13 +186,13 @@ public final class Simulation {
     }
     /// Receives every event as it happens.
     public var onEvent: ((Event) -> Void)? {
-        get { observers.onEvent }
-        set { observers.onEvent = newValue }
+        get { setup.observers.onEvent }
+        set { setup.observers.onEvent = newValue }
     }
     /// Told the plan of each rolling upgrade as it starts.
     public var onRollingUpgradeStart: ((UpgradePlan) -> Void)? {
-        get { observers.onRollingUpgradeStart }
-        set { observers.onRollingUpgradeStart = newValue }
+        get { setup.observers.onRollingUpgradeStart }
+        set { setup.observers.onRollingUpgradeStart = newValue }
     }
     /// Each instance's last probe verdict, whose metrics a rolling upgrade reads when it starts.
     public var lastProbes: [ProbeResult?] { probes.last }
@@ -215,7 +217,6 @@ public final class Simulation {
         let problems = definition.validate()
         guard problems.isEmpty else { throw ValidationFailure(problems) }
         self.definition = definition
-        behaviours = Behaviours(health: health, phases: phases, faults: faults, deferrals: deferrals)
         self.capacity = definition.capacity
         models = [definition.model]
         let probeSettings: HealthExtensionSettings?
@@ -227,7 +228,8 @@ public final class Simulation {
             probeSettings = nil
         }
         setup = RunSetup(probeSettings: probeSettings, probeInterval: (probeSettings?.intervalInSeconds ?? 5) * 1000,
-                         probing: probeSettings != nil, judge: ProbeJudge(probeSettings ?? HealthExtensionSettings()))
+                         probing: probeSettings != nil, judge: ProbeJudge(probeSettings ?? HealthExtensionSettings()),
+                         behaviours: Behaviours(health: health, phases: phases, faults: faults, deferrals: deferrals))
         spreader = Spreader(zones: definition.zones, faultDomains: definition.effectiveFaultDomains,
                             updateDomains: definition.effectiveUpdateDomains)
         if let fleet = definition.fleet {
@@ -260,8 +262,8 @@ public final class Simulation {
     /// Whether anything is left that can change the outcome.
     var hasWork: Bool {
         guard !stalledOnApproval else { return false }
-        return script.left > 0 || !operations.isEmpty || upgrades.startPending || rolling?.code == .rollingForward
-            || rolling?.isWorking ?? false
+        return script.left > 0 || !operations.isEmpty || upgrades.startPending || upgrades.current?.code == .rollingForward
+            || upgrades.current?.isWorking ?? false
     }
 
     /// Runs until no upgrade runs, no operation is in flight and no action is left, or until
@@ -288,15 +290,15 @@ public final class Simulation {
 
     func summary(hitLimit: Bool) -> RunSummary {
         let availability = meter.availability(at: now)
-        return RunSummary(endTime: now, status: status, skipped: rolling?.skipped ?? [], protected: rolling?.protected ?? [],
+        return RunSummary(endTime: now, status: status, skipped: upgrades.current?.skipped ?? [], protected: upgrades.current?.protected ?? [],
                           availability: availability, hitTimeLimit: hitLimit, probes: counters.probes, capacity: capacity,
-                          rollbackFailed: rolling?.rollbackFailed.sorted() ?? [], rolledBack: rolling?.rolledBack ?? 0,
-                          awaitingApproval: rolling?.untilApproved.sorted() ?? [], osUpgradeHistory: osUpgradeHistory,
-                          failed: rolling?.failed ?? [])
+                          rollbackFailed: upgrades.current?.rollbackFailed.sorted() ?? [], rolledBack: upgrades.current?.rolledBack ?? 0,
+                          awaitingApproval: upgrades.current?.untilApproved.sorted() ?? [], osUpgradeHistory: osUpgradeHistory,
+                          failed: upgrades.current?.failed ?? [])
     }
 
     /// The latest rolling upgrade as `get-latest` reports it.
-    public var status: RollingUpgradeStatus? { rolling.map(statusOf) }
+    public var status: RollingUpgradeStatus? { upgrades.current.map(statusOf) }
 
     func dispatch(_ what: Scheduled) throws {
         switch what {
@@ -317,13 +319,13 @@ public final class Simulation {
                 emit(.actionFailed(action: action.name, message: error.message))
             }
         case .resume(let number):
-            guard let run = rolling, run.number == number else { return }
+            guard let run = upgrades.current, run.number == number else { return }
             try perform(run.resume(self))
         case .settle(let number):
-            guard let run = rolling, run.number == number else { return }
+            guard let run = upgrades.current, run.number == number else { return }
             try perform(run.settle(self))
         case .approve(let number, let id):
-            guard let run = rolling, run.number == number, run.deferred.contains(id) else { return }
+            guard let run = upgrades.current, run.number == number, run.deferred.contains(id) else { return }
             try perform(run.approve(id, byAction: false))
         }
     }
@@ -333,7 +335,7 @@ public final class Simulation {
     func emit(_ payload: Payload, instance: Int? = nil, batch: Int? = nil, phase: Int? = nil) {
         counters.events &+= 1
         if counters.events > limits.events { reachLimit("events", limits.events, detail: "") }
-        observers.onEvent?(Event(time: now, instance: instance, batch: batch, phase: phase, payload))
+        setup.observers.onEvent?(Event(time: now, instance: instance, batch: batch, phase: phase, payload))
     }
 
     /// Notes the first run-level limit reached; `run` ends with it after the current event.
