@@ -32,18 +32,18 @@ public enum RunText {
         if !summary.skipped.isEmpty { lines.append("Skipped (SkipUpgrade): \(summary.skipped)") }
         if !summary.protected.isEmpty { lines.append("Protected (protectFromScaleSetActions): \(summary.protected)") }
         if !summary.rollbackFailed.isEmpty { lines.append("Rollback failed (still on the new model): \(summary.rollbackFailed)") }
-        let behind = record.instances.filter { $0.leftBehind != nil }
-        if !behind.isEmpty {
-            let byReason = LeftBehind.allCases.compactMap { reason -> String? in
-                let ids = behind.filter { $0.leftBehind == reason }.map(\.id)
-                return ids.isEmpty ? nil : "\(reason.rawValue) \(ids)"
-            }
-            lines.append("Not on the newest model: " + byReason.joined(separator: ", "))
-        }
+        lines += fleet(record)
         if let a = summary.availability {
             lines.append("Availability: lowest healthy \(a.lowestHealthy) (capacity \(summary.capacity)), "
-                + "\(String(format: "%.0f", a.unavailableInstanceSeconds)) instance-seconds unavailable, "
-                + "finished in \(ISODuration.format(Int(a.timeToFinishSeconds * 1000)))")
+                + "\(String(format: "%.0f", a.unavailableInstanceSeconds)) instance-seconds unavailable")
+        }
+        if let start = summary.upgradeStarted {
+            if let end = summary.upgradeEnded {
+                lines.append("The latest rolling upgrade took \(ISODuration.format(end - start)) (\(ISODuration.format(start)) to \(ISODuration.format(end)))"
+                    + (summary.endTime > end ? "; the run ended at \(ISODuration.format(summary.endTime)), after the operations still running then" : ""))
+            } else {
+                lines.append("The latest rolling upgrade started at \(ISODuration.format(start)) and had not ended when the run stopped at \(ISODuration.format(summary.endTime))")
+            }
         }
         if summary.hitTimeLimit { lines.append("Stopped at the time limit with work left.") }
         return lines
@@ -82,6 +82,35 @@ public enum RunText {
         }
         lines.append("  batches               \(a.batchesByGroup.map(\.batches).reduce(0, +))" + (groups.isEmpty ? "" : " (\(groups.joined(separator: "; ")))"))
         lines.append("  shortest duration     \(ISODuration.format(a.shortestDuration)) (every instance back and Healthy at once; pauses \(ISODuration.format(policy.pauseTimeBetweenBatches)))")
+        return lines
+    }
+
+    /// The fleet at the end, in text: the instances not as the newest model would have them,
+    /// one line per reason (failed, left on an older model and why, rolled back, deleted).
+    static func fleet(_ record: RunRecord) -> [String] {
+        let summary = record.summary
+        var lines: [String] = []
+        let failed = Set(summary.failed)
+        var rows: [(String, [Int])] = []
+        if !failed.isEmpty { rows.append(("counted failed by the latest upgrade", summary.failed.sorted())) }
+        for reason in LeftBehind.allCases where reason != .failed || failed.isEmpty {
+            let ids = record.instances.filter { $0.leftBehind == reason }.map(\.id)
+            if !ids.isEmpty { rows.append(("on an older model, \(reason.rawValue)", ids)) }
+        }
+        if !summary.rollbackFailed.isEmpty { rows.append(("rollback failed, still on the new model", summary.rollbackFailed)) }
+        let gone = record.instances.filter { !$0.exists }.map(\.id)
+        if !gone.isEmpty { rows.append(("deleted", gone)) }
+        guard !rows.isEmpty else { return [] }
+        let present = record.instances.filter(\.exists)
+        let newest = present.map(\.modelVersion).max() ?? 1
+        lines.append("The fleet at the end: \(present.count) instances, \(present.count { $0.modelVersion == newest }) on model v\(newest)")
+        for (what, ids) in rows {
+            let shown = ids.prefix(40).map { id -> String in
+                guard let vm = record.instances.first(where: { $0.id == id }) else { return String(id) }
+                return "\(id)" + (vm.zone.map { " z\($0)" } ?? "") + (vm.exists ? " v\(vm.modelVersion) \(vm.health.rawValue)" : "")
+            }
+            lines.append("  \(what): " + shown.joined(separator: ", ") + (ids.count > 40 ? " and \(ids.count - 40) more" : ""))
+        }
         return lines
     }
 }

@@ -48,11 +48,16 @@ public struct RunSummary: Equatable, Sendable {
     public var osUpgradeHistory: [OSUpgradeRecord] = []
     /// The instances the latest rolling upgrade counted failed, in the order it did.
     public var failed: [Int] = []
+    /// When the latest rolling upgrade started and reached its final code (ms); nil when none
+    /// ran, or it had not ended.
+    public var upgradeStarted: Millis?
+    public var upgradeEnded: Millis?
 
     /// A summary of every field; the lists default to empty.
     public init(endTime: Millis, status: RollingUpgradeStatus?, skipped: [Int], protected: [Int], availability: Availability?,
                 hitTimeLimit: Bool, probes: Int, capacity: Int, rollbackFailed: [Int] = [], rolledBack: Int = 0,
-                awaitingApproval: [Int] = [], osUpgradeHistory: [OSUpgradeRecord] = [], failed: [Int] = []) {
+                awaitingApproval: [Int] = [], osUpgradeHistory: [OSUpgradeRecord] = [], failed: [Int] = [],
+                upgradeStarted: Millis? = nil, upgradeEnded: Millis? = nil) {
         self.endTime = endTime
         self.status = status
         self.skipped = skipped
@@ -66,6 +71,8 @@ public struct RunSummary: Equatable, Sendable {
         self.awaitingApproval = awaitingApproval
         self.osUpgradeHistory = osUpgradeHistory
         self.failed = failed
+        self.upgradeStarted = upgradeStarted
+        self.upgradeEnded = upgradeEnded
     }
 }
 
@@ -294,7 +301,8 @@ public final class Simulation {
                           availability: availability, hitTimeLimit: hitLimit, probes: counters.probes, capacity: capacity,
                           rollbackFailed: upgrades.current?.rollbackFailed.sorted() ?? [], rolledBack: upgrades.current?.rolledBack ?? 0,
                           awaitingApproval: upgrades.current?.untilApproved.sorted() ?? [], osUpgradeHistory: osUpgradeHistory,
-                          failed: upgrades.current?.failed ?? [])
+                          failed: upgrades.current?.failed ?? [], upgradeStarted: upgrades.current?.terms.startTime,
+                          upgradeEnded: upgrades.current?.endTime)
     }
 
     /// The latest rolling upgrade as `get-latest` reports it.
