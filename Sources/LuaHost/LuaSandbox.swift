@@ -162,9 +162,9 @@ extension LuaState {
         end
         math.random, math.randomseed = random, randomseed
         os.time, os.clock = time, clock
-        -- pairs in a fixed order (numbers, then strings, then booleans, then the rest: tables and
-        -- functions by the order the state made them, which is the same on every run), so a
-        -- script's output depends neither on Lua's per-run hash seed nor on addresses.
+        -- pairs and next in a fixed order (numbers, then strings, then booleans, then the rest:
+        -- tables and functions by the order the state made them, which is the same on every run),
+        -- so a script's output depends neither on Lua's per-state hash seed nor on addresses.
         local next, sort, getmetatable, rawget, raw_pairs = next, table.sort, getmetatable, rawget, pairs
         local rank = { number = 1, string = 2, boolean = 3 }
         local ranks = {}
@@ -182,10 +182,8 @@ extension LuaState {
           if ka or kb then return ka ~= nil end
           return tostring(a) < tostring(b)
         end
-        function pairs(t)
-          local mt = getmetatable(t)
-          if mt ~= nil and (type(mt) ~= "table" or rawget(mt, "__pairs") ~= nil) then return raw_pairs(t) end
-          if type(t) ~= "table" then return raw_pairs(t) end
+        -- Every key of t in the fixed order.
+        local function ordered_keys(t)
           local keys, n, kind, mixed = {}, 0, nil, false
           for k in next, t do
             n = n + 1
@@ -203,12 +201,58 @@ extension LuaState {
           else
             sort(keys)
           end
+          return keys, n
+        end
+        function pairs(t)
+          local mt = getmetatable(t)
+          if mt ~= nil and (type(mt) ~= "table" or rawget(mt, "__pairs") ~= nil) then return raw_pairs(t) end
+          if type(t) ~= "table" then return raw_pairs(t) end
+          local keys = ordered_keys(t)
           local i = 0
           return function(tt)
             i = i + 1
             local k = keys[i]
             if k ~= nil then return k, rawget(tt, k) end
           end, t, nil
+        end
+        -- next in the same fixed order: a traversal keeps a snapshot of the keys, in a cache whose
+        -- entries the collector may drop (then the next call takes a new one and finds its place).
+        local raw_next = next
+        local snapshots = setmetatable({}, { __mode = "kv" })
+        local function snapshot(t)
+          local keys, n = ordered_keys(t)
+          local at = {}
+          for j = 1, n do at[keys[j]] = j end
+          local s = { keys = keys, at = at }
+          snapshots[t] = s
+          return s
+        end
+        -- (The global: the local `next` above stays Lua's own, for ordered_keys.)
+        _ENV.next = function(t, k)
+          if type(t) ~= "table" then return raw_next(t, k) end
+          local s, i
+          if k == nil then
+            s, i = snapshot(t), 0
+          else
+            s = snapshots[t]
+            i = s and s.at[k]
+            if i == nil then
+              s = snapshot(t)
+              i = s.at[k]
+              if i == nil then return raw_next(t, k) end
+            end
+          end
+          local keys = s.keys
+          while true do
+            i = i + 1
+            local key = keys[i]
+            if key == nil then
+              snapshots[t] = nil
+              return nil
+            end
+            local v = rawget(t, key)
+            if v ~= nil then return key, v end
+          end
         end
         local create, resume, close = coroutine.create, coroutine.resume, coroutine.close
         function coroutine.wrap(f)

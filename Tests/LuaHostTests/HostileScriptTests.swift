@@ -219,6 +219,42 @@ final class HostileScriptTests: XCTestCase {
         XCTAssertEqual(order, ["1,3,alpha,mid,zeta,true,only"])
     }
 
+    /// `next` visits keys in the same fixed order as `pairs`, in every state: Lua's own order over
+    /// string, table and function keys follows a per-state hash seed and addresses.
+    func testNextVisitsKeysInTheSameFixedOrderInEveryState() throws {
+        let chunk = """
+            local t, made = {}, {}
+            for i = 1, 300 do t["key" .. ((i * 7919) % 1000)] = i end
+            for i = 1, 5 do made[i] = {} t[made[i]] = -i end
+            t[2.5], t[1], t[false] = 'f', 'one', 'no'
+            local keys, k = {}, nil
+            repeat
+              k = next(t, k)
+              if k ~= nil then keys[#keys + 1] = type(k) == 'table' and ('t' .. -t[k]) or tostring(k) end
+            until k == nil
+            t.key919 = nil                     -- a key cleared (i = 1 made it) is skipped
+            local again = {}
+            for key in next, t do if type(key) == 'string' then again[#again + 1] = key end end
+            local viaPairs = {}
+            for key in pairs(t) do viaPairs[#viaPairs + 1] = type(key) == 'table' and ('t' .. -t[key]) or tostring(key) end
+            local ok, err = pcall(next, t, 'missing')
+            return table.concat(keys, ','), #again, table.concat(viaPairs, ','), ok, next({}), err
+            """
+        let first = try state().run(chunk, chunkName: "next.lua")
+        let second = try state().run(chunk, chunkName: "next.lua")
+        XCTAssertEqual(first, second)
+        let keys = try XCTUnwrap(first[0].stringValue).split(separator: ",").map(String.init)
+        XCTAssertEqual(keys.count, 300 + 5 + 3)
+        XCTAssertEqual(Array(keys.prefix(2)), ["1", "2.5"], "numbers first, ascending")
+        let strings = keys.filter { $0.hasPrefix("key") }
+        XCTAssertEqual(strings, strings.sorted(), "then strings, sorted")
+        XCTAssertEqual(keys[keys.count - 6], "false", "then booleans")
+        XCTAssertEqual(Set(keys.suffix(5)), ["t1", "t2", "t3", "t4", "t5"], "then tables, by their allocation rank (the same in every state)")
+        XCTAssertEqual(first[1], .integer(299))
+        XCTAssertEqual(first[3], .bool(false), "a key the table does not hold is an error, as Lua's next says")
+        XCTAssertEqual(first[4], .nil)
+    }
+
     func testPrintShowsControlCharactersInsteadOfInterpretingThem() throws {
         var lines: [String] = []
         let s = try state(printed: { lines.append($0) })
