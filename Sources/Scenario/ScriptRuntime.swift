@@ -64,12 +64,22 @@ final class ScriptRuntime {
         now = 0
     }
 
-    /// Follows the engine's model versions from its events.
+    /// Follows the engine's model versions from its events, and drops the `vm` table of an
+    /// instance once it is deleted (no callback sees it again), so scaling out and in for ever
+    /// does not keep a table per instance ever made.
     func observe(_ event: Event) {
-        if case .modelUpdated(let version, let changes, _) = event.payload, version > models.count {
+        switch event.payload {
+        case .modelUpdated(let version, let changes, _) where version > models.count:
             var attributes = models[models.count - 1]
             for (key, value) in changes { attributes[key] = value }
             models.append(attributes)
+        case .instanceDeleted:
+            if let id = event.instance, id < vmTables.count, let ref = vmTables[id] {
+                state.release(ref)
+                vmTables[id] = nil
+            }
+        default:
+            break
         }
     }
 

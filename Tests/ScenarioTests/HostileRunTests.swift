@@ -96,6 +96,32 @@ final class HostileRunTests: XCTestCase {
         XCTAssertNoThrow(try load(path: hour, options: options()).run())
     }
 
+    /// Scaling out and in for ever: each instance's `vm` table (and the `vm.state` a script keeps
+    /// in it) goes when the instance is deleted, so 40,000 instances made over a run fit in a
+    /// Lua state of 8 MiB, where keeping them all did not.
+    func testDeletedInstancesTablesAreDropped() throws {
+        let path = try writeScenario("""
+            scaleset { name = "web", capacity = 10, model = { image = "v1" },
+                       healthExtension = { protocol = "http", port = 80, requestPath = "/" } }
+            health(function(vm, now)
+              vm.state.seen = (vm.state.seen or 0) + 1
+              vm.state.note = "instance " .. vm.id
+              return { applicationHealthState = "Healthy" }
+            end)
+            for i = 1, 20 do
+              at(i * 600 - 300, function() scale(2000) end)
+              at(i * 600, function() scale(10) end)
+            end
+            """)
+        var o = options()
+        o.limits.memoryBytes = 8 << 20
+        o.recordEvents = false
+        let record = try load(path: path, options: o).run()
+        XCTAssertEqual(record.summary.capacity, 10)
+        XCTAssertEqual(record.instances.count, 10 + 20 * 1990)
+        XCTAssertEqual(record.instances.count { $0.exists }, 10)
+    }
+
     /// About 16 million instructions in one call: over the budget of 10 million on every run,
     /// stopped at the same line, whatever the machine is doing.
     func testBudgetVerdictAndLineAreTheSameOnEveryRun() throws {
