@@ -114,3 +114,33 @@ public enum RunText {
         return lines
     }
 }
+
+/// The whole outcome of a run as one JSON document (`run --output json`): the get-latest status,
+/// availability, the latest upgrade's duration, the instances failed, rolled back or left
+/// behind, and each expectation's result.
+public enum RunJSON {
+    /// The document for `record`.
+    public static func summary(_ record: RunRecord, scaleSet: ScaleSetDefinition) -> JSON {
+        let s = record.summary
+        let behind = record.instances.filter { $0.leftBehind != nil }
+        return .ordered([
+            JSONField("scaleSet", .string(scaleSet.name)), JSONField("seed", .string(String(record.seed))),
+            JSONField("status", s.status?.json() ?? .null),
+            JSONField("upgrades", .int(record.upgrades)),
+            JSONField("upgradeSeconds", s.upgradeStarted.flatMap { start in s.upgradeEnded.map { .int(($0 - start) / 1000) } } ?? .null),
+            JSONField("runEndSeconds", .int(s.endTime / 1000)), JSONField("hitTimeLimit", .bool(s.hitTimeLimit)),
+            JSONField("lowestHealthy", s.availability.map { .int($0.lowestHealthy) } ?? .null),
+            JSONField("unavailableInstanceSeconds", s.availability.map { .double($0.unavailableInstanceSeconds) } ?? .null),
+            JSONField("timeToFinishSeconds", s.availability.map { .double($0.timeToFinishSeconds) } ?? .null),
+            JSONField("capacity", .int(s.capacity)),
+            JSONField("failed", .array(s.failed.sorted().map(JSON.int))), JSONField("rolledBack", .int(s.rolledBack)),
+            JSONField("rollbackFailed", .array(s.rollbackFailed.map(JSON.int))),
+            JSONField("skipped", .array(s.skipped.map(JSON.int))), JSONField("protected", .array(s.protected.map(JSON.int))),
+            JSONField("leftBehind", .array(behind.map { .ordered([JSONField("id", .int($0.id)), JSONField("reason", .string($0.leftBehind!.rawValue))]) })),
+            JSONField("expectations", .array(record.expectations.map {
+                .ordered([JSONField("location", .string($0.location)), JSONField("key", .string($0.key)), JSONField("expected", .string($0.expected)),
+                          JSONField("actual", .string($0.actual)), JSONField("held", .bool($0.held))])
+            })),
+        ])
+    }
+}

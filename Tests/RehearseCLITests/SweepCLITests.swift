@@ -99,3 +99,21 @@ final class SweepCLITests: XCTestCase {
         XCTAssertTrue(bad.stderr.contains("150"), bad.stderr)
     }
 }
+
+/// `run --output json`: the whole outcome as one document.
+final class RunOutputTests: XCTestCase {
+    func testRunOutputJsonIsTheWholeOutcome() throws {
+        let out = try runRehearse(["run", "scripts/post-batch-rollback.lua", "--output", "json"])
+        XCTAssertEqual(out.status, 0, out.stderr)
+        let doc = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(out.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual((doc["status"] as? [String: Any]).flatMap { $0["runningStatus"] as? [String: Any] }?["code"] as? String, "Faulted")
+        XCTAssertEqual(doc["failed"] as? [Int], [0, 2, 4])
+        XCTAssertEqual(doc["rolledBack"] as? Int, 3)
+        XCTAssertEqual(doc["lowestHealthy"] as? Int, 7)
+        XCTAssertEqual(doc["upgradeSeconds"] as? Int, 600)
+        XCTAssertEqual((doc["expectations"] as? [[String: Any]])?.count, 5)
+        XCTAssertEqual((doc["expectations"] as? [[String: Any]])?.allSatisfy { $0["held"] as? Bool == true }, true)
+        let both = try runRehearse(["run", "scripts/post-batch-rollback.lua", "--output", "json", "--json"])
+        XCTAssertEqual(both.status, 2)
+    }
+}

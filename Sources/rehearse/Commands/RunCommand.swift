@@ -19,6 +19,8 @@ struct RunCommand: ParsableCommand {
     @Option(name: .customLong("set"), help: "A policy field, PATH=VALUE (e.g. rollingUpgradePolicy.maxBatchInstancePercent=10); repeatable.")
     var set: [String] = []
     @Flag(help: "Print only the final get-latest JSON on standard output.") var json = false
+    @Option(help: "text (the timeline and the outcome) or json (the whole outcome as one JSON document: status, availability, durations, instances, expectations).")
+    var output: RunOutput = .text
     @Option(help: "With --json: az (the az CLI's flattened get-latest shape) or rest (the REST resource Azure's SDKs read).")
     var shape: StatusShape = .az
     @Flag(help: "With --json: print the OS image upgrade history (az vmss get-os-upgrade-history's list) instead of get-latest.")
@@ -29,11 +31,12 @@ struct RunCommand: ParsableCommand {
     var reportFile: String?
 
     func validate() throws {
+        if output == .json && json { throw ValidationError("--output json and --json are two documents; choose one") }
         if osUpgradeHistory && !json { throw ValidationError("--os-upgrade-history goes with --json (the text output always shows the history)") }
     }
 
     func run() throws {
-        let quiet = json
+        let quiet = json || output == .json
         let printLine: (String) -> Void = { line in
             if quiet { printError("print: \(line)") } else { print("print: \(line)") }
         }
@@ -62,7 +65,9 @@ struct RunCommand: ParsableCommand {
             throw fail(error.error)
         }
         do { try eventFile?.finish() } catch { throw fail(error) }
-        if json && osUpgradeHistory {
+        if output == .json {
+            print(RunJSON.summary(result, scaleSet: loaded.scaleSet).serialized())
+        } else if json && osUpgradeHistory {
             print(RunText.history(result, scaleSet: loaded.scaleSet).serialized())
         } else if json {
             if let status = RunText.status(result, scaleSet: loaded.scaleSet, rest: shape == .rest) {
@@ -85,6 +90,11 @@ struct RunCommand: ParsableCommand {
         let failed = result.failedExpectations
         report(failed.flatMap { Diagnostic.of($0) })
         if !failed.isEmpty { throw ExitCode(1) }
-        if !json && !loaded.expectations.isEmpty { print("All \(loaded.expectations.count) expectation(s) held.") }
+        if !quiet && !loaded.expectations.isEmpty { print("All \(loaded.expectations.count) expectation(s) held.") }
     }
+}
+
+/// What `run` prints.
+enum RunOutput: String, ExpressibleByArgument, CaseIterable {
+    case text, json
 }
