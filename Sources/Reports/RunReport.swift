@@ -155,10 +155,7 @@ public enum RunReport {
             JSONField("status", statusText.map(JSON.string) ?? .null),
             JSONField("instances", .array(instances)), JSONField("markers", .array(markers)),
             JSONField("serving", .array(capacity(lanes, end: record.summary.endTime).map { .array([.int($0.time), .int($0.serving)]) })),
-            JSONField("expectations", .array(record.expectations.map {
-                .ordered([JSONField("location", .string($0.location)), JSONField("key", .string($0.key)), JSONField("expected", .string($0.expected)),
-                          JSONField("actual", .string($0.actual)), JSONField("held", .bool($0.held))])
-            })),
+            JSONField("expectations", .array(record.expectations.map(\.json))),
         ])
     }
 

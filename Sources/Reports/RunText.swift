@@ -137,10 +137,15 @@ public enum RunJSON {
             JSONField("rollbackFailed", .array(s.rollbackFailed.map(JSON.int))),
             JSONField("skipped", .array(s.skipped.map(JSON.int))), JSONField("protected", .array(s.protected.map(JSON.int))),
             JSONField("leftBehind", .array(behind.map { .ordered([JSONField("id", .int($0.id)), JSONField("reason", .string($0.leftBehind!.rawValue))]) })),
-            JSONField("expectations", .array(record.expectations.map {
-                .ordered([JSONField("location", .string($0.location)), JSONField("key", .string($0.key)), JSONField("expected", .string($0.expected)),
-                          JSONField("actual", .string($0.actual)), JSONField("held", .bool($0.held))])
-            })),
+            JSONField("expectations", .array(record.expectations.map(\.json))),
         ])
+    }
+}
+
+extension ExpectationResult {
+    /// `{"location":"x.lua:9","key":"code","expected":"Completed","actual":"Faulted","held":false}`.
+    var json: JSON {
+        .ordered([JSONField("location", .string(location)), JSONField("key", .string(key)), JSONField("expected", .string(expected)),
+                  JSONField("actual", .string(actual)), JSONField("held", .bool(held))])
     }
 }

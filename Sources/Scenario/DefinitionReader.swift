@@ -17,8 +17,8 @@ struct DefinitionReader {
                             "loadBalancerProbe", "protected", "protectedFromScaleIn", "quota", "faultDomains",
                             "updateDomains", "timings", "location", "from", "resource", "parameters", "instances"]
 
-    /// The largest document `from` or `parameters` reads, in bytes.
-    static let maxDocumentBytes = 16 << 20
+    /// The largest document `from`, `parameters` or `instances` reads, in bytes.
+    static let maxDocumentBytes = JSONDocument.maxBytes
 
     mutating func problem(_ field: String, _ message: String) {
         problems.append(Problem(field: "scaleset.\(field)", message))
@@ -143,17 +143,10 @@ struct DefinitionReader {
     private mutating func readDocument(_ path: String, field: String) -> JSON? {
         let full = path.hasPrefix("/") ? path : folder + "/" + path
         documents.append(full)
-        let data: [UInt8]
         do {
-            data = try BoundedFile.read(full, maxBytes: Self.maxDocumentBytes)
+            return try JSONDocument.read(full, maxBytes: Self.maxDocumentBytes)
         } catch {
-            problem(field, "\(path) \(error.problem)")
-            return nil
-        }
-        do {
-            return try JSON.parse(String(decoding: data, as: UTF8.self), maxBytes: Self.maxDocumentBytes)
-        } catch {
-            problem(field, "\(path): \(error)")
+            problem(field, "\(path): \(error.problem)")
             return nil
         }
     }

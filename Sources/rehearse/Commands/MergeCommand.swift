@@ -19,10 +19,8 @@ struct MergeCommand: ParsableCommand {
         guard !parts.isEmpty else { throw fail(InputError("merge", problem: "needs the parts of a sweep", allowed: "rehearse merge part1.json part2.json …")) }
         var read: [(path: String, part: SweepJSON.Part)] = []
         for path in parts {
-            let data: [UInt8]
-            do { data = try BoundedFile.read(path, maxBytes: 512 << 20) } catch { throw fail(InputError(path, problem: "\(error)")) }
+            let value = try readJSONDocument(path, maxBytes: 512 << 20)
             do {
-                let value = try JSON.parse(String(decoding: data, as: UTF8.self), maxBytes: 512 << 20)
                 read.append((path, try SweepJSON.readPart(value)))
             } catch {
                 throw fail(InputError(path, problem: "\(error)"))

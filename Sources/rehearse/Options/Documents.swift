@@ -7,13 +7,11 @@ import UpgradeEngine
 
 /// A JSON document named on the command line, size-checked before it is read; exit 2 naming
 /// the file (and, for bad JSON, the line and column) otherwise.
-func readJSONDocument(_ path: String, maxBytes: Int = 16 << 20) throws -> JSON {
-    let data: [UInt8]
-    do { data = try BoundedFile.read(path, maxBytes: maxBytes) } catch { throw fail(InputError(path, problem: error.problem)) }
+func readJSONDocument(_ path: String, maxBytes: Int = JSONDocument.maxBytes) throws -> JSON {
     do {
-        return try JSON.parse(String(decoding: data, as: UTF8.self), maxBytes: maxBytes)
+        return try JSONDocument.read(path, maxBytes: maxBytes)
     } catch {
-        throw fail(InputError(path, problem: "\(error)"))
+        throw fail(InputError(path, problem: error.problem))
     }
 }
 

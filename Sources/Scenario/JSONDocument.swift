@@ -1,0 +1,34 @@
+public import Formats
+import LuaHost
+
+/// A JSON document from another team (a scale set, an instance list, parameters, a sweep part):
+/// size-checked before it is read, then parsed with line and column in its errors.
+public enum JSONDocument {
+    /// The largest document read, in bytes.
+    public static let maxBytes = 16 << 20
+
+    /// Why a document was not read: the path and what is wrong (its size, its kind, or where the
+    /// JSON breaks).
+    public struct Refusal: Error, CustomStringConvertible {
+        /// The path as given.
+        public var path: String
+        /// What is wrong.
+        public var problem: String
+        public var description: String { "\(path): \(problem)" }
+    }
+
+    /// The document at `path`.
+    public static func read(_ path: String, maxBytes: Int = maxBytes) throws(Refusal) -> JSON {
+        let data: [UInt8]
+        do {
+            data = try BoundedFile.read(path, maxBytes: maxBytes)
+        } catch {
+            throw Refusal(path: path, problem: error.problem)
+        }
+        do {
+            return try JSON.parse(String(decoding: data, as: UTF8.self), maxBytes: maxBytes)
+        } catch {
+            throw Refusal(path: path, problem: "\(error)")
+        }
+    }
+}
