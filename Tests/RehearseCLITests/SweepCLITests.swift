@@ -116,4 +116,24 @@ final class RunOutputTests: XCTestCase {
         let both = try runRehearse(["run", "scripts/post-batch-rollback.lua", "--output", "json", "--json"])
         XCTAssertEqual(both.status, 2)
     }
+
+    /// The same `--output json` on every command that prints results, each a JSON document.
+    func testEveryCommandTakesOutputJson() throws {
+        let commands: [[String]] = [
+            ["run", "scripts/ten-at-twenty.lua"], ["plan", "scripts/ten-at-twenty.lua"], ["validate", "scripts/ten-at-twenty.lua"],
+            ["validate", "Tests/Import/az-vmss-show-zonal.json"], ["test", "scripts/ten-at-twenty.lua"],
+            ["sweep", "scripts/ten-at-twenty.lua", "--seeds", "0..3"],
+            ["compare", "scripts/ten-at-twenty.lua", "--seeds", "0..1", "--set", "rollingUpgradePolicy.maxBatchInstancePercent=20,50"],
+            ["plugins", "list", "--plugin-path", "plugins"],
+        ]
+        for command in commands {
+            let out = try runRehearse(command + ["--output", "json"])
+            XCTAssertEqual(out.status, 0, "\(command): \(out.stderr)")
+            XCTAssertNoThrow(try JSONSerialization.jsonObject(with: Data(out.stdout.utf8)), "\(command): \(out.stdout.prefix(200))")
+        }
+        let test = try runRehearse(["test", "scripts/ten-at-twenty.lua", "--output", "json"])
+        let doc = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(test.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual(doc["passed"] as? Int, 1)
+        XCTAssertEqual(((doc["scenarios"] as? [[String: Any]])?.first?["expectations"] as? [[String: Any]])?.count, 5)
+    }
 }

@@ -23,7 +23,10 @@ struct CompareCommand: ParsableCommand {
     @OptionGroup var sweep: SweepArguments
     @Option(name: .customLong("set"), help: "A policy field and its values, PATH=V1,V2,…, or a script parameter, param.NAME=V1,V2,…; repeatable (every combination runs).")
     var set: [String] = []
-    @Flag(help: "Print every combination's report as JSON.") var json = false
+    @Flag(name: .customLong("json"), help: "Print every combination's report as JSON.") var jsonFlag = false
+    @OptionGroup var format: OutputOption
+    /// `--json` or `--output json`.
+    var json: Bool { jsonFlag || format.output == .json }
     @Option(name: .customLong("report"), help: "Write a self-contained HTML page of the comparison to this file.") var reportFile: String?
 
     func run() throws {

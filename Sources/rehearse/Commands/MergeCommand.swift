@@ -13,7 +13,10 @@ struct MergeCommand: ParsableCommand {
     )
 
     @Argument(help: "The parts (JSON files).") var parts: [String]
-    @Flag(help: "Print the report as JSON (the same bytes as rehearse sweep --json).") var json = false
+    @Flag(name: .customLong("json"), help: "Print the report as JSON (the same bytes as rehearse sweep --json).") var jsonFlag = false
+    @OptionGroup var format: OutputOption
+    /// `--json` or `--output json`.
+    var json: Bool { jsonFlag || format.output == .json }
 
     func run() throws {
         guard !parts.isEmpty else { throw fail(InputError("merge", problem: "needs the parts of a sweep", allowed: "rehearse merge part1.json part2.json …")) }

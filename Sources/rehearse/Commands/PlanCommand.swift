@@ -18,7 +18,10 @@ struct PlanCommand: ParsableCommand {
     @Option(help: "Seed of math.random and every seeded failure injector.") var seed: UInt64 = 0
     @Option(name: .customLong("set"), help: "A policy field, PATH=VALUE (e.g. rollingUpgradePolicy.maxBatchInstancePercent=10); repeatable.")
     var set: [String] = []
-    @Flag(help: "Print the plan as JSON.") var json = false
+    @Flag(name: .customLong("json"), help: "Print the plan as JSON.") var jsonFlag = false
+    @OptionGroup var format: OutputOption
+    /// `--json` or `--output json`.
+    var json: Bool { jsonFlag || format.output == .json }
 
     func run() throws {
         let overrides = try parseOverrides(set)

@@ -35,7 +35,7 @@ struct PluginsCommand: ParsableCommand {
         }
     }
 
-    enum Output: String, ExpressibleByArgument, CaseIterable { case text, json }
+    typealias Output = OutputFormat
 
     /// Runs `body`: a bundle problem exits 2 with its own message, any other error (a file that
     /// cannot be written) exits 2 saying it could not `what`.

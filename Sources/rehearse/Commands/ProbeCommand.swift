@@ -22,7 +22,10 @@ struct ProbeCommand: ParsableCommand {
     @Flag(help: "Binary states (typeHandlerVersion 1.0): Healthy on 2xx, Unhealthy otherwise.") var binary = false
     @Flag(name: .customLong("strict-wire"), help: "Judge customMetrics sent as a JSON object as Azure's extension does.") var strictWire = false
     @Option(help: "Seconds to wait for the whole answer (at most 30, the extension's own timeout).") var timeout: Double = 30
-    @Flag(help: "Print the outcome as one JSON object instead of text.") var json = false
+    @Flag(name: .customLong("json"), help: "Print the outcome as one JSON object instead of text.") var jsonFlag = false
+    @OptionGroup var format: OutputOption
+    /// `--json` or `--output json`.
+    var json: Bool { jsonFlag || format.output == .json }
 
     func run() throws {
         let probe: EndpointProbe

@@ -20,7 +20,7 @@ struct RunCommand: ParsableCommand {
     var set: [String] = []
     @Flag(help: "Print only the final get-latest JSON on standard output.") var json = false
     @Option(help: "text (the timeline and the outcome) or json (the whole outcome as one JSON document: status, availability, durations, instances, expectations).")
-    var output: RunOutput = .text
+    var output: OutputFormat = .text
     @Option(help: "With --json: az (the az CLI's flattened get-latest shape) or rest (the REST resource Azure's SDKs read).")
     var shape: StatusShape = .az
     @Flag(help: "With --json: print the OS image upgrade history (az vmss get-os-upgrade-history's list) instead of get-latest.")
@@ -92,9 +92,4 @@ struct RunCommand: ParsableCommand {
         if !failed.isEmpty { throw ExitCode(1) }
         if !quiet && !loaded.expectations.isEmpty { print("All \(loaded.expectations.count) expectation(s) held.") }
     }
-}
-
-/// What `run` prints.
-enum RunOutput: String, ExpressibleByArgument, CaseIterable {
-    case text, json
 }

@@ -48,7 +48,10 @@ struct SweepCommand: ParsableCommand {
     var set: [String] = []
     @Option(help: "Run only part I of N of the seeds (interleaved), e.g. 2/4; with --json, print the part for rehearse merge.")
     var shard: String?
-    @Flag(help: "Print the report (or, with --shard, the part) as JSON.") var json = false
+    @Flag(name: .customLong("json"), help: "Print the report (or, with --shard, the part) as JSON.") var jsonFlag = false
+    @OptionGroup var format: OutputOption
+    /// `--json` or `--output json`.
+    var json: Bool { jsonFlag || format.output == .json }
     @Option(help: "Write one JSON line per run to this file (seed, code, error code, figures).") var runs: String?
     @Option(name: .customLong("report"), help: "Write a self-contained HTML page of the sweep to this file (shares with their intervals, histograms).")
     var reportFile: String?

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Formats
 import Foundation
 import Reports
 import Scenario
@@ -17,6 +18,7 @@ struct TestCommand: ParsableCommand {
     @Option(name: .customLong("plugin-path"), help: "A folder of plugin bundles, searched before REHEARSE_PLUGIN_PATH and ./plugins (repeatable).")
     var pluginPath: [String] = []
     @Option(help: "Write JUnit XML to this file.") var junit: String?
+    @OptionGroup var format: OutputOption
 
     func run() throws {
         try checkPluginPaths(pluginPath)
@@ -42,7 +44,9 @@ struct TestCommand: ParsableCommand {
             }
             let seconds = Date().timeIntervalSince(started)
             outcomes.append(JUnit.Scenario(path: file, results: results, error: error, seconds: seconds))
-            if let error {
+            if format.output == .json {
+                continue
+            } else if let error {
                 print("ERROR \(file): \(error)")
             } else if let failed = results.first(where: { !$0.held }) {
                 let count = results.count { !$0.held }
@@ -54,7 +58,19 @@ struct TestCommand: ParsableCommand {
         }
         let errors = outcomes.count { $0.error != nil }
         let failures = outcomes.count { $0.results.contains { !$0.held } }
-        print("\(outcomes.count) scenario\(outcomes.count == 1 ? "" : "s"): \(outcomes.count - errors - failures) passed, \(failures) failed, \(errors) could not run")
+        if format.output == .json {
+            print(JSON.ordered([
+                JSONField("passed", .int(outcomes.count - errors - failures)), JSONField("failed", .int(failures)), JSONField("errors", .int(errors)),
+                JSONField("scenarios", .array(outcomes.map { o in
+                    .ordered([JSONField("path", .string(o.path)),
+                              JSONField("result", .string(o.error != nil ? "error" : o.results.contains { !$0.held } ? "failed" : "passed")),
+                              JSONField("error", o.error.map(JSON.string) ?? .null),
+                              JSONField("expectations", .array(o.results.map(\.json)))])
+                })),
+            ]).serialized())
+        } else {
+            print("\(outcomes.count) scenario\(outcomes.count == 1 ? "" : "s"): \(outcomes.count - errors - failures) passed, \(failures) failed, \(errors) could not run")
+        }
         if let junit {
             do {
                 try JUnit.xml(outcomes).write(toFile: junit, atomically: true, encoding: .utf8)

@@ -19,45 +19,55 @@ struct ValidateCommand: ParsableCommand {
     @Option(help: "With an ARM template: its parameters file.") var parameters: String?
     @Option(name: .customLong("plugin-path"), help: "A folder of plugin bundles (repeatable).") var pluginPath: [String] = []
 
+    @OptionGroup var format: OutputOption
+
     func run() throws {
         if file.lowercased().hasSuffix(".json") {
-            // Sized before it is read: a policy document is small, and a huge file is refused
-            // without being loaded.
-            let data: [UInt8]
-            do { data = try BoundedFile.read(file, maxBytes: BoundedFile.maxSourceBytes) } catch { throw fail(InputError(file, problem: "\(error)")) }
-            if let document = try? JSON.parse(String(decoding: data, as: UTF8.self)), let format = ScaleSetImport.format(of: document) {
-                let imported = try importScaleSet(file, resource: resource, parameters: parameters)
-                let d = imported.definition
-                print("\(file): ok (\(format.rawValue): \(d.name), \(d.capacity) instances, \(d.orchestration.rawValue), \(d.policy.mode.rawValue) mode\(d.zones.isEmpty ? "" : ", zones \(d.zones.joined(separator: ","))"))")
-                return
+            // Sized before it is read, and read once: what it is decides how it is checked.
+            let document = try readJSONDocument(file)
+            if let kind = ScaleSetImport.format(of: document) {
+                let d = try importScaleSet(file, resource: resource, parameters: parameters).definition
+                return ok(kind.rawValue, d, "\(kind.rawValue): \(d.name), \(d.capacity) instances, \(d.orchestration.rawValue), \(d.policy.mode.rawValue) mode"
+                          + (d.zones.isEmpty ? "" : ", zones \(d.zones.joined(separator: ","))"))
             }
-            if let document = try? JSON.parse(String(decoding: data, as: UTF8.self)), case .array = document, InstanceList.matches(document) {
+            if case .array = document, InstanceList.matches(document) {
                 let fleet = try importFleet(file)
-                print("\(file): ok (an instance list: \(fleet.count) instances, \(fleet.count { !$0.latestModelApplied }) not on the latest model)")
-                return
+                let behind = fleet.count { !$0.latestModelApplied }
+                return ok("instance list", nil, "an instance list: \(fleet.count) instances, \(behind) not on the latest model",
+                          extra: [JSONField("instances", .int(fleet.count)), JSONField("notOnLatestModel", .int(behind))])
             }
-            if case .string(let schema)? = (try? JSON.parse(String(decoding: data, as: UTF8.self)))?.member("$schema"), schema.contains("deploymentParameters") {
+            if case .string(let schema)? = document.member("$schema"), schema.contains("deploymentParameters") {
                 throw fail(InputError(file, problem: "is an ARM parameters file", allowed: "the template, with --parameters \(file)"))
             }
             do {
-                let policy = try UpgradePolicy.parse(json: String(decoding: data, as: UTF8.self))
-                print("\(file): ok (mode \(policy.mode.rawValue), batches of \(policy.rolling.maxBatchInstancePercent)%)")
+                let policy = try UpgradePolicy.parse(document)
+                return ok("upgradePolicy", nil, "mode \(policy.mode.rawValue), batches of \(policy.rolling.maxBatchInstancePercent)%",
+                          extra: [JSONField("policy", policy.json)])
             } catch {
                 throw fail(InputError(file, problem: "\(error)"))
             }
-            return
         }
         var options = ScenarioOptions()
         try checkPluginPaths(pluginPath)
         options.pluginPath = pluginPath
         options.print = { _ in }
-        do {
-            let scenario = try ScenarioDefinition(path: file, options: options)
-            for warning in scenario.warnings { warn(warning) }
-            let d = scenario.scaleSet
-            print("\(file): ok (\(d.name), \(d.capacity) instances, \(d.policy.mode.rawValue) mode\(d.zones.isEmpty ? "" : ", zones \(d.zones.joined(separator: ","))"))")
-        } catch {
-            throw fail(error)
+        let scenario: ScenarioDefinition
+        do { scenario = try ScenarioDefinition(path: file, options: options) } catch { throw fail(error) }
+        for warning in scenario.warnings { warn(warning) }
+        let d = scenario.scaleSet
+        ok("scenario", d, "\(d.name), \(d.capacity) instances, \(d.policy.mode.rawValue) mode" + (d.zones.isEmpty ? "" : ", zones \(d.zones.joined(separator: ","))"))
+    }
+
+    /// `FILE: ok (…)`, or with `--output json` one object: the file, what it is, and the scale
+    /// set it describes.
+    func ok(_ kind: String, _ d: ScaleSetDefinition?, _ text: String, extra: [JSONField] = []) {
+        guard format.output == .json else { return print("\(file): ok (\(text))") }
+        var fields = [JSONField("file", .string(file)), JSONField("ok", .bool(true)), JSONField("kind", .string(kind))]
+        if let d {
+            fields += [JSONField("name", .string(d.name)), JSONField("capacity", .int(d.capacity)),
+                       JSONField("orchestration", .string(d.orchestration.rawValue)), JSONField("zones", .array(d.zones.map(JSON.string))),
+                       JSONField("policy", d.policy.json)]
         }
+        print(JSON.ordered(fields + extra).serialized())
     }
 }
