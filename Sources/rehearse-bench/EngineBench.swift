@@ -10,6 +10,20 @@ struct EngineCommand: ParsableCommand {
     )
 
     @Option(help: "Repetitions of each measurement; the median is printed.") var repeats = 5
+    @Flag(help: "Also run 100,000 instances once, for scale100x (about ten seconds).") var large = false
+
+    /// The calibration `plan_vs_sort` divides by: sorting the same 100,000 inputs by (zone,
+    /// phase, fault domain, update domain, id) tuples, in milliseconds.
+    static func sortInputs(_ inputs: [PlanInput]) -> Double {
+        var keyed = inputs.map { (zone: $0.zone ?? "", phase: $0.phase ?? Int.max, fd: $0.faultDomain, ud: $0.updateDomain, id: $0.id) }
+        keyed.reverse()
+        let start = nowNanoseconds()
+        keyed.sort { ($0.zone, $0.phase, $0.fd, $0.ud, $0.id) < ($1.zone, $1.phase, $1.fd, $1.ud, $1.id) }
+        let millis = Double(nowNanoseconds() - start) / 1e6
+        // The result is used, so the sort cannot be optimised away.
+        precondition(keyed.count == inputs.count)
+        return millis
+    }
 
     /// 100,000 instances in 3 zones with 5 update domains, reporting 5 phases.
     static func planInputs() -> [PlanInput] {
@@ -43,6 +57,7 @@ struct EngineCommand: ParsableCommand {
     func run() throws {
         let inputs = Self.planInputs()
         var planTimes: [Double] = [], run1k: [Double] = [], run10k: [Double] = [], ratios: [Double] = [], perProbe: [Double] = []
+        var sortTimes: [Double] = [], perProbe1k: [Double] = []
         var probes10k = 0
         var batches = 0
         var status1k: RollingUpgradeStatus?
@@ -51,6 +66,7 @@ struct EngineCommand: ParsableCommand {
             let plan = Planner.plan(inputs, capacity: inputs.count, zonal: true, orchestration: .uniform, faultDomains: 5,
                                     policy: RollingUpgradePolicy())
             planTimes.append(Double(nowNanoseconds() - start) / 1e6)
+            sortTimes.append(Self.sortInputs(inputs))
             batches = plan.batches.count
             let small = try Self.runUpgrade(instances: 1_000)
             let large = try Self.runUpgrade(instances: 10_000)
@@ -59,6 +75,7 @@ struct EngineCommand: ParsableCommand {
             run10k.append(large.millis)
             probes10k = large.probes
             perProbe.append(large.millis * 1e6 / Double(max(1, large.probes)))
+            perProbe1k.append(small.millis * 1e6 / Double(max(1, small.probes)))
             ratios.append(large.millis / small.millis)
         }
         print("plan100k_batches=\(batches)")
@@ -71,5 +88,13 @@ struct EngineCommand: ParsableCommand {
         // cost of one probe of the 10,000-instance run, all work included, compares across versions.
         print("run10k_probes=\(probes10k)")
         report("run10k_ns_per_probe", median(perProbe))
+        // Calibrations measured in this run, so the figures mean something on another machine.
+        report("sort100k_ms", median(sortTimes))
+        report("plan_vs_sort", median(planTimes) / median(sortTimes), decimals: 2)
+        if large {
+            let huge = try Self.runUpgrade(instances: 100_000)
+            report("run100k_ns_per_probe", huge.millis * 1e6 / Double(max(1, huge.probes)))
+            report("scale100x", (huge.millis * 1e6 / Double(max(1, huge.probes))) / median(perProbe1k), decimals: 2)
+        }
     }
 }
