@@ -105,9 +105,4 @@ public struct SweepReport: Equatable, Sendable {
         for run in runs { for id in run[keyPath: ids] { counts[id, default: 0] += 1 } }
         return counts.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.prefix(limit).map { ($0.key, Share($0.value, of: total)) }
     }
-
-    public static func == (a: SweepReport, b: SweepReport) -> Bool {
-        a.scenario == b.scenario && a.seeds == b.seeds && a.overrides == b.overrides && a.runs == b.runs
-            && a.expectations == b.expectations && a.deadline == b.deadline
-    }
 }

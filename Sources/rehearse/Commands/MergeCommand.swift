@@ -1,6 +1,5 @@
 import ArgumentParser
 import Formats
-import LuaHost
 import Reports
 import UpgradeEngine
 

@@ -2,7 +2,6 @@ import ArgumentParser
 import AzureWire
 import Formats
 import Foundation
-import LuaHost
 import Scenario
 import UpgradeEngine
 
