@@ -44,8 +44,8 @@ let package = Package(
         ),
         // The only C that may longjmp: trampolines, message handler, hooks, allocator, watchdog.
         .target(name: "CLuaSupport", dependencies: ["CLua"]),
-        // The benchmark's reference host, written directly against the C API.
-        .target(name: "CLuaBench", dependencies: ["CLua"]),
+        // The benchmark's reference hosts, written directly against the C API (the floor with our allocator, sandbox and call funnel).
+        .target(name: "CLuaBench", dependencies: ["CLua", "CLuaSupport"]),
         .target(name: "LuaHost", dependencies: ["CLua", "CLuaSupport"], swiftSettings: strict),
         // Formats that know nothing of scale sets: JSON (reading with line and column in errors,
         // writing with sorted keys), ISO 8601 durations and timestamps (`Millis`), problems.

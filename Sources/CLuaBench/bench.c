@@ -1,9 +1,11 @@
 #define _GNU_SOURCE
 #include "CLuaBench.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <CLuaSupport.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
@@ -150,5 +152,96 @@ clb_result clb_lua_loop(const char *script, int64_t calls) {
         r.skipped = lua_tointeger(L, -1);
     }
     lua_close(L);
+    return r;
+}
+
+/* No Swift function is ever registered on the floor's state. */
+static int no_dispatch(lua_State *L, void *closure) {
+    (void)closure;
+    lua_pushliteral(L, "no host functions on the floor");
+    return RH_SWIFT_ERROR;
+}
+
+/* One `vm` table as the scenario runtime builds it: id, name, faultDomain, updateDomain, an empty
+ * state, startedAt, zone and the shared model table. */
+static void push_vm(lua_State *L, int i, int model) {
+    lua_createtable(L, 0, 8);
+    lua_pushinteger(L, i);
+    lua_setfield(L, -2, "id");
+    lua_pushfstring(L, "bench_%d", i);
+    lua_setfield(L, -2, "name");
+    lua_pushinteger(L, 0);
+    lua_setfield(L, -2, "faultDomain");
+    lua_pushinteger(L, i % 5);
+    lua_setfield(L, -2, "updateDomain");
+    lua_newtable(L);
+    lua_setfield(L, -2, "state");
+    lua_pushinteger(L, 0);
+    lua_setfield(L, -2, "startedAt");
+    lua_pushfstring(L, "%d", i % 3 + 1);
+    lua_setfield(L, -2, "zone");
+    lua_rawgeti(L, LUA_REGISTRYINDEX, model);
+    lua_setfield(L, -2, "model");
+}
+
+clb_result clb_floor_loop(const char *script, const char *function_name, int64_t calls, int instances, clb_limits limits) {
+    clb_result r = {-1, 0, 0, 0};
+    if (instances <= 0) return r;
+    rh_host *h = rh_host_new(limits.memory_bytes, no_dispatch);
+    if (!h) return r;
+    lua_State *L = rh_host_state(h);
+    rh_host_set_budget(h, limits.instructions, 1, 0);
+    rh_host_set_backstop(h, limits.backstop_ms);
+    rh_host_set_run_backstop(h, limits.run_backstop_ms);
+    rh_host_set_run_budget(h, limits.run_instructions);
+    if (rh_open_sandbox(L) != LUA_OK || luaL_loadbufferx(L, script, strlen(script), "=floor", "t") != LUA_OK
+        || rh_pcall(L, 0, 0, LUA_NOREF) != LUA_OK) {
+        rh_host_free(h);
+        return r;
+    }
+    lua_getglobal(L, function_name);
+    int function = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_createtable(L, 0, 2);
+    lua_pushinteger(L, 1);
+    lua_setfield(L, -2, "version");
+    lua_pushliteral(L, "v1");
+    lua_setfield(L, -2, "image");
+    int model = luaL_ref(L, LUA_REGISTRYINDEX);
+    int *vms = malloc(sizeof(int) * (size_t)instances);
+    if (!vms) {
+        rh_host_free(h);
+        return r;
+    }
+    for (int i = 0; i < instances; i++) {
+        push_vm(L, i, model);
+        vms[i] = luaL_ref(L, LUA_REGISTRYINDEX);
+    }
+    lua_createtable(L, instances, 0);
+    int latest = luaL_ref(L, LUA_REGISTRYINDEX);
+    int base = lua_gettop(L);
+    double start = now_ns();
+    for (int64_t i = 0; i < calls; i++) {
+        int id = (int)(i % instances);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, function);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, vms[id]);
+        lua_pushinteger(L, (lua_Integer)(i / instances) * 5);
+        if (rh_pcall(L, 2, 1, function) != LUA_OK) {
+            free(vms);
+            rh_host_free(h);
+            return r;
+        }
+        lua_getfield(L, -1, "applicationHealthState");
+        const char *state = lua_tostring(L, -1);
+        if (state && strcmp(state, "Unhealthy") == 0) r.unhealthy++;
+        else if (!state || strcmp(state, "Healthy") != 0) r.skipped++;
+        lua_pop(L, 1);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, latest);
+        lua_getfield(L, -2, "customMetrics");
+        lua_rawseti(L, -2, id + 1);
+        lua_settop(L, base);
+    }
+    r.ns_per_call = (now_ns() - start) / (double)calls;
+    free(vms);
+    rh_host_free(h);
     return r;
 }

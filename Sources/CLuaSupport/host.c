@@ -33,6 +33,7 @@ rh_host *rh_host_new(size_t memory_limit, rh_dispatch_fn dispatch) {
     /* The message handler lives at the bottom of the main stack for the state's whole life, so
      * a call pays no push and rotate for it. */
     lua_pushcfunction(h->L, rh_message_handler);
+    rh_intern_probe_strings(h);
     return h;
 }
 

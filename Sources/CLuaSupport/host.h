@@ -28,6 +28,8 @@
 #define RH_STEP 1000
 /* Labels (what a registry ref is called, e.g. "health") kept for the backstop's message. */
 #define RH_LABEL_MAX 64
+/* The health fast path's strings, by index. */
+enum { RH_PROBE_STATE_KEY, RH_PROBE_METRICS_KEY, RH_PROBE_HEALTHY, RH_PROBE_UNHEALTHY, RH_PROBE_STRING_COUNT };
 
 struct rh_host {
     lua_State *L;
@@ -90,6 +92,10 @@ struct rh_host {
     atomic_ulong seq;
     atomic_int in_call;
     pthread_t caller;
+
+    /* the health fast path's strings (probe.c): registry refs and the interned objects */
+    int probe_refs[RH_PROBE_STRING_COUNT];
+    const void *probe_pointers[RH_PROBE_STRING_COUNT];
 };
 
 /* The hook count of coroutines that joined the current call. It differs from the main thread's
@@ -113,6 +119,9 @@ void rh_note_reached(lua_State *L, int level);
 /* Charges `units` of work done in C against the current call's budget; raises when spent. */
 void rh_charge(lua_State *L, lua_Integer units);
 static inline size_t rh_cap(const rh_host *h) { return h->limit + h->host_bytes; }
+
+/* probe.c: interns the fast path's strings; called once, on a new state. */
+void rh_intern_probe_strings(rh_host *h);
 
 /* host.c */
 int rh_message_handler(lua_State *L);

@@ -156,6 +156,19 @@ public final class LuaState {
         }
     }
 
+    /// Keeps a new table with `fields` set in the order given, in the registry: for the host's own
+    /// records, where `reference(.table(...))` would sort the keys first.
+    public func reference(record fields: [(String, LuaValue)]) -> LuaTableRef {
+        withHostAllocation {
+            lua_createtable(L, 0, Int32(clamping: fields.count))
+            for (key, value) in fields {
+                stack.push(value)
+                clua_rawsetfield(L, -2, key)
+            }
+            return LuaTableRef(ref: luaL_ref(L, CLUA_REGISTRYINDEX))
+        }
+    }
+
     /// Keeps a new empty table with room for `arraySize` list items in the registry.
     public func referenceNewTable(arraySize: Int) -> LuaTableRef {
         withHostAllocation {
@@ -276,6 +289,29 @@ public final class LuaState {
         defer { lua_settop(L, base) }
         return try read(stack)
     }
+
+    /// The health call's fast path, one C call per probe: calls `function(vm, now)` through the
+    /// funnel and reads the usual answer raw (the state by its interned string; with `latest`,
+    /// `customMetrics` copied into `latest[slot]`). The result stays on top until `endCall(base)`;
+    /// anything but the usual answer is `.other`, for `stack`'s general readers.
+    @inlinable
+    public func callHealth(_ function: LuaFunctionRef, vm: LuaTableRef, nowMillis: Int, latest: LuaTableRef?, slot: Int) throws(LuaError) -> HealthCall {
+        let base = lua_gettop(L)
+        guard lua_checkstack(L, 8) != 0 else {
+            throw LuaError(kind: .runtime, message: "Lua stack exhausted (calls nested too deeply)", function: function.name)
+        }
+        let code = rh_call_health(L, function.ref, vm.ref, Int64(nowMillis), latest?.ref ?? CLUA_NOREF, Int64(slot))
+        guard code >= 0 else { throw callError(-code, function: function.name) }
+        return HealthCall(answer: HealthCall.Answer(rawValue: code & 3) ?? .other, metricsKept: code & RH_HEALTH_METRICS_KEPT != 0, base: base)
+    }
+
+    /// Drops what a call left on the stack (`HealthCall.base`).
+    @inlinable
+    public func endCall(_ call: HealthCall) { lua_settop(L, call.base) }
+
+    /// Reads what a call left on top of the stack (at -1) before `endCall`.
+    @inlinable
+    public func readTop<R>(_ body: (LuaStack) throws -> R) rethrows -> R { try body(stack) }
 
     /// Calls `function` with `arguments` and converts all its results.
     @discardableResult

@@ -27,49 +27,78 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
 
     deinit { state.release(latest) }
 
+    /// One probe: the usual answer (a plain table whose state is "Healthy" or "Unhealthy", its
+    /// metrics kept for later) is read in one C call; anything else by `read`.
     func probe(_ instance: borrowing Instance, at time: Millis) throws -> ProbeReply {
-        var problem: String?
-        let slot = instance.id + 1
-        let reply = try runtime.invoke(callback, "health", instance, time) { stack -> ProbeReply in
-            switch stack.type(at: -1) {
-            case .nil, .none: return .noAnswer
-            case .string: return .http(status: 200, body: stack.string(at: -1, maxBytes: maxBodyCopy)!)
-            case .table:
-                let table = stack.table(at: -1)!
-                let state = Self.state(table)
-                if state == nil, table.type("status") != .nil {
-                    guard let status = table.integer("status"), (100...599).contains(status) else {
-                        problem = "health returned a status that is not an HTTP status code (100–599)"
-                        return .noAnswer
-                    }
-                    let body = table.type("body") == .nil ? "" : table.string("body", maxBytes: maxBodyCopy)
-                    guard let body else {
-                        problem = "health returned a body that is not a string"
-                        return .noAnswer
-                    }
-                    return .http(status: status, body: body)
-                }
-                guard deferMetrics else {
-                    do {
-                        return .structured(state: state, metrics: try Self.metrics(table))
-                    } catch {
-                        problem = "health returned customMetrics that cannot be read: \((error as? LuaError)?.message ?? "\(error)")"
-                        return .noAnswer
-                    }
-                }
-                // The usual spelling first; any other casing (CustomMetrics included) by a scan.
-                if table.copy("customMetrics", into: latest, slot: slot) == .nil,
-                   let key = table.key(caseInsensitive: "customMetrics") {
-                    _ = table.copy(key: key, into: latest, slot: slot)
-                }
-                return .structured(state: state, metrics: .deferred)
-            default:
-                problem = "health returned a \(stack.type(at: -1).name); return a table ({ applicationHealthState = \"Healthy\" }), a body string, { status = 503, body = \"...\" } or nil (no answer)"
-                return .noAnswer
-            }
+        var copy = copy instance
+        return try withUnsafePointer(to: &copy) { try probe(lent: $0, at: time) }
+    }
+
+    func probe(lent instance: UnsafePointer<Instance>, at time: Millis) throws -> ProbeReply {
+        let vm = runtime.vmTable(for: instance)
+        let outer = runtime.activity
+        runtime.activity = .behaviour("health")
+        runtime.now = time
+        defer { runtime.activity = outer }
+        let slot = instance.pointee.id + 1
+        let call: HealthCall
+        do {
+            call = try state.callHealth(callback.function, vm: vm, nowMillis: time, latest: deferMetrics ? latest : nil, slot: slot)
+        } catch {
+            throw runtime.scriptError(error, callback, "health", instance.pointee, time)
         }
-        if let problem { throw runtime.badResult(callback, problem, "health", instance, time) }
+        defer { state.endCall(call) }
+        switch call.answer {
+        case .noAnswer: return .noAnswer
+        case .healthy where call.metricsKept: return .structured(state: "Healthy", metrics: .deferred)
+        case .unhealthy where call.metricsKept: return .structured(state: "Unhealthy", metrics: .deferred)
+        default: break
+        }
+        var problem: String?
+        let reply = state.readTop { stack in read(stack, slot: slot, problem: &problem) }
+        if let problem { throw runtime.badResult(callback, problem, "health", instance.pointee, time) }
         return reply
+    }
+
+    /// Any answer, at the top of `stack`: nil, a body string, a table with a state and metrics,
+    /// or { status, body }. A result that cannot be read sets `problem`.
+    private func read(_ stack: LuaStack, slot: Int, problem: inout String?) -> ProbeReply {
+        switch stack.type(at: -1) {
+        case .nil, .none: return .noAnswer
+        case .string: return .http(status: 200, body: stack.string(at: -1, maxBytes: maxBodyCopy)!)
+        case .table:
+            let table = stack.table(at: -1)!
+            let state = Self.state(table)
+            if state == nil, table.type("status") != .nil {
+                guard let status = table.integer("status"), (100...599).contains(status) else {
+                    problem = "health returned a status that is not an HTTP status code (100–599)"
+                    return .noAnswer
+                }
+                let body = table.type("body") == .nil ? "" : table.string("body", maxBytes: maxBodyCopy)
+                guard let body else {
+                    problem = "health returned a body that is not a string"
+                    return .noAnswer
+                }
+                return .http(status: status, body: body)
+            }
+            guard deferMetrics else {
+                do {
+                    return .structured(state: state, metrics: try Self.metrics(table))
+                } catch {
+                    problem = "health returned customMetrics that cannot be read: \((error as? LuaError)?.message ?? "\(error)")"
+                    return .noAnswer
+                }
+            }
+            // The usual spelling first; any other casing (CustomMetrics included) by a scan.
+            if table.copy("customMetrics", into: latest, slot: slot) == .nil,
+               let key = table.key(caseInsensitive: "customMetrics") {
+                _ = table.copy(key: key, into: latest, slot: slot)
+            }
+            return .structured(state: state, metrics: .deferred)
+        default:
+            problem = "health returned a \(stack.type(at: -1).name); return a table ({ applicationHealthState = \"Healthy\" }), a body string, { status = 503, body = \"...\" } or nil (no answer)"
+            return .noAnswer
+        }
     }
 
     func latestMetrics(of instance: borrowing Instance) throws -> MetricsPayload? {

@@ -39,12 +39,18 @@ final class ScriptRuntime {
     /// every instance on that version: a long attribute (a 15 MB `image`) exists once, not once
     /// per instance.
     var modelTables: [LuaTableRef?] = []
-    /// Per-instance `vm` tables and the model version each shows (same reasoning as `activity`).
-    @exclusivity(unchecked) var vmTables: [LuaTableRef?] = []
-    @exclusivity(unchecked) var vmVersions: [Int] = []
-    /// The `startedAt` and `lastOperation.endedAt` each `vm` table shows (ms; -1: none yet).
-    @exclusivity(unchecked) var vmStarts: [Millis] = []
-    @exclusivity(unchecked) var vmOperationEnds: [Millis] = []
+    /// Per-instance `vm` tables and what each shows (same reasoning as `activity`).
+    @exclusivity(unchecked) var vms: [VMSlot] = []
+
+    /// One instance's `vm` table and the values it shows: the model version, `startedAt` and
+    /// `lastOperation.endedAt` (ms; -1: none yet). Plain values, so reading one copies nothing
+    /// that is counted.
+    struct VMSlot {
+        var table: LuaTableRef?
+        var version = 0
+        var start: Millis = -1
+        var operationEnd: Millis = -1
+    }
 
     init(state: LuaState, model: [String: String]) {
         self.state = state
@@ -53,13 +59,10 @@ final class ScriptRuntime {
 
     /// Forgets what a previous simulation left (the `vm` tables, later model versions).
     func reset(model: [String: String]) {
-        for ref in vmTables.compactMap({ $0 }) { state.release(ref) }
+        for ref in vms.compactMap(\.table) { state.release(ref) }
         for ref in modelTables.compactMap({ $0 }) { state.release(ref) }
         modelTables = []
-        vmTables = []
-        vmVersions = []
-        vmStarts = []
-        vmOperationEnds = []
+        vms = []
         models = [model]
         now = 0
     }
@@ -74,9 +77,9 @@ final class ScriptRuntime {
             for (key, value) in changes { attributes[key] = value }
             models.append(attributes)
         case .instanceDeleted:
-            if let id = event.instance, id < vmTables.count, let ref = vmTables[id] {
+            if let id = event.instance, id < vms.count, let ref = vms[id].table {
                 state.release(ref)
-                vmTables[id] = nil
+                vms[id].table = nil
             }
         default:
             break
@@ -87,43 +90,56 @@ final class ScriptRuntime {
     /// `vm.state` persists; `vm.model` is replaced when the instance's model changes, and
     /// `startedAt` and `lastOperation` when it restarts or an operation on it ends.
     func vmTable(for vm: borrowing Instance) -> LuaTableRef {
-        if vm.id >= vmTables.count {
-            let grow = vm.id + 1 - vmTables.count
-            vmTables += Array(repeating: nil, count: grow)
-            vmVersions += Array(repeating: 0, count: grow)
-            vmStarts += Array(repeating: -1, count: grow)
-            vmOperationEnds += Array(repeating: -1, count: grow)
+        var copy = copy vm
+        return withUnsafePointer(to: &copy) { vmTable(for: $0) }
+    }
+
+    /// The same for an instance lent by address; its fields are read one by one, never copied whole.
+    func vmTable(for vm: UnsafePointer<Instance>) -> LuaTableRef {
+        let id = vm.pointee.id
+        let operationEnd = vm.pointee.lastOperation?.endedAt ?? -1
+        if id < vms.count {
+            let slot = vms[id]
+            if let table = slot.table, slot.version == vm.pointee.modelVersion, slot.start == vm.pointee.health.startedAt,
+               slot.operationEnd == operationEnd {
+                return table
+            }
+        } else {
+            vms += Array(repeating: VMSlot(), count: id + 1 - vms.count)
         }
-        let operationEnd = vm.lastOperation?.endedAt ?? -1
-        if let ref = vmTables[vm.id] {
-            if vmVersions[vm.id] != vm.modelVersion {
+        return refreshTable(for: vm.pointee, operationEnd: operationEnd)
+    }
+
+    /// Makes instance `vm`'s table, or brings the fields that changed up to date.
+    private func refreshTable(for vm: borrowing Instance, operationEnd: Millis) -> LuaTableRef {
+        var slot = vms[vm.id]
+        defer { vms[vm.id] = slot }
+        if let ref = slot.table {
+            if slot.version != vm.modelVersion {
                 state.setField(ref, "model", reference: modelTable(vm.modelVersion))
-                vmVersions[vm.id] = vm.modelVersion
+                slot.version = vm.modelVersion
             }
-            if vmStarts[vm.id] != vm.health.startedAt {
+            if slot.start != vm.health.startedAt {
                 state.setField(ref, "startedAt", Self.seconds(vm.health.startedAt))
-                vmStarts[vm.id] = vm.health.startedAt
+                slot.start = vm.health.startedAt
             }
-            if vmOperationEnds[vm.id] != operationEnd, let op = vm.lastOperation {
+            if slot.operationEnd != operationEnd, let op = vm.lastOperation {
                 state.setField(ref, "lastOperation", Self.operationValue(op))
-                vmOperationEnds[vm.id] = operationEnd
+                slot.operationEnd = operationEnd
             }
             return ref
         }
-        var fields: [String: LuaValue] = [
-            "id": .integer(vm.id), "name": .string(vm.name), "faultDomain": .integer(vm.faultDomain),
-            "updateDomain": .integer(vm.updateDomain), "state": .table([:]),
-            "startedAt": Self.seconds(vm.health.startedAt),
+        var fields: [(String, LuaValue)] = [
+            ("id", .integer(vm.id)), ("name", .string(vm.name)), ("faultDomain", .integer(vm.faultDomain)),
+            ("updateDomain", .integer(vm.updateDomain)), ("state", .table([:])),
+            ("startedAt", Self.seconds(vm.health.startedAt)),
         ]
-        if let zone = vm.zone { fields["zone"] = .string(zone) }
-        if let replaces = vm.replaces { fields["replaces"] = .integer(replaces) }
-        if let op = vm.lastOperation { fields["lastOperation"] = Self.operationValue(op) }
-        let ref = state.reference(.table(fields))
+        if let zone = vm.zone { fields.append(("zone", .string(zone))) }
+        if let replaces = vm.replaces { fields.append(("replaces", .integer(replaces))) }
+        if let op = vm.lastOperation { fields.append(("lastOperation", Self.operationValue(op))) }
+        let ref = state.reference(record: fields)
         state.setField(ref, "model", reference: modelTable(vm.modelVersion))
-        vmTables[vm.id] = ref
-        vmVersions[vm.id] = vm.modelVersion
-        vmStarts[vm.id] = vm.health.startedAt
-        vmOperationEnds[vm.id] = operationEnd
+        slot = VMSlot(table: ref, version: vm.modelVersion, start: vm.health.startedAt, operationEnd: operationEnd)
         return ref
     }
 
@@ -168,14 +184,20 @@ final class ScriptRuntime {
                 if time % 1000 == 0 { stack.push(time / 1000) } else { stack.push(Double(time) / 1000) }
                 return extra == nil ? 2 : 3
             }, read: read)
-        } catch var error as LuaError {
-            // A result the host could not read is the callback's error too, located where it was set.
-            if error.function == nil {
-                error.function = what.description
-                error.location = error.location ?? callback.location
-            }
-            throw ScenarioError.script(error, context: context(what, vm, time))
+        } catch let error as LuaError {
+            throw scriptError(error, callback, what, vm, time)
         }
+    }
+
+    /// A script error of `callback`, located where it was registered when the error has no
+    /// place of its own (a result the host could not read), with the instance and the time.
+    func scriptError(_ error: LuaError, _ callback: ScriptSession.Callback, _ what: StaticString, _ vm: borrowing Instance, _ time: Millis) -> ScenarioError {
+        var error = error
+        if error.function == nil {
+            error.function = what.description
+            error.location = error.location ?? callback.location
+        }
+        return ScenarioError.script(error, context: context(what, vm, time))
     }
 
     /// A result of the wrong kind: a script error located where the function was registered.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CLuaBench
 import Foundation
+import LuaHost
 import Scenario
 import UpgradeEngine
 
@@ -29,48 +30,106 @@ let benchScenario = scenarioHealth + """
 struct ScenarioCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scenario",
-        abstract: "A 1,000-instance, 3-zone, 3-phase Lua scenario; overhead_ratio = wall / (calls × C per-call cost); setup_ms = one run's set-up."
+        abstract: "A 1,000-instance, 3-zone, 3-phase Lua scenario against its fair floor, paired round by round.",
+        discussion: """
+            Each round runs the scenario once through rehearse (a fresh Lua state, the sandbox, the \
+            simulation, every probe) and once through the floor: a C host doing the same health calls \
+            with the same allocator, sandbox, exact budget and call funnel, on vm tables built the same \
+            way. overhead_ratio is the median of the rounds' ratios (rehearse wall / floor wall), with \
+            overhead_min and overhead_max; the order alternates between rounds. setup_ms is one run's \
+            set-up. `rehearse-bench ir` counts the same work in instructions under callgrind.
+            """
     )
 
-    @Option(help: "Repetitions; medians are printed.") var repeats = 5
+    enum Side: String, ExpressibleByArgument { case rehearse, floor }
+
+    @Option(help: "Paired rounds; medians are printed.") var rounds = 9
+    @Option(help: "Run only one side, this many times, and print calls (for `rehearse-bench ir`).") var only: Side?
+    @Option(help: "Runs of --only.") var runs = 1
 
     func run() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-bench-\(getpid()).lua").path
-        try benchScenario.write(toFile: path, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        var walls: [Double] = [], cCosts: [Double] = [], ratios: [Double] = [], setups: [Double] = []
-        var calls = 0
-        for _ in 0..<max(1, repeats) {
-            var options = ScenarioOptions()
-            options.environment = [:]
-            let start = nowNanoseconds()
-            let definition = try ScenarioDefinition(path: path, options: options)
-            let result = try Rehearsal.run(definition, seed: 0)
-            let wall = Double(nowNanoseconds() - start) / 1e9
-            // One run's set-up: a fresh Lua state, the sandbox, the script's top level, the
-            // simulation of 1,000 instances; the median of 20.
-            var setup: [Double] = []
-            for seed in 0..<20 {
-                let begin = nowNanoseconds()
-                try Rehearsal.setUp(definition, seed: UInt64(seed))
-                setup.append(Double(nowNanoseconds() - begin) / 1e6)
+        let bench = try ScenarioUnderTest()
+        defer { bench.remove() }
+        if let only {
+            let calls = try bench.rehearse().calls
+            for _ in 1..<max(1, runs) where only == .rehearse { _ = try bench.rehearse() }
+            for _ in 0..<max(1, runs) where only == .floor { _ = try bench.floor(calls: calls) }
+            print("calls=\(calls)")
+            return
+        }
+        // One of each first, so neither side pays for first-touch costs in a timed round.
+        let calls = try bench.rehearse().calls
+        _ = try bench.floor(calls: calls)
+        var walls: [Double] = [], floors: [Double] = [], ratios: [Double] = []
+        for round in 0..<max(1, rounds) {
+            let wall: Double, floor: Double
+            if round % 2 == 0 {
+                wall = try bench.rehearse().seconds
+                floor = try bench.floor(calls: calls)
+            } else {
+                floor = try bench.floor(calls: calls)
+                wall = try bench.rehearse().seconds
             }
-            setups.append(median(setup))
-            guard result.failedExpectations.isEmpty else {
-                throw ValidationError("the benchmark scenario did not complete: \(result.failedExpectations)")
-            }
-            calls = result.summary.probes
-            let c = clb_c_vm_loop(scenarioHealth, "bench_health", Int64(calls), 1000)
-            guard c.ns_per_call > 0 else { throw ValidationError("the C reference loop failed") }
             walls.append(wall)
-            cCosts.append(c.ns_per_call)
-            ratios.append(wall * 1e9 / (Double(calls) * c.ns_per_call))
+            floors.append(floor)
+            ratios.append(wall / floor)
+        }
+        var setups: [Double] = []
+        for seed in 0..<20 {
+            let begin = nowNanoseconds()
+            try Rehearsal.setUp(bench.definition, seed: UInt64(seed))
+            setups.append(Double(nowNanoseconds() - begin) / 1e6)
         }
         print("calls=\(calls)")
+        print("rounds=\(ratios.count)")
         report("wall_s", median(walls), decimals: 3)
-        report("c_ns_per_call", median(cCosts))
+        report("floor_s", median(floors), decimals: 3)
         report("ns_per_call", median(walls) * 1e9 / Double(calls))
-        report("overhead_ratio", median(ratios), decimals: 3)
+        report("floor_ns_per_call", median(floors) * 1e9 / Double(calls))
         report("setup_ms", median(setups), decimals: 3)
+        report("overhead_min", ratios.min()!, decimals: 3)
+        report("overhead_max", ratios.max()!, decimals: 3)
+        report("overhead_ratio", median(ratios), decimals: 3)
+    }
+}
+
+/// The benchmark scenario written to a temporary file and loaded, and its two ways to run.
+struct ScenarioUnderTest: Sendable {
+    let path: String
+    let definition: ScenarioDefinition
+    let limits = LuaLimits()
+
+    init() throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-bench-\(getpid()).lua").path
+        try benchScenario.write(toFile: path, atomically: true, encoding: .utf8)
+        var options = ScenarioOptions()
+        options.environment = [:]
+        options.limits = limits
+        definition = try ScenarioDefinition(path: path, options: options)
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: path) }
+
+    /// One whole run (set-up included): its wall time and its probes.
+    func rehearse() throws -> (seconds: Double, calls: Int) {
+        let start = nowNanoseconds()
+        let result = try Rehearsal.run(definition, seed: 0)
+        let seconds = Double(nowNanoseconds() - start) / 1e9
+        guard result.failedExpectations.isEmpty else {
+            throw ValidationError("the benchmark scenario did not complete: \(result.failedExpectations)")
+        }
+        return (seconds, result.summary.probes)
+    }
+
+    /// The floor doing `calls` health calls (set-up included): its wall time.
+    func floor(calls: Int) throws -> Double {
+        let floorLimits = clb_limits(memory_bytes: limits.memoryBytes, instructions: Int64(limits.instructions),
+                                     run_instructions: Int64(limits.runInstructions), backstop_ms: UInt32(limits.wallClockMilliseconds),
+                                     run_backstop_ms: UInt32(limits.runWallClockMilliseconds))
+        let start = nowNanoseconds()
+        let result = clb_floor_loop(scenarioHealth, "bench_health", Int64(calls), 1000, floorLimits)
+        let seconds = Double(nowNanoseconds() - start) / 1e9
+        guard result.ns_per_call > 0, result.skipped == 0 else { throw ValidationError("the floor's health calls failed") }
+        return seconds
     }
 }

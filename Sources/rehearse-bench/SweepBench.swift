@@ -8,11 +8,17 @@ import UpgradeEngine
 struct SweepBenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sweep",
-        abstract: "Sweeps of the 1,000-instance scenario: runs per second with 1 and 2 jobs, parallel efficiency, overhead against single runs, peak memory."
+        abstract: "Sweeps of the 1,000-instance scenario: runs per second with 1 and 2 jobs, parallel efficiency, overhead against single runs, peak memory.",
+        discussion: """
+            With --thousand N (default 1000), also sweeps N seeds with 2 jobs (sweepN_s) and runs \
+            the fair floor of the same work, N runs' health calls on 2 threads (floorN_s), and \
+            prints their ratio, sweep_vs_floor, which holds from one machine to another.
+            """
     )
 
     @Option(help: "Seeds of the timed sweeps.") var seeds = 200
     @Option(help: "Seeds of the memory check (peak_rss_mb is read after this sweep too).") var large = 2_000
+    @Option(help: "Seeds of the 2-job sweep timed against the floor (0: skip).") var thousand = 1_000
 
     func run() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-bench-sweep-\(getpid()).lua").path
@@ -58,6 +64,20 @@ struct SweepBenchCommand: ParsableCommand {
             let pair = timedLoop(threads: 2, calls: calls)
             ceilings.append(alone / pair)
         }
+        var thousandFigures: (sweep: Double, floor: Double)?
+        if thousand > 0 {
+            let sweep = try timed(jobs: 2, seeds: (0..<UInt64(thousand)).map { $0 })
+            let bench = try ScenarioUnderTest()
+            defer { bench.remove() }
+            let calls = try bench.rehearse().calls
+            let failures = FailureCount()
+            let start = nowNanoseconds()
+            DispatchQueue.concurrentPerform(iterations: 2) { worker in
+                for _ in stride(from: worker, to: thousand, by: 2) where (try? bench.floor(calls: calls)) == nil { failures.add() }
+            }
+            guard failures.value == 0 else { throw ValidationError("the floor's health calls failed") }
+            thousandFigures = (sweep, Double(nowNanoseconds() - start) / 1e9)
+        }
         print("runs=\(seeds)")
         report("single_run_s", median(singles), decimals: 4)
         report("setup_ms", median(setups), decimals: 3)
@@ -70,6 +90,11 @@ struct SweepBenchCommand: ParsableCommand {
         report("parallel_efficiency", efficiency, decimals: 3)
         report("parallel_vs_machine", efficiency / median(ceilings), decimals: 3)
         report("sweep_overhead_ratio", one / (Double(seeds) * median(singles)), decimals: 3)
+        if let thousandFigures {
+            report("sweep\(thousand)_s", thousandFigures.sweep, decimals: 2)
+            report("floor\(thousand)_s", thousandFigures.floor, decimals: 2)
+            report("sweep_vs_floor", thousandFigures.sweep / thousandFigures.floor, decimals: 3)
+        }
     }
 }
 
@@ -89,4 +114,12 @@ func timedLoop(threads: Int, calls: Int64) -> Double {
     }
     // Each thread did the same work: with two perfect cores the two take as long as one.
     return Double(nowNanoseconds() - start) / 1e9
+}
+
+/// Failures counted by the floor's two threads.
+final class FailureCount: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func add() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
 }

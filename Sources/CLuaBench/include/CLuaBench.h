@@ -1,6 +1,7 @@
 #ifndef CLUABENCH_H
 #define CLUABENCH_H
 /* The benchmark's reference: the health-call loop a C host would write against Lua's C API. */
+#include <stddef.h>
 #include <stdint.h>
 
 /* What one loop computed, so hosts can check they did the same work. */
@@ -22,4 +23,19 @@ clb_result clb_c_vm_loop(const char *script, const char *function_name, int64_t 
 
 /* Runs the same loop in Lua itself (the call and the field reads are Lua code). */
 clb_result clb_lua_loop(const char *script, int64_t calls);
+/* The limits the scenario's Lua state runs under, for the floor to run under the same. */
+typedef struct clb_limits {
+    size_t memory_bytes;
+    long long instructions;     /* per call, counted exactly */
+    long long run_instructions; /* for all calls together */
+    unsigned backstop_ms;
+    unsigned run_backstop_ms;
+} clb_limits;
+
+/* The fair floor of a scenario's health calls: what a C host does for the same Lua work with the
+ * same parts as rehearse (its allocator, sandbox, exact budget and call funnel), `instances`
+ * vm tables built as the scenario runtime builds them, and the answer read the plain C way (the
+ * state with lua_getfield and strcmp, customMetrics kept in a `latest` table slot per
+ * instance). Counts states other than Healthy/Unhealthy in `skipped`. */
+clb_result clb_floor_loop(const char *script, const char *function_name, int64_t calls, int instances, clb_limits limits);
 #endif

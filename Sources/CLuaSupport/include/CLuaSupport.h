@@ -87,6 +87,22 @@ const char *rh_last_where(rh_host *h);
  * same script, or -1 when it is not in the small-block slabs. */
 long long rh_object_rank(rh_host *h, const void *p);
 
+/* What rh_call_health found. */
+/* (negative: the call failed with Lua status -result; its error message is on top) */
+#define RH_HEALTH_NIL 0         /* it returned nil (on top) */
+#define RH_HEALTH_HEALTHY 1     /* a table (on top, no metatable) whose applicationHealthState is "Healthy" */
+#define RH_HEALTH_UNHEALTHY 2   /* ... is "Unhealthy" */
+#define RH_HEALTH_OTHER 3       /* anything else (on top), for the host's general reader */
+#define RH_HEALTH_METRICS_KEPT 4 /* or'ed in: its customMetrics (or nil) went to latest[slot] */
+
+/* The health call's fast path: calls the function kept at registry ref `function_ref` with the
+ * table kept at `vm_ref` and the time (whole seconds as an integer, else a float) through
+ * rh_pcall, and reads the usual answer raw: the state by its interned string and, when
+ * `latest_ref` is not LUA_NOREF, `customMetrics` copied into `latest[slot]` unless the table also
+ * spells it in another casing. Leaves one value (result or message) on top; the caller resets
+ * the top. The caller must have made room for 4 more stack slots. */
+int rh_call_health(lua_State *L, int function_ref, int vm_ref, long long now_ms, int latest_ref, long long slot);
+
 /* Pushes a Lua function that calls the Swift closure `closure` (kept alive by the caller). */
 void rh_push_swift_function(lua_State *L, void *closure);
 

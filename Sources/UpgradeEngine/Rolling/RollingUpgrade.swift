@@ -137,13 +137,15 @@ final class RollingUpgrade {
     }
 
     let terms: RollingTerms
-    var track: Track
+    /// Read by the host's run loop between every two events; like the simulation's hot
+    /// properties, only ever touched on the simulation's thread and never while a behaviour runs.
+    @exclusivity(unchecked) var track: Track
     var queue: BatchQueue
-    var stage = Stage.idle
-    var current = Batch()
+    @exclusivity(unchecked) var stage = Stage.idle
+    @exclusivity(unchecked) var current = Batch()
     var surge = Surge()
     var tally = Tally()
-    var waits = OSWaits()
+    @exclusivity(unchecked) var waits = OSWaits()
 
     init(terms: RollingTerms, queue: BatchQueue) {
         self.terms = terms
@@ -176,7 +178,12 @@ final class RollingUpgrade {
     /// Every operation still running is an upgrade waiting for an approval.
     var waitsOnlyForApprovals: Bool { current.inFlight.isSubset(of: waits.untilApproved) }
     /// Instances are being upgraded, created, deleted or restored.
-    var isWorking: Bool { [.upgrading, .surgeCreating, .surgeDeleting, .restoring].contains(stage) }
+    var isWorking: Bool {
+        switch stage {
+        case .upgrading, .surgeCreating, .surgeDeleting, .restoring: return true
+        default: return false
+        }
+    }
 
     /// Instances not yet reached: still queued, or taken back out of a cancelled batch.
     var pendingCount: Int { queue.pending + tally.returnedToPending }

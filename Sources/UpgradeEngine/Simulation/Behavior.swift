@@ -8,9 +8,17 @@ public protocol HealthSource: AnyObject {
     /// The custom metrics of `instance`'s latest probe, for a source that answered with
     /// `MetricsPayload.deferred`; asked once per instance when a rolling upgrade starts.
     func latestMetrics(of instance: borrowing Instance) throws -> MetricsPayload?
+    /// The same as `probe(_:at:)` for an instance the engine lends by address, valid for the
+    /// call: the engine's hot path, where passing the instance itself costs a copy of it per
+    /// probe. By default it calls `probe(_:at:)`.
+    func probe(lent instance: UnsafePointer<Instance>, at time: Millis) throws -> ProbeReply
 }
 
 extension HealthSource {
+    public func probe(lent instance: UnsafePointer<Instance>, at time: Millis) throws -> ProbeReply {
+        try probe(instance.pointee, at: time)
+    }
+
     /// No deferred metrics by default.
     public func latestMetrics(of instance: borrowing Instance) throws -> MetricsPayload? { nil }
 }

@@ -88,14 +88,14 @@ extension Simulation {
         if counters.probes > limits.probes { reachLimit("probes", limits.probes, detail: "") }
         let reply: ProbeReply
         if let health = setup.behaviours.health {
-            let all = instances  // one buffer retain; the element is then lent, not copied
-            reply = try health.probe(all[id], at: now)
+            // Lent by address: passing the element itself copies the instance for the call.
+            reply = try instances.withUnsafeBufferPointer { try health.probe(lent: $0.baseAddress! + id, at: now) }
         } else {
             reply = .structured(state: "Healthy", metrics: nil)
         }
         let result = setup.judge.evaluate(reply, strictWire: setup.strictWire)
         if !result.diagnostics.isEmpty { warn(result.diagnostics, about: id) }
-        probes.last[id] = result
+        probes.last[id] = LastProbe(state: result.state, metrics: result.metrics, metricsDeferred: result.metricsDeferred)
         let before = instances[id].health.state
         let change = updateInstance(id) { $0.health.record(result.state, at: now) }
         queue.schedule(.probe(id: id, generation: probes.generation[id]), at: now + setup.probeInterval)

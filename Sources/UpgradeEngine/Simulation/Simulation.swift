@@ -95,7 +95,7 @@ public final class Simulation {
     /// The virtual clock, in milliseconds.
     @exclusivity(unchecked) public internal(set) var now: Millis = 0
     /// Instances the scale set should have (capacity, changed by `scale`).
-    public internal(set) var capacity: Int
+    @exclusivity(unchecked) public internal(set) var capacity: Int
     @exclusivity(unchecked) var queue = EventQueue()
     var spreader: Spreader
     /// The actions on the timeline and how many have yet to run.
@@ -104,7 +104,7 @@ public final class Simulation {
     @exclusivity(unchecked) var counters = Counters()
     @exclusivity(unchecked) var probes = ProbeBook()
     /// The latest rolling upgrade, and the requests and OS upgrades around it.
-    var upgrades = UpgradeBook()
+    @exclusivity(unchecked) var upgrades = UpgradeBook()
     @exclusivity(unchecked) var meter = AvailabilityMeter()
 
     /// How instances are probed and judged, and the run's bounds.
@@ -161,7 +161,15 @@ public final class Simulation {
     /// last verdict, whose metrics a rolling upgrade reads when it starts.
     struct ProbeBook {
         var generation: [Int] = []
-        var last: [ProbeResult?] = []
+        var last: [LastProbe?] = []
+    }
+
+    /// What the engine keeps of an instance's last probe: plain values, so storing one per probe
+    /// releases nothing.
+    struct LastProbe {
+        let state: HealthState
+        let metrics: CustomMetrics?
+        let metricsDeferred: Bool
     }
 
     /// Rolling upgrades asked for and run.
@@ -202,7 +210,6 @@ public final class Simulation {
         set { setup.observers.onRollingUpgradeStart = newValue }
     }
     /// Each instance's last probe verdict, whose metrics a rolling upgrade reads when it starts.
-    public var lastProbes: [ProbeResult?] { probes.last }
 
     /// An operation in flight on one instance.
     struct PendingOperation {

@@ -15,7 +15,7 @@ struct APICommand: ParsableCommand {
     )
 
     struct Generate: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Write scripts/types/*.lua, scripts/.luarc.json and .luacheckrc under --root, with a definition file for every bundle in ROOT/plugins.")
+        static let configuration = CommandConfiguration(commandName: "generate", abstract: "Write scripts/types/*.lua, scripts/.luarc.json and .luacheckrc under --root, with a definition file for every bundle in ROOT/plugins.")
         @Option(help: "The project root.") var root = "."
 
         func run() throws {

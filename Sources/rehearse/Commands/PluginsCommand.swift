@@ -50,7 +50,7 @@ struct PluginsCommand: ParsableCommand {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Every bundle: versions found, the one a script gets and why, exports, dependencies, folders.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "Every bundle: versions found, the one a script gets and why, exports, dependencies, folders.")
         @OptionGroup var path: PathOptions
         @Option(help: "text or json.") var output: Output = .text
 
@@ -69,7 +69,7 @@ struct PluginsCommand: ParsableCommand {
     }
 
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "One bundle: every version found, the one chosen and why, exports, dependencies.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "One bundle: every version found, the one chosen and why, exports, dependencies.")
         @Argument(help: "The bundle's name.") var name: String
         @OptionGroup var path: PathOptions
         @Option(help: "text or json.") var output: Output = .text
@@ -85,7 +85,7 @@ struct PluginsCommand: ParsableCommand {
     }
 
     struct Check: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Check every bundle as a run meets it: manifest, API range, Lua files, entry module loaded in the sandbox, dependencies, exports; exit 2 on any problem.")
+        static let configuration = CommandConfiguration(commandName: "check", abstract: "Check every bundle as a run meets it: manifest, API range, Lua files, entry module loaded in the sandbox, dependencies, exports; exit 2 on any problem.")
         @OptionGroup var path: PathOptions
         @Option(help: "text or json.") var output: Output = .text
 
@@ -106,7 +106,7 @@ struct PluginsCommand: ParsableCommand {
     }
 
     struct Pack: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Pack a bundle folder into NAME-VERSION.tar (the same files give the same bytes) and print its sha256.")
+        static let configuration = CommandConfiguration(commandName: "pack", abstract: "Pack a bundle folder into NAME-VERSION.tar (the same files give the same bytes) and print its sha256.")
         @Argument(help: "The bundle's folder.") var folder: String
         @Option(name: .customLong("into"), help: "The folder to write the archive into.") var destination = "."
 
@@ -121,7 +121,7 @@ struct PluginsCommand: ParsableCommand {
     }
 
     struct Index: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Write rehearse-index.json for the bundle archives in a folder: it becomes a bundle repository.")
+        static let configuration = CommandConfiguration(commandName: "index", abstract: "Write rehearse-index.json for the bundle archives in a folder: it becomes a bundle repository.")
         @Argument(help: "The folder holding NAME-VERSION.tar archives.") var repository: String
         @Option(help: "The URL the folder is served at (archive URLs are relative to the index without it).") var url: String?
 
@@ -136,7 +136,7 @@ struct PluginsCommand: ParsableCommand {
     }
 
     struct Install: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Install bundles (NAME@RANGE) and their dependencies from a repository into ./plugins, recording them in rehearse.lock.")
+        static let configuration = CommandConfiguration(commandName: "install", abstract: "Install bundles (NAME@RANGE) and their dependencies from a repository into ./plugins, recording them in rehearse.lock.")
         @Argument(help: "What to install, e.g. 'slow-boot@^1.1'.") var requirements: [String]
         @Option(help: "The repository: an http(s) URL or a folder holding rehearse-index.json.") var repo: String
         @Option(help: "The project folder (plugins/ and rehearse.lock go there).") var project = "."
@@ -165,7 +165,7 @@ struct PluginsCommand: ParsableCommand {
     }
 
     struct Verify: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Recompute every locked bundle's file hashes; exit 1 naming each file that differs.")
+        static let configuration = CommandConfiguration(commandName: "verify", abstract: "Recompute every locked bundle's file hashes; exit 1 naming each file that differs.")
         @Option(help: "The project folder holding rehearse.lock.") var project = "."
 
         func run() throws {

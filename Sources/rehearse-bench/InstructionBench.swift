@@ -1,0 +1,71 @@
+import ArgumentParser
+import Foundation
+
+/// `rehearse-bench ir`: the scenario bench's work counted in instructions under callgrind, which
+/// gives the same figure on a busy machine as on a quiet one.
+struct InstructionCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ir",
+        abstract: "Instructions per probe of the scenario bench and of its floor, counted by callgrind (needs valgrind and strip).",
+        discussion: """
+            Runs `valgrind --tool=callgrind` on a copy of this binary without debug information \
+            (valgrind 3.19 cannot read the DWARF 5 Swift writes), doing `scenario --only rehearse` \
+            and `scenario --only floor` once and twice each: the difference is one run's \
+            instructions, so start-up and loading cancel out. Prints ir_per_probe, \
+            floor_ir_per_probe and ir_ratio.
+            """
+    )
+
+    @Option(help: "valgrind to run.") var valgrind = "valgrind"
+
+    func run() throws {
+        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-bench-ir-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: copy) }
+        let binary = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        _ = try execute("strip", ["--strip-debug", "-o", copy, binary])
+        var counts: [String: Int] = [:]
+        var calls = 0
+        for side in ["rehearse", "floor"] {
+            for runs in [1, 2] {
+                let (output, errors) = try execute(valgrind, ["--tool=callgrind", "--callgrind-out-file=/dev/null", copy,
+                                                              "scenario", "--only", side, "--runs", "\(runs)"])
+                guard let collected = Self.number(after: "Collected : ", in: errors), let n = Self.number(after: "calls=", in: output) else {
+                    throw ValidationError("no instruction count from valgrind:\n\(errors)")
+                }
+                counts["\(side)\(runs)"] = collected
+                calls = n
+            }
+        }
+        let perProbe = Double(counts["rehearse2"]! - counts["rehearse1"]!) / Double(calls)
+        let floorPerProbe = Double(counts["floor2"]! - counts["floor1"]!) / Double(calls)
+        print("calls=\(calls)")
+        report("ir_per_probe", perProbe, decimals: 0)
+        report("floor_ir_per_probe", floorPerProbe, decimals: 0)
+        report("ir_ratio", perProbe / floorPerProbe, decimals: 3)
+    }
+
+    /// The integer after `marker` in `text` (digits and thousands commas).
+    static func number(after marker: String, in text: String) -> Int? {
+        guard let range = text.range(of: marker, options: .backwards) else { return nil }
+        let digits = text[range.upperBound...].prefix { $0.isNumber || $0 == "," }.filter(\.isNumber)
+        return Int(digits)
+    }
+
+    /// Runs `tool` (searched on PATH) and returns its standard output and error; a failure is an error.
+    func execute(_ tool: String, _ arguments: [String]) throws -> (String, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [tool] + arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let errors = err.fileHandleForReading.readDataToEndOfFile()
+        let output = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw ValidationError("\(tool) failed (\(process.terminationStatus)): \(String(decoding: errors, as: UTF8.self))")
+        }
+        return (String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self))
+    }
+}
