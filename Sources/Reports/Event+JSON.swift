@@ -54,6 +54,8 @@ extension Event {
             return ["operation": .string(kind.rawValue), "outcome": .string(succeeded ? "succeeded" : "failed")]
         case .healthChanged(let from, let to, let reason):
             return ["from": .string(from.rawValue), "state": .string(to.rawValue), "reason": .string(reason.rawValue)]
+        case .servingChanged(let serving, let count, let reason):
+            return ["serving": .bool(serving), "count": .int(count), "reason": .string(reason)]
         case .batchFinished(let healthy, let count):
             return ["healthy": .int(healthy), "count": .int(count)]
         case .pause(let duration):

@@ -36,6 +36,8 @@ extension Event {
             return "\(kind.rawValue) \(name) \(succeeded ? "succeeded" : "failed")"
         case .healthChanged(_, let to, let reason):
             return reason == .gracePeriodEnded ? "grace period ended: \(to.rawValue)" : to.rawValue
+        case .servingChanged(let serving, let count, let reason):
+            return "\(serving ? "enters" : "leaves") service (\(reason)): \(count) serving"
         case .batchFinished(let healthy, let count):
             return "batch \(batch ?? 0): \(healthy) of \(count) upgraded and healthy"
         case .postBatchCheck(let check):

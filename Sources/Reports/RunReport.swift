@@ -94,21 +94,16 @@ public enum RunReport {
         return segments
     }
 
-    /// Serving instances (healthy, no operation) over time: the capacity curve's steps.
-    static func capacity(_ lanes: [Int: [Segment]], end: Millis) -> [(time: Millis, serving: Int)] {
-        var changes: [Millis: Int] = [:]
-        for segments in lanes.values {
-            for s in segments where s.state == "current" || s.state == "old" {
-                changes[s.start, default: 0] += 1
-                // The run's end is not a loss of service.
-                if s.end < end { changes[s.end, default: 0] -= 1 }
-            }
+    /// Serving instances over time, the capacity curve's steps, read from the `servingChanged`
+    /// events: the count after the last change at each time, from the count before the first.
+    static func capacity(_ events: [Event]) -> [(time: Millis, serving: Int)] {
+        var steps: [(time: Millis, serving: Int)] = []
+        for event in events {
+            guard case .servingChanged(let serving, let count, _) = event.payload else { continue }
+            if steps.isEmpty { steps.append((0, count + (serving ? -1 : 1))) }
+            if steps.last!.time == event.time { steps[steps.count - 1].serving = count } else { steps.append((event.time, count)) }
         }
-        var serving = 0
-        return changes.keys.sorted().map { time in
-            serving += changes[time]!
-            return (time, serving)
-        }
+        return steps
     }
 
     /// The data the page draws, as JSON.
@@ -154,7 +149,7 @@ public enum RunReport {
             JSONField("error", status?.error.map { .string("\($0.code): \($0.message)") } ?? .null),
             JSONField("status", statusText.map(JSON.string) ?? .null),
             JSONField("instances", .array(instances)), JSONField("markers", .array(markers)),
-            JSONField("serving", .array(capacity(lanes, end: record.summary.endTime).map { .array([.int($0.time), .int($0.serving)]) })),
+            JSONField("serving", .array(capacity(record.events).map { .array([.int($0.time), .int($0.serving)]) })),
             JSONField("expectations", .array(record.expectations.map(\.json))),
         ])
     }

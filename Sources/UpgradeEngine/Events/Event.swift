@@ -7,7 +7,7 @@ public struct Event: Equatable, Sendable {
     /// What kind of thing happened (the payload's case).
     public enum Kind: String, Sendable, CaseIterable {
         case modelUpdated, upgradeStarted, metricsRead, batchStarted, operationStarted, operationFinished
-        case healthChanged, preBatchCheck, postBatchCheck, batchFinished, pause, upgradeCompleted
+        case healthChanged, servingChanged, preBatchCheck, postBatchCheck, batchFinished, pause, upgradeCompleted
         case upgradeFaulted, upgradeCancelled, rollbackStarted, surgeCreated, surgeFallback, instanceDeleted
         case scaled, manualUpgrade, automaticUpgrade, actionFailed, wireWarning, metricsMissing, runEnded
         case imageReleased, osUpgradeDeferred, osUpgradeApproved, imageRestoreStarted
@@ -111,6 +111,10 @@ public enum Payload: Equatable, Sendable {
     case operationStarted(OperationFacts)
     case operationFinished(kind: OperationKind, name: String, succeeded: Bool)
     case healthChanged(from: HealthState, to: HealthState, reason: HealthChangeReason)
+    /// The instance entered or left service (running or upgrading, and Healthy): `count`
+    /// instances serve after it; `reason` is the health state it reached, or its lifecycle
+    /// (`deleting`, `deleted`, …) when its health did not change. The capacity curve's steps.
+    case servingChanged(serving: Bool, count: Int, reason: String)
     case batchFinished(healthy: Int, count: Int)
     case postBatchCheck(ThresholdCheck)
     /// Milliseconds before the next batch.
@@ -158,6 +162,7 @@ public enum Payload: Equatable, Sendable {
         case .operationStarted: return .operationStarted
         case .operationFinished: return .operationFinished
         case .healthChanged: return .healthChanged
+        case .servingChanged: return .servingChanged
         case .batchFinished: return .batchFinished
         case .postBatchCheck: return .postBatchCheck
         case .pause: return .pause

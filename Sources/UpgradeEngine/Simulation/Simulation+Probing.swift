@@ -23,7 +23,7 @@ extension Simulation {
         instances.append(instance)
         probes.last.append(nil)
         probes.generation.append(0)
-        if isServing(instance) { meter.servingChanged(by: 1) }
+        servingMayHaveChanged(id, was: false, health: .initializing)
         if lifecycle == .running { startProbing(id) }
         return id
     }
@@ -96,11 +96,12 @@ extension Simulation {
         let result = setup.judge.evaluate(reply, strictWire: setup.strictWire)
         if !result.diagnostics.isEmpty { warn(result.diagnostics, about: id) }
         probes.last[id] = LastProbe(state: result.state, metrics: result.metrics, metricsDeferred: result.metricsDeferred)
-        let before = instances[id].health.state
-        let change = updateInstance(id) { $0.health.record(result.state, at: now) }
+        let before = instances[id].health.state, wasServing = isServing(id)
+        let change = instances[id].health.record(result.state, at: now)
         queue.schedule(.probe(id: id, generation: probes.generation[id]), at: now + setup.probeInterval)
         if let change {
             emit(.healthChanged(from: before, to: instances[id].health.state, reason: change), instance: id)
+            servingMayHaveChanged(id, was: wasServing, health: before)
             try healthChanged(id)
         }
     }

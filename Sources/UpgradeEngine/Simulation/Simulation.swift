@@ -372,11 +372,20 @@ public final class Simulation {
     /// Applies `change` to instance `id`, keeping the serving count right. Returns what `change` returns.
     @discardableResult
     func updateInstance<R>(_ id: Int, _ change: (inout Instance) -> R) -> R {
-        let before = isServing(id)
+        let before = isServing(id), health = instances[id].health.state
         let result = change(&instances[id])
-        let after = isServing(id)
-        if before != after { meter.servingChanged(by: after ? 1 : -1) }
+        servingMayHaveChanged(id, was: before, health: health)
         return result
+    }
+
+    /// Counts instance `id` entering or leaving service, if it did, and says so in an event.
+    func servingMayHaveChanged(_ id: Int, was: Bool, health: HealthState) {
+        let serving = isServing(id)
+        guard serving != was else { return }
+        meter.servingChanged(by: serving ? 1 : -1)
+        let state = instances[id].health.state
+        let reason = state != health ? state.rawValue : instances[id].lifecycle.rawValue
+        emit(.servingChanged(serving: serving, count: meter.serving, reason: reason), instance: id)
     }
 
     func advanceClock(to time: Millis) {
