@@ -137,3 +137,65 @@ final class RunOutputTests: XCTestCase {
         XCTAssertEqual(((doc["scenarios"] as? [[String: Any]])?.first?["expectations"] as? [[String: Any]])?.count, 5)
     }
 }
+
+/// `--output table`: one row per thing where a command has rows, read back as columns; refused
+/// with exit 2 where it has none.
+final class TableOutputTests: XCTestCase {
+    /// The rows of a table as cells by column title (columns are separated by the dashes line).
+    func rows(_ text: String) throws -> [[String: String]] {
+        let lines = text.split(separator: "\n").map(String.init)
+        guard lines.count >= 2 else { return [] }
+        // Column spans from the dashes line: each run of dashes is one column.
+        var spans: [Range<Int>] = []
+        var start: Int?
+        for (i, c) in lines[1].enumerated() {
+            if c == "-", start == nil { start = i }
+            if c == " ", let s = start { spans.append(s..<i); start = nil }
+        }
+        if let s = start { spans.append(s..<lines[1].count) }
+        func cells(_ line: String) -> [String] {
+            let chars = Array(line)
+            return spans.enumerated().map { i, span in
+                let end = i == spans.count - 1 ? chars.count : min(span.upperBound, chars.count)
+                let from = min(span.lowerBound, chars.count)
+                return String(chars[from..<max(from, end)]).trimmingCharacters(in: .whitespaces)
+            }
+        }
+        let titles = cells(lines[0])
+        return lines.dropFirst(2).map { Dictionary(uniqueKeysWithValues: zip(titles, cells($0))) }
+    }
+
+    func testRunPlanSweepAndTestPrintTheirRows() throws {
+        let run = try runRehearse(["run", "scripts/post-batch-rollback.lua", "--output", "table"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let fleet = try rows(run.stdout)
+        XCTAssertEqual(fleet.count, 10)
+        XCTAssertEqual(fleet.filter { $0["Note"] == "failed" }.compactMap { $0["Id"] }, ["0", "2", "4"])
+        XCTAssertEqual(Set(fleet.compactMap { $0["Model"] }), ["v1", "v2"])
+
+        let plan = try rows(try runRehearse(["plan", "scripts/ten-at-twenty.lua", "--output", "table"]).stdout)
+        XCTAssertEqual(plan.count, 10)
+        XCTAssertEqual(Set(plan.compactMap { $0["Batch"] }).count, 5)
+
+        let sweep = try runRehearse(["sweep", "scripts/ten-at-twenty.lua", "--seeds", "0..3", "--output", "table"])
+        XCTAssertEqual(sweep.status, 0, sweep.stderr)
+        let runs = try rows(sweep.stdout)
+        XCTAssertEqual(runs.compactMap { $0["Seed"] }, ["0", "1", "2", "3"])
+        XCTAssertEqual(Set(runs.compactMap { $0["Outcome"] }), ["Completed"])
+
+        let test = try runRehearse(["test", "scripts", "--output", "table"])
+        XCTAssertEqual(test.status, 0, test.stderr)
+        let scenarios = try rows(test.stdout)
+        XCTAssertGreaterThan(scenarios.count, 10)
+        XCTAssertEqual(Set(scenarios.compactMap { $0["Result"] }), ["passed"])
+    }
+
+    func testCommandsWithoutRowsRefuseTheTableForm() throws {
+        for command in [["validate", "scripts/ten-at-twenty.lua"], ["plan", "scripts/ten-at-twenty.lua", "--json"],
+                        ["run", "scripts/ten-at-twenty.lua", "--json"]] {
+            let out = try runRehearse(command + ["--output", "table"])
+            XCTAssertEqual(out.status, 2, "\(command)")
+            XCTAssertTrue(out.stdout.isEmpty, "\(command)")
+        }
+    }
+}

@@ -25,6 +25,8 @@ struct CompareCommand: ParsableCommand {
     var set: [String] = []
     @Flag(name: .customLong("json"), help: "Print every combination's report as JSON.") var jsonFlag = false
     @OptionGroup var format: OutputOption
+
+    func validate() throws { try format.refuseTable(with: jsonFlag) }
     /// `--json` or `--output json`.
     var json: Bool { jsonFlag || format.output == .json }
     @Option(name: .customLong("report"), help: "Write a self-contained HTML page of the comparison to this file.") var reportFile: String?
@@ -89,6 +91,8 @@ struct CompareCommand: ParsableCommand {
         if let reportFile { try writePage(reportFile) { try SweepReportPage.html(rows.map(\.report), best: CompareText.best(rows)) } }
         if json {
             print(JSON.array(rows.map { SweepJSON.report($0.report) }).serialized())
+        } else if format.output == .table {
+            for line in CompareText.table(rows) { print(line) }
         } else {
             print("Compare \(scenario.scenario), seeds \(range) (\(range.count) runs per combination)")
             print("")

@@ -14,6 +14,8 @@ struct MergeCommand: ParsableCommand {
     @Argument(help: "The parts (JSON files).") var parts: [String]
     @Flag(name: .customLong("json"), help: "Print the report as JSON (the same bytes as rehearse sweep --json).") var jsonFlag = false
     @OptionGroup var format: OutputOption
+
+    func validate() throws { try format.refuseTable("merge") }
     /// `--json` or `--output json`.
     var json: Bool { jsonFlag || format.output == .json }
 

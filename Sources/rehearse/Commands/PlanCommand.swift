@@ -20,6 +20,8 @@ struct PlanCommand: ParsableCommand {
     var set: [String] = []
     @Flag(name: .customLong("json"), help: "Print the plan as JSON.") var jsonFlag = false
     @OptionGroup var format: OutputOption
+
+    func validate() throws { try format.refuseTable(with: jsonFlag) }
     /// `--json` or `--output json`.
     var json: Bool { jsonFlag || format.output == .json }
 
@@ -42,6 +44,10 @@ struct PlanCommand: ParsableCommand {
             guard case .ordered(var fields) = plan.json else { return print(plan.json.serialized(pretty: false)) }
             fields.insert(JSONField("policy", arithmetic.json), at: 1)
             print(JSON.ordered(fields).serialized(pretty: false))
+            return
+        }
+        if format.output == .table {
+            for line in Tables.plan(plan) { print(line) }
             return
         }
         for line in RunText.arithmetic(arithmetic, policy: scaleSet.policy.rolling) { print(line) }

@@ -24,6 +24,8 @@ struct ProbeCommand: ParsableCommand {
     @Option(help: "Seconds to wait for the whole answer (at most 30, the extension's own timeout).") var timeout: Double = 30
     @Flag(name: .customLong("json"), help: "Print the outcome as one JSON object instead of text.") var jsonFlag = false
     @OptionGroup var format: OutputOption
+
+    func validate() throws { try format.refuseTable("probe") }
     /// `--json` or `--output json`.
     var json: Bool { jsonFlag || format.output == .json }
 

@@ -19,7 +19,7 @@ struct RunCommand: ParsableCommand {
     @Option(name: .customLong("set"), help: "A policy field, PATH=VALUE (e.g. rollingUpgradePolicy.maxBatchInstancePercent=10); repeatable.")
     var set: [String] = []
     @Flag(help: "Print only the final get-latest JSON on standard output.") var json = false
-    @Option(help: "text (the timeline and the outcome) or json (the whole outcome as one JSON document: status, availability, durations, instances, expectations).")
+    @Option(help: "text (the timeline and the outcome), json (the whole outcome as one JSON document: status, availability, durations, instances, expectations) or table (every instance at the end: zone, domains, model, health, why it is behind).")
     var output: OutputFormat = .text
     @Option(help: "With --json: az (the az CLI's flattened get-latest shape) or rest (the REST resource Azure's SDKs read).")
     var shape: StatusShape = .az
@@ -31,12 +31,12 @@ struct RunCommand: ParsableCommand {
     var reportFile: String?
 
     func validate() throws {
-        if output == .json && json { throw ValidationError("--output json and --json are two documents; choose one") }
+        if output != .text && json { throw ValidationError("--output \(output.rawValue) and --json are two documents; choose one") }
         if osUpgradeHistory && !json { throw ValidationError("--os-upgrade-history goes with --json (the text output always shows the history)") }
     }
 
     func run() throws {
-        let quiet = json || output == .json
+        let quiet = json || output != .text
         let printLine: (String) -> Void = { line in
             if quiet { printError("print: \(line)") } else { print("print: \(line)") }
         }
@@ -67,6 +67,8 @@ struct RunCommand: ParsableCommand {
         do { try eventFile?.finish() } catch { throw fail(error) }
         if output == .json {
             print(RunJSON.summary(result, scaleSet: loaded.scaleSet).serialized())
+        } else if output == .table {
+            for line in Tables.fleet(result) { print(line) }
         } else if json && osUpgradeHistory {
             print(RunText.history(result, scaleSet: loaded.scaleSet).serialized())
         } else if json {

@@ -50,6 +50,8 @@ struct SweepCommand: ParsableCommand {
     var shard: String?
     @Flag(name: .customLong("json"), help: "Print the report (or, with --shard, the part) as JSON.") var jsonFlag = false
     @OptionGroup var format: OutputOption
+
+    func validate() throws { try format.refuseTable(with: jsonFlag) }
     /// `--json` or `--output json`.
     var json: Bool { jsonFlag || format.output == .json }
     @Option(help: "Write one JSON line per run to this file (seed, code, error code, figures).") var runs: String?
@@ -80,7 +82,9 @@ struct SweepCommand: ParsableCommand {
             }
         }
         if let reportFile { try writePage(reportFile) { try SweepReportPage.html([report]) } }
-        if json {
+        if format.output == .table && !jsonFlag {
+            for line in Tables.runs(digests) { print(line) }
+        } else if json {
             print((part.map { SweepJSON.part(report, shard: $0) } ?? SweepJSON.report(report)).serialized())
         } else {
             if let part { print("Part \(part) of the seeds") }

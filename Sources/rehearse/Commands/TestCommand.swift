@@ -44,7 +44,7 @@ struct TestCommand: ParsableCommand {
             }
             let seconds = Date().timeIntervalSince(started)
             outcomes.append(JUnit.Scenario(path: file, results: results, error: error, seconds: seconds))
-            if format.output == .json {
+            if format.output != .text {
                 continue
             } else if let error {
                 print("ERROR \(file): \(error)")
@@ -68,6 +68,8 @@ struct TestCommand: ParsableCommand {
                               JSONField("expectations", .array(o.results.map(\.json)))])
                 })),
             ]).serialized())
+        } else if format.output == .table {
+            for line in Tables.scenarios(outcomes) { print(line) }
         } else {
             print("\(outcomes.count) scenario\(outcomes.count == 1 ? "" : "s"): \(outcomes.count - errors - failures) passed, \(failures) failed, \(errors) could not run")
         }

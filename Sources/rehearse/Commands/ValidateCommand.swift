@@ -20,6 +20,8 @@ struct ValidateCommand: ParsableCommand {
 
     @OptionGroup var format: OutputOption
 
+    func validate() throws { try format.refuseTable("validate") }
+
     func run() throws {
         if file.lowercased().hasSuffix(".json") {
             // Sized before it is read, and read once: what it is decides how it is checked.
