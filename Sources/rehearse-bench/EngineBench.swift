@@ -40,11 +40,7 @@ struct EngineCommand: ParsableCommand {
         definition.policy.mode = .rolling
         definition.policy.rolling.maxBatchInstancePercent = 20
         definition.healthExtension = HealthExtensionSettings(protocol: .http, port: 8000, requestPath: "/health")
-        let metrics = (0..<3).map { MetricsPayload.object(.object(["rollingUpgrade": .object(["PhaseOrderingNumber": .int($0)])])) }
-        let health = ClosureHealthSource { vm, now in
-            .structured(state: (vm.id + now / 5000) % 211 == 0 && vm.modelVersion == 1 ? "Unhealthy" : "Healthy",
-                        metrics: metrics[vm.id % 3])
-        }
+        let health = BenchHealthSource()
         let start = nowNanoseconds()
         let sim = try Simulation(definition, health: health)
         var events = 0
@@ -95,6 +91,24 @@ struct EngineCommand: ParsableCommand {
             let huge = try Self.runUpgrade(instances: 100_000)
             report("run100k_ns_per_probe", huge.millis * 1e6 / Double(max(1, huge.probes)))
             report("scale100x", (huge.millis * 1e6 / Double(max(1, huge.probes))) / median(perProbe1k), decimals: 2)
+            // The process's peak so far: the 100,000-instance run is the largest thing it did.
+            report("peak_rss_mb_100k", peakRSSMegabytes())
         }
     }
+}
+
+/// The health source of the run benchmarks, on the path a Lua scenario's takes: the instance
+/// lent by address, the state named, the metrics kept until an upgrade reads them.
+final class BenchHealthSource: HealthSource {
+    func probe(_ instance: borrowing Instance, at time: Millis) throws -> ProbeReply {
+        var copy = copy instance
+        return try withUnsafePointer(to: &copy) { try probe(lent: $0, at: time) }
+    }
+
+    func probe(lent instance: UnsafePointer<Instance>, at time: Millis) throws -> ProbeReply {
+        let unhealthy = (instance.pointee.id + time / 5000) % 211 == 0 && instance.pointee.modelVersion == 1
+        return .structured(state: unhealthy ? "Unhealthy" : "Healthy", metrics: .deferred)
+    }
+
+    func latestMetrics(of instance: borrowing Instance) throws -> MetricsPayload? { .parsed(CustomMetrics(phase: instance.id % 3)) }
 }

@@ -49,7 +49,7 @@ final class SpecPromisesTests: XCTestCase {
             var batch: [Int] = []
             var failedPerBatch: [[Int]] = []
             var operationEnds: [Int: Millis] = [:]
-            sim.onEvent = { event in
+            sim.onEvent = { [unowned sim] event in
                 events.append(event)
                 switch event.payload {
                 case .batchStarted(let ids, _):

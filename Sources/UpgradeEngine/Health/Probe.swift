@@ -100,13 +100,15 @@ struct ProbeJudge: Sendable {
         richStates = settings.richStates
     }
 
+    /// The verdict on the usual scripted answer (a state the script named, its metrics kept by
+    /// the source until an upgrade reads them), which `evaluate` would give with no diagnostic and
+    /// the metrics deferred; nil for any other answer. The engine's hot path: no result to build.
+    func quickVerdict(_ reply: ProbeReply) -> HealthState? {
+        guard richStates, `protocol` != .tcp, case .structured(let text?, .deferred?) = reply else { return nil }
+        return text == "Healthy" ? .healthy : text == "Unhealthy" ? .unhealthy : nil
+    }
+
     func evaluate(_ reply: ProbeReply, strictWire: Bool) -> ProbeResult {
-        // The usual scripted answer, judged without the general path: a state the script named,
-        // its metrics kept by the source until an upgrade reads them.
-        if richStates, `protocol` != .tcp, case .structured(let text?, .deferred?) = reply {
-            if text == "Healthy" { return Self.healthyDeferred }
-            if text == "Unhealthy" { return Self.unhealthyDeferred }
-        }
         switch `protocol` {
         case .tcp:
             switch reply {
@@ -125,15 +127,6 @@ struct ProbeJudge: Sendable {
             }
             return evaluateRich(reply, strictWire: strictWire)
         }
-    }
-
-    private static let healthyDeferred = deferred(.healthy)
-    private static let unhealthyDeferred = deferred(.unhealthy)
-
-    private static func deferred(_ state: HealthState) -> ProbeResult {
-        var result = ProbeResult(state: state)
-        result.metricsDeferred = true
-        return result
     }
 
     private func refusedMetrics(_ reply: ProbeReply) -> [WireDiagnostic] {

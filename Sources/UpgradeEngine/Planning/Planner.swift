@@ -98,7 +98,7 @@ struct BatchQueue: Sendable {
     /// Cuts the next batch: at most `size` instances of the current group, and no more healthy
     /// ones than `room` (the unhealthy budget left), but never fewer than one instance.
     /// `shrunk` tells whether the unhealthy budget cut the batch short.
-    mutating func next(size: Int, room: Int, isUnhealthy: (Int) -> Bool) -> (batch: PlannedBatch, shrunk: Bool)? {
+    mutating func next(size: Int, room: Int, isUnhealthy: (PlannedInstance) -> Bool) -> (batch: PlannedBatch, shrunk: Bool)? {
         guard group < groups.count else { return nil }
         let members = groups[group].members
         var taken: [PlannedInstance] = []
@@ -106,7 +106,7 @@ struct BatchQueue: Sendable {
         var shrunk = false
         while offset < members.count, taken.count < size {
             let candidate = members[offset]
-            let addsDown = isUnhealthy(candidate.id) ? 0 : 1
+            let addsDown = isUnhealthy(candidate) ? 0 : 1
             if !taken.isEmpty && healthyTaken + addsDown > room {
                 shrunk = true
                 break
@@ -166,17 +166,19 @@ public enum Planner {
         // Integer sort keys computed once: phase (unphased last), unhealthy first when asked,
         // then the boundary's order. Equal group keys share a group; batches never cross one.
         let zoneNames = Set(candidates.compactMap(\.zone)).sorted(by: zoneOrder)
-        let zoneRank = Dictionary(uniqueKeysWithValues: zoneNames.enumerated().map { ($1, $0 + 1) })
+        // A scale set has a handful of zones: finding one by comparing names beats hashing it.
+        func zoneRank(_ zone: String) -> Int? { zoneNames.firstIndex(of: zone).map { $0 + 1 } }
+        // Plain integers only, so sorting moves no reference-counted value; `index` finds the input.
         struct Key: Comparable {
-            var phase: Int, urgent: Int, boundary: Int, zone: Int, order: Int, id: Int
+            var phase: Int, urgent: Int, boundary: Int, zone: Int, order: Int, id: Int, index: Int
             static func < (a: Key, b: Key) -> Bool {
                 (a.phase, a.urgent, a.boundary, a.zone, a.order, a.id) < (b.phase, b.urgent, b.boundary, b.zone, b.order, b.id)
             }
             func sameGroup(_ o: Key) -> Bool { phase == o.phase && urgent == o.urgent && boundary == o.boundary }
         }
-        func key(_ p: PlanInput) -> Key {
-            let zone = p.zone.flatMap { zoneRank[$0] } ?? 0
-            var k = Key(phase: p.phase ?? Int.max, urgent: prioritize && p.unhealthy ? 0 : 1, boundary: 0, zone: 0, order: 0, id: p.id)
+        func key(_ p: PlanInput, _ index: Int) -> Key {
+            let zone = p.zone.flatMap(zoneRank) ?? 0
+            var k = Key(phase: p.phase ?? Int.max, urgent: prioritize && p.unhealthy ? 0 : 1, boundary: 0, zone: 0, order: 0, id: p.id, index: index)
             switch boundary {
             case .zone:
                 k.boundary = zone
@@ -192,10 +194,11 @@ public enum Planner {
             }
             return k
         }
-        let keyed = candidates.map { (key: key($0), input: $0) }.sorted { $0.key < $1.key }
+        let keys = candidates.indices.map { key(candidates[$0], $0) }.sorted()
         var groups: [BatchQueue.Group] = []
         var lastKey: Key?
-        for (k, input) in keyed {
+        for k in keys {
+            let input = candidates[k.index]
             let planned = PlannedInstance(id: input.id, zone: input.zone, faultDomain: input.faultDomain,
                                           updateDomain: input.updateDomain, unhealthy: input.unhealthy)
             if let lastKey, lastKey.sameGroup(k) {
@@ -217,9 +220,9 @@ public enum Planner {
         let size = batchSize(capacity: capacity, percent: policy.maxBatchInstancePercent)
         let unhealthyNow = inputs.count(where: \.unhealthy)
         let room = takesDown ? unhealthyAllowance(capacity: capacity, percent: policy.maxUnhealthyInstancePercent) - unhealthyNow : Int.max
-        let unhealthy = Set(inputs.filter(\.unhealthy).map(\.id))
         var batches: [PlannedBatch] = []
-        while let next = queue.next(size: size, room: room, isUnhealthy: { unhealthy.contains($0) }) {
+        // The health each instance has at the start, which the plan assumes stays as it is.
+        while let next = queue.next(size: size, room: room, isUnhealthy: \.unhealthy) {
             batches.append(next.batch)
         }
         return UpgradePlan(batches: batches, skipped: skipped, protected: protected,

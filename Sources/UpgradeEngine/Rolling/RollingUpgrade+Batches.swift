@@ -22,7 +22,7 @@ extension RollingUpgrade {
             let room = takesDown
                 ? Planner.unhealthyAllowance(capacity: capacity, percent: policy.maxUnhealthyInstancePercent) - unhealthy.count
                 : Int.max
-            guard let (planned, shrunk) = queue.next(size: size, room: room, isUnhealthy: { fleet.health(of: $0).countsAsUnhealthy }) else {
+            guard let (planned, shrunk) = queue.next(size: size, room: room, isUnhealthy: { fleet.health(of: $0.id).countsAsUnhealthy }) else {
                 return complete(fleet, &steps)
             }
             // Instances deleted, upgraded by hand or busy since the upgrade started drop out.

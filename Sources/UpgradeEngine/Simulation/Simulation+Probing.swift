@@ -87,17 +87,24 @@ extension Simulation {
         counters.probes += 1
         if counters.probes > limits.probes { reachLimit("probes", limits.probes, detail: "") }
         let reply: ProbeReply
-        if let health = setup.behaviours.health {
+        if let health = setup.behaviours.healthOnHotPath {
             // Lent by address: passing the element itself copies the instance for the call.
             reply = try instances.withUnsafeBufferPointer { try health.probe(lent: $0.baseAddress! + id, at: now) }
         } else {
             reply = .structured(state: "Healthy", metrics: nil)
         }
-        let result = setup.judge.evaluate(reply, strictWire: setup.strictWire)
-        if !result.diagnostics.isEmpty { warn(result.diagnostics, about: id) }
-        probes.last[id] = LastProbe(state: result.state, metrics: result.metrics, metricsDeferred: result.metricsDeferred)
+        let state: HealthState
+        if let verdict = setup.judge.quickVerdict(reply) {
+            state = verdict
+            probes.last[id] = LastProbe(state: verdict, metrics: nil, metricsDeferred: true)
+        } else {
+            let result = setup.judge.evaluate(reply, strictWire: setup.strictWire)
+            if !result.diagnostics.isEmpty { warn(result.diagnostics, about: id) }
+            probes.last[id] = LastProbe(state: result.state, metrics: result.metrics, metricsDeferred: result.metricsDeferred)
+            state = result.state
+        }
         let before = instances[id].health.state, wasServing = isServing(id)
-        let change = instances[id].health.record(result.state, at: now)
+        let change = instances[id].health.record(state, at: now)
         queue.schedule(.probe(id: id, generation: probes.generation[id]), at: now + setup.probeInterval)
         if let change {
             emit(.healthChanged(from: before, to: instances[id].health.state, reason: change), instance: id)

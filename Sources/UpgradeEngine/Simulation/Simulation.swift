@@ -131,6 +131,17 @@ public final class Simulation {
         let phases: (any PhaseSource)?
         let faults: (any FaultInjector)?
         let deferrals: (any DeferralSource)?
+        /// `health` again, for the probe's hot path: kept alive by `health` beside it, so calling
+        /// through it costs no retain and release per probe.
+        unowned(unsafe) let healthOnHotPath: (any HealthSource)?
+
+        init(health: (any HealthSource)?, phases: (any PhaseSource)?, faults: (any FaultInjector)?, deferrals: (any DeferralSource)?) {
+            self.health = health
+            self.phases = phases
+            self.faults = faults
+            self.deferrals = deferrals
+            healthOnHotPath = health
+        }
     }
 
     /// The callbacks told of events and of each rolling upgrade's plan.
