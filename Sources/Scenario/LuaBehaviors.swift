@@ -50,8 +50,8 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
         defer { state.endCall(call) }
         switch call.answer {
         case .noAnswer: return .noAnswer
-        case .healthy where call.metricsKept: return .structured(state: "Healthy", metrics: .deferred)
-        case .unhealthy where call.metricsKept: return .structured(state: "Unhealthy", metrics: .deferred)
+        case .healthy where call.metricsKept: return .named(.healthy)
+        case .unhealthy where call.metricsKept: return .named(.unhealthy)
         default: break
         }
         var problem: String?

@@ -107,7 +107,7 @@ final class BenchHealthSource: HealthSource {
 
     func probe(lent instance: UnsafePointer<Instance>, at time: Millis) throws -> ProbeReply {
         let unhealthy = (instance.pointee.id + time / 5000) % 211 == 0 && instance.pointee.modelVersion == 1
-        return .structured(state: unhealthy ? "Unhealthy" : "Healthy", metrics: .deferred)
+        return .named(unhealthy ? .unhealthy : .healthy)
     }
 
     func latestMetrics(of instance: borrowing Instance) throws -> MetricsPayload? { .parsed(CustomMetrics(phase: instance.id % 3)) }

@@ -6,6 +6,25 @@ import XCTest
 final class HealthTests: XCTestCase {
     let rich = HealthExtensionSettings(protocol: .http, port: 8000, requestPath: "/health")
 
+    /// A state the source named (the hot path's reply) is judged exactly as the same state in a
+    /// table with its metrics deferred, whatever the protocol and handler version.
+    func testANamedStateIsJudgedAsTheSameStructuredAnswer() {
+        let settings = [rich, HealthExtensionSettings(protocol: .https, port: 443), HealthExtensionSettings(protocol: .tcp, port: 8000),
+                        HealthExtensionSettings(protocol: .http, port: 8000, typeHandlerVersion: "1.0")]
+        for s in settings {
+            for state in [HealthState.healthy, .unhealthy] {
+                let named = s.evaluate(.named(state)), structured = s.evaluate(.structured(state: state.rawValue, metrics: .deferred))
+                XCTAssertEqual(named, structured, "\(s.protocol) \(s.typeHandlerVersion) \(state)")
+            }
+        }
+        // Rich states take the state as named; binary states call any answer Healthy and refuse the metrics.
+        XCTAssertEqual(rich.evaluate(.named(.unhealthy)).state, .unhealthy)
+        XCTAssertTrue(rich.evaluate(.named(.healthy)).metricsDeferred)
+        let binary = HealthExtensionSettings(protocol: .http, port: 8000, typeHandlerVersion: "1.0").evaluate(.named(.unhealthy))
+        XCTAssertEqual(binary.state, .healthy)
+        XCTAssertEqual(binary.diagnostics.map(\.kind), [.metricsRefused])
+    }
+
     func testRichStatesFromStatusAndBody() {
         XCTAssertEqual(rich.evaluate(.http(status: 200, body: #"{"applicationHealthState": "Healthy"}"#)).state, .healthy)
         XCTAssertEqual(rich.evaluate(.http(status: 204, body: #"{"ApplicationHealthState": "Unhealthy"}"#)).state, .unhealthy)

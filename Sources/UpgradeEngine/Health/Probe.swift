@@ -11,6 +11,10 @@ public enum ProbeReply: Equatable, Sendable {
     /// An answer already in structured form (a scenario script's table): the state string and the
     /// custom metrics, which may be a JSON string (the wire form) or an object.
     case structured(state: String?, metrics: MetricsPayload?)
+    /// The usual scripted answer, named by the source: "Healthy" or "Unhealthy", its metrics
+    /// kept by the source until an upgrade asks (`.structured(state:, metrics: .deferred)`
+    /// without a string or payload to copy: the engine's hot path).
+    case named(HealthState)
 }
 
 /// Custom metrics as they arrive: the wire's JSON string, an object, already read by the
@@ -104,11 +108,16 @@ struct ProbeJudge: Sendable {
     /// the source until an upgrade reads them), which `evaluate` would give with no diagnostic and
     /// the metrics deferred; nil for any other answer. The engine's hot path: no result to build.
     func quickVerdict(_ reply: ProbeReply) -> HealthState? {
-        guard richStates, `protocol` != .tcp, case .structured(let text?, .deferred?) = reply else { return nil }
-        return text == "Healthy" ? .healthy : text == "Unhealthy" ? .unhealthy : nil
+        guard richStates, `protocol` != .tcp else { return nil }
+        switch reply {
+        case .named(let state): return state
+        case .structured(let text?, .deferred?): return text == "Healthy" ? .healthy : text == "Unhealthy" ? .unhealthy : nil
+        default: return nil
+        }
     }
 
     func evaluate(_ reply: ProbeReply, strictWire: Bool) -> ProbeResult {
+        if case .named(let state) = reply { return evaluate(.structured(state: state.rawValue, metrics: .deferred), strictWire: strictWire) }
         switch `protocol` {
         case .tcp:
             switch reply {
@@ -151,6 +160,9 @@ struct ProbeJudge: Sendable {
         case .structured(let state, let metrics):
             stateText = state
             metricsPayload = metrics
+        case .named(let state):
+            stateText = state.rawValue
+            metricsPayload = .deferred
         case .http(let status, let body):
             guard (200...299).contains(status) else { return ProbeResult(state: .unknown) }
             let json: JSON
