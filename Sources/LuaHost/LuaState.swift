@@ -296,14 +296,21 @@ public final class LuaState {
     /// anything but the usual answer is `.other`, for `stack`'s general readers.
     @inlinable
     public func callHealth(_ function: LuaFunctionRef, vm: LuaTableRef, nowMillis: Int, latest: LuaTableRef?, slot: Int) throws(LuaError) -> HealthCall {
-        let base = lua_gettop(L)
-        guard lua_checkstack(L, 8) != 0 else {
-            throw LuaError(kind: .runtime, message: "Lua stack exhausted (calls nested too deeply)", function: function.name)
-        }
-        let code = rh_call_health(L, function.ref, vm.ref, Int64(nowMillis), latest?.ref ?? CLUA_NOREF, Int64(slot))
-        guard code >= 0 else { throw callError(-code, function: function.name) }
-        return HealthCall(answer: HealthCall.Answer(rawValue: code & 3) ?? .other, metricsKept: code & RH_HEALTH_METRICS_KEPT != 0, base: base)
+        let call = handle.callHealth(function, vm: vm, nowMillis: nowMillis, latest: latest, slot: slot)
+        if call.failed { throw failure(of: call, function: function) }
+        return call
     }
+
+    /// The error of a failed `LuaHandle.callHealth` (its message is on top; this pops it).
+    public func failure(of call: HealthCall, function: LuaFunctionRef) -> LuaError {
+        guard call.status != HealthCall.noRoom else {
+            return LuaError(kind: .runtime, message: "Lua stack exhausted (calls nested too deeply)", function: function.name)
+        }
+        return callError(call.status, function: function.name)
+    }
+
+    /// The state's raw handle, for the probe's hot path.
+    public var handle: LuaHandle { LuaHandle(L: L) }
 
     /// Drops what a call left on the stack (`HealthCall.base`).
     @inlinable

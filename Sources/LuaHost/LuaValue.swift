@@ -77,28 +77,3 @@ extension LuaValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Exp
     /// Lua's nil.
     public init(nilLiteral: ()) { self = .nil }
 }
-
-/// What `LuaState.callHealth` found, and the stack top to restore with `endCall`.
-public struct HealthCall {
-    public enum Answer: Int32 {
-        /// nil: no answer.
-        case noAnswer = 0
-        /// A plain table whose `applicationHealthState` is "Healthy".
-        case healthy = 1
-        /// ... is "Unhealthy".
-        case unhealthy = 2
-        /// Anything else, on top of the stack for the general readers.
-        case other = 3
-    }
-
-    public let answer: Answer
-    /// `customMetrics` (or its absence) went to `latest[slot]`.
-    public let metricsKept: Bool
-    @usableFromInline let base: Int32
-
-    @usableFromInline init(answer: Answer, metricsKept: Bool, base: Int32) {
-        self.answer = answer
-        self.metricsKept = metricsKept
-        self.base = base
-    }
-}

@@ -18,10 +18,13 @@ private let maxMetricsValues = 1_000
 final class LuaHealthSource: ScriptBehavior, HealthSource {
     let latest: LuaTableRef
     let deferMetrics: Bool
+    /// The state's raw handle: the probe calls through it without retaining the state.
+    let lua: LuaHandle
 
     init(_ runtime: ScriptRuntime, _ callback: ScriptSession.Callback, definition: ScaleSetDefinition) {
         latest = runtime.state.referenceNewTable(arraySize: definition.capacity)
         deferMetrics = definition.healthExtension?.richStates ?? false
+        lua = runtime.state.handle
         super.init(runtime, callback)
     }
 
@@ -41,13 +44,9 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
         runtime.now = time
         defer { runtime.activity = outer }
         let slot = instance.pointee.id + 1
-        let call: HealthCall
-        do {
-            call = try state.callHealth(callback.function, vm: vm, nowMillis: time, latest: deferMetrics ? latest : nil, slot: slot)
-        } catch {
-            throw runtime.scriptError(error, callback, "health", instance.pointee, time)
-        }
-        defer { state.endCall(call) }
+        let call = lua.callHealth(callback.function, vm: vm, nowMillis: time, latest: deferMetrics ? latest : nil, slot: slot)
+        if call.failed { throw runtime.scriptError(state.failure(of: call, function: callback.function), callback, "health", instance.pointee, time) }
+        defer { lua.endCall(call) }
         switch call.answer {
         case .noAnswer: return .noAnswer
         case .healthy where call.metricsKept: return .named(.healthy)
@@ -85,7 +84,7 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
                 do {
                     return .structured(state: state, metrics: try Self.metrics(table))
                 } catch {
-                    problem = "health returned customMetrics that cannot be read: \((error as? LuaError)?.message ?? "\(error)")"
+                    problem = "health returned customMetrics that cannot be read: \(error.message)"
                     return .noAnswer
                 }
             }

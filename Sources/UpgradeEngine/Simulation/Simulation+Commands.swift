@@ -86,10 +86,11 @@ extension Simulation {
     /// Processes everything scheduled up to `time` whether or not work is left (used to let
     /// instances settle before planning).
     public func advance(to time: Millis) throws {
+        let health = setup.behaviours.health
         while let next = queue.nextTime, next <= time {
             let (at, what) = queue.pop()!
             advanceClock(to: at)
-            try dispatch(what)
+            try dispatch(what, health: health)
         }
         advanceClock(to: max(now, time))
     }

@@ -143,8 +143,10 @@ extension Simulation {
 
     /// Whether the running upgrade waits only for approvals that no scheduled action can give.
     var stalledOnApproval: Bool {
-        guard script.left == 0, let run = upgrades.current, run.code == .rollingForward, !run.untilApproved.isEmpty else { return false }
-        return run.waitsOnlyForApprovals
+        // Read through the optional, not bound to a name: the run loop asks before every event,
+        // and a binding would retain the upgrade each time.
+        guard script.left == 0, upgrades.current?.code == .rollingForward, upgrades.current?.untilApproved.isEmpty == false else { return false }
+        return upgrades.current?.waitsOnlyForApprovals ?? false
     }
 
     /// The run's OS image upgrades, oldest first, as `az vmss get-os-upgrade-history` reports them.

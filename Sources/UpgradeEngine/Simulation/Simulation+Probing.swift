@@ -81,18 +81,18 @@ extension Simulation {
 
     func stopProbing(_ id: Int) { probes.generation[id] += 1 }
 
-    func probe(_ id: Int) throws {
+    func probe(_ id: Int, health: (any HealthSource)?) throws {
         guard setup.probing else { return }
         guard instances[id].lifecycle == .running || instances[id].lifecycle == .upgrading else { return }
         counters.probes += 1
         if counters.probes > limits.probes { reachLimit("probes", limits.probes, detail: "") }
-        let reply: ProbeReply
-        if let health = setup.behaviours.healthOnHotPath {
-            // Lent by address: passing the element itself copies the instance for the call.
-            reply = try instances.withUnsafeBufferPointer { try health.probe(lent: $0.baseAddress! + id, at: now) }
-        } else {
-            reply = .structured(state: "Healthy", metrics: nil)
-        }
+        // Lent by address: passing the element itself copies the instance for the call, and a
+        // closure around the call retains the buffer and the source. The address stays valid
+        // through the call: `instances` is held by the simulation, and a health source cannot act
+        // on the simulation (scripts' actions are refused inside callbacks). Called through the
+        // optional itself: binding it to a name would retain the source for every probe.
+        let address = instances.withUnsafeBufferPointer { $0.baseAddress! + id }
+        let reply = try health?.probe(lent: address, at: now) ?? .structured(state: "Healthy", metrics: nil)
         let state: HealthState
         if let verdict = setup.judge.quickVerdict(reply) {
             state = verdict

@@ -131,17 +131,6 @@ public final class Simulation {
         let phases: (any PhaseSource)?
         let faults: (any FaultInjector)?
         let deferrals: (any DeferralSource)?
-        /// `health` again, for the probe's hot path: kept alive by `health` beside it, so calling
-        /// through it costs no retain and release per probe.
-        unowned(unsafe) let healthOnHotPath: (any HealthSource)?
-
-        init(health: (any HealthSource)?, phases: (any PhaseSource)?, faults: (any FaultInjector)?, deferrals: (any DeferralSource)?) {
-            self.health = health
-            self.phases = phases
-            self.faults = faults
-            self.deferrals = deferrals
-            healthOnHotPath = health
-        }
     }
 
     /// The callbacks told of events and of each rolling upgrade's plan.
@@ -298,6 +287,8 @@ public final class Simulation {
     public func run(until limit: Millis = 7 * 86_400_000) throws -> RunSummary {
         var hitLimit = false
         stopped = false
+        // Held once for the whole loop: loading it for every probe would retain and release it.
+        let health = setup.behaviours.health
         while hasWork, !stopped, let next = queue.nextTime {
             if next > limit {
                 hitLimit = true
@@ -305,7 +296,7 @@ public final class Simulation {
             }
             let (time, what) = queue.pop()!
             advanceClock(to: time)
-            try dispatch(what)
+            try dispatch(what, health: health)
             if let reached = counters.limitReached { throw reached }
         }
         if meter.start != nil { advanceClock(to: now) }
@@ -326,11 +317,12 @@ public final class Simulation {
     /// The latest rolling upgrade as `get-latest` reports it.
     public var status: RollingUpgradeStatus? { upgrades.current.map(statusOf) }
 
-    func dispatch(_ what: Scheduled) throws {
+    /// Handles one scheduled thing; `health` is the scenario's health source, held by the caller.
+    func dispatch(_ what: Scheduled, health: (any HealthSource)?) throws {
         switch what {
         case .probe(let id, let generation):
             guard probes.generation[id] == generation else { return }
-            try probe(id)
+            try probe(id, health: health)
         case .operationDone(let id, let token):
             guard let op = operations[id], op.token == token else { return }
             operations[id] = nil
