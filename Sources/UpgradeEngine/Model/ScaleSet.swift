@@ -189,9 +189,20 @@ public enum Lifecycle: String, Sendable {
 }
 
 /// One instance of the scale set.
+///
+/// The fields every probe reads come first, so that they share the first cache lines of the
+/// instance: at 100,000 instances the fleet is far larger than the caches.
 public struct Instance: Sendable {
     /// The instance id (0, 1, 2, … never reused).
     public let id: Int
+    /// Creating, running, upgrading, rolling back, deleting or deleted.
+    public internal(set) var lifecycle: Lifecycle
+    /// The model version this instance runs.
+    public internal(set) var modelVersion: Int
+    /// Its health state machine.
+    public internal(set) var health: HealthTracker
+    /// The last operation that ended on it (nil before any).
+    public internal(set) var lastOperation: OperationRecord?
     /// `<scaleSetName>_<id>`, as Uniform names instances.
     public let name: String
     /// Its zone; nil in a regional scale set.
@@ -200,20 +211,28 @@ public struct Instance: Sendable {
     public let faultDomain: Int
     /// Its update domain (0-based).
     public let updateDomain: Int
-    /// The model version this instance runs.
-    public internal(set) var modelVersion: Int
     /// No upgrade or scale-in touches it.
     public internal(set) var protectFromScaleSetActions: Bool
     /// Scale-in spares it; upgrades do not.
     public internal(set) var protectFromScaleIn: Bool
-    /// Creating, running, upgrading, rolling back, deleting or deleted.
-    public internal(set) var lifecycle: Lifecycle
-    /// Its health state machine.
-    public internal(set) var health: HealthTracker
-    /// The last operation that ended on it (nil before any).
-    public internal(set) var lastOperation: OperationRecord?
     /// For an instance MaxSurge created, the id of the instance it replaces.
     public internal(set) var replaces: Int?
+
+    init(id: Int, name: String, zone: String?, faultDomain: Int, updateDomain: Int, modelVersion: Int, protectFromScaleSetActions: Bool,
+         protectFromScaleIn: Bool, lifecycle: Lifecycle, health: HealthTracker, lastOperation: OperationRecord? = nil, replaces: Int? = nil) {
+        self.id = id
+        self.lifecycle = lifecycle
+        self.modelVersion = modelVersion
+        self.health = health
+        self.lastOperation = lastOperation
+        self.name = name
+        self.zone = zone
+        self.faultDomain = faultDomain
+        self.updateDomain = updateDomain
+        self.protectFromScaleSetActions = protectFromScaleSetActions
+        self.protectFromScaleIn = protectFromScaleIn
+        self.replaces = replaces
+    }
 
     /// Exists and can serve or be upgraded (not being created or deleted).
     public var isPresent: Bool { lifecycle != .deleted && lifecycle != .creating && lifecycle != .deleting }
