@@ -1,0 +1,77 @@
+public import Formats
+
+/// An error an action meets (the scenario's action fails; the run goes on unless it says so).
+public struct EngineError: Error, Equatable, CustomStringConvertible {
+    /// What the action met.
+    public var message: String
+    /// An error saying `message`.
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// How a run went for the scale set's availability, measured from the first upgrade activity
+/// to the end of the run.
+public struct Availability: Equatable, Sendable {
+    /// The fewest instances that were serving (running and committed Healthy).
+    public var lowestHealthy: Int
+    /// Σ over time of (capacity − serving instances), in instance-seconds.
+    public var unavailableInstanceSeconds: Double
+    /// From the first upgrade activity to its end, in seconds.
+    public var timeToFinishSeconds: Double
+}
+
+/// What a finished run leaves behind.
+public struct RunSummary: Equatable, Sendable {
+    /// When the run ended, in milliseconds.
+    public var endTime: Millis
+    /// The latest rolling upgrade's status (nil when none ran).
+    public var status: RollingUpgradeStatus?
+    /// Instances the latest rolling upgrade skipped (`SkipUpgrade`) and protected ones.
+    public var skipped: [Int]
+    /// Instances with protectFromScaleSetActions, ascending.
+    public var protected: [Int]
+    /// How available the scale set stayed; nil when no upgrade activity happened.
+    public var availability: Availability?
+    /// Whether the run stopped at its time limit with work left.
+    public var hitTimeLimit: Bool
+    /// How many health probes the run made (calls into the health source).
+    public var probes: Int
+    /// The capacity at the end (scaling changes it).
+    public var capacity: Int
+    /// Instances whose rollback failed: they stay failed on the new model.
+    public var rollbackFailed: [Int] = []
+    /// How many instances the latest rolling upgrade rolled back (or restored) successfully.
+    public var rolledBack = 0
+    /// Instances deferring their OS upgrade until an approval that never came.
+    public var awaitingApproval: [Int] = []
+    /// Every OS image upgrade of the run, oldest first (`az vmss get-os-upgrade-history`).
+    public var osUpgradeHistory: [OSUpgradeRecord] = []
+    /// The instances the latest rolling upgrade counted failed, in the order it did.
+    public var failed: [Int] = []
+    /// When the latest rolling upgrade started and reached its final code (ms); nil when none
+    /// ran, or it had not ended.
+    public var upgradeStarted: Millis?
+    public var upgradeEnded: Millis?
+
+    /// A summary of every field; the lists default to empty.
+    public init(endTime: Millis, status: RollingUpgradeStatus?, skipped: [Int], protected: [Int], availability: Availability?,
+                hitTimeLimit: Bool, probes: Int, capacity: Int, rollbackFailed: [Int] = [], rolledBack: Int = 0,
+                awaitingApproval: [Int] = [], osUpgradeHistory: [OSUpgradeRecord] = [], failed: [Int] = [],
+                upgradeStarted: Millis? = nil, upgradeEnded: Millis? = nil) {
+        self.endTime = endTime
+        self.status = status
+        self.skipped = skipped
+        self.protected = protected
+        self.availability = availability
+        self.hitTimeLimit = hitTimeLimit
+        self.probes = probes
+        self.capacity = capacity
+        self.rollbackFailed = rollbackFailed
+        self.rolledBack = rolledBack
+        self.awaitingApproval = awaitingApproval
+        self.osUpgradeHistory = osUpgradeHistory
+        self.failed = failed
+        self.upgradeStarted = upgradeStarted
+        self.upgradeEnded = upgradeEnded
+    }
+}
