@@ -1,7 +1,7 @@
 public import CLua
 public import CLuaSupport
 
-/// What `LuaState.callHealth` found, and the stack top to restore with `endCall`.
+/// What `LuaHandle.callHealth` found, and the stack top to restore with `endCall`.
 public struct HealthCall {
     public enum Answer: Int32 {
         /// nil: no answer.
@@ -41,7 +41,11 @@ public struct LuaHandle {
 
     @usableFromInline init(L: OpaquePointer) { self.L = L }
 
-    /// `LuaState.callHealth` without the throw: a failed call comes back with `failed` set.
+    /// The health call's fast path, one C call per probe: calls `function(vm, now)` through the
+    /// funnel and reads the usual answer raw (the state by its interned string; with `latest`,
+    /// `customMetrics` copied into `latest[slot]`). The result stays on top until `endCall`;
+    /// anything but the usual answer is `.other`, for `LuaState.readTop`'s general readers. A
+    /// failed call comes back with `failed` set, its message on top.
     @inlinable
     public func callHealth(_ function: LuaFunctionRef, vm: LuaTableRef, nowMillis: Int, latest: LuaTableRef?, slot: Int) -> HealthCall {
         let base = lua_gettop(L)

@@ -290,17 +290,6 @@ public final class LuaState {
         return try read(stack)
     }
 
-    /// The health call's fast path, one C call per probe: calls `function(vm, now)` through the
-    /// funnel and reads the usual answer raw (the state by its interned string; with `latest`,
-    /// `customMetrics` copied into `latest[slot]`). The result stays on top until `endCall(base)`;
-    /// anything but the usual answer is `.other`, for `stack`'s general readers.
-    @inlinable
-    public func callHealth(_ function: LuaFunctionRef, vm: LuaTableRef, nowMillis: Int, latest: LuaTableRef?, slot: Int) throws(LuaError) -> HealthCall {
-        let call = handle.callHealth(function, vm: vm, nowMillis: nowMillis, latest: latest, slot: slot)
-        if call.failed { throw failure(of: call, function: function) }
-        return call
-    }
-
     /// The error of a failed `LuaHandle.callHealth` (its message is on top; this pops it).
     public func failure(of call: HealthCall, function: LuaFunctionRef) -> LuaError {
         guard call.status != HealthCall.noRoom else {
@@ -311,10 +300,6 @@ public final class LuaState {
 
     /// The state's raw handle, for the probe's hot path.
     public var handle: LuaHandle { LuaHandle(L: L) }
-
-    /// Drops what a call left on the stack (`HealthCall.base`).
-    @inlinable
-    public func endCall(_ call: HealthCall) { lua_settop(L, call.base) }
 
     /// Reads what a call left on top of the stack (at -1) before `endCall`.
     @inlinable
