@@ -39,9 +39,7 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
 
     func probe(lent instance: UnsafePointer<Instance>, at time: Millis) throws -> ProbeReply {
         let vm = runtime.vmTable(for: instance)
-        let outer = runtime.activity
-        runtime.activity = .behaviour("health")
-        runtime.now = time
+        let outer = runtime.enter("health", at: time)
         defer { runtime.activity = outer }
         let slot = instance.pointee.id + 1
         let call = lua.callHealth(callback.function, vm: vm, nowMillis: time, latest: deferMetrics ? latest : nil, slot: slot)

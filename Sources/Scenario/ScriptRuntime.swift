@@ -170,12 +170,20 @@ final class ScriptRuntime {
 
     /// Calls `callback` with the instance's table and the time (seconds), handing the first
     /// result to `read`. Script errors carry the instance and the time.
-    func invoke<R>(_ callback: ScriptSession.Callback, _ what: StaticString, _ vm: borrowing Instance, _ time: Millis, extra: String? = nil,
-                   read: (LuaStack) throws -> R) throws -> R {
-        let table = vmTable(for: vm)
+    /// Marks the engine's call of `what` at `time` as running (what it may call, the virtual
+    /// clock) and returns the activity to restore when it ends.
+    @inline(__always)
+    func enter(_ what: StaticString, at time: Millis) -> Activity {
         let outer = activity
         activity = .behaviour(what)
         now = time
+        return outer
+    }
+
+    func invoke<R>(_ callback: ScriptSession.Callback, _ what: StaticString, _ vm: borrowing Instance, _ time: Millis, extra: String? = nil,
+                   read: (LuaStack) throws -> R) throws -> R {
+        let table = vmTable(for: vm)
+        let outer = enter(what, at: time)
         defer { activity = outer }
         do {
             return try state.call(callback.function, arguments: { stack in
