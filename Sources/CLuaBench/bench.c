@@ -184,7 +184,36 @@ static void push_vm(lua_State *L, int i, int model) {
     lua_setfield(L, -2, "model");
 }
 
-clb_result clb_floor_loop(const char *script, const char *function_name, int64_t calls, int instances, clb_limits limits) {
+/* A `vm.model` table kept in the registry: { version = version, image = image }. */
+static int model_table(lua_State *L, int version, const char *image) {
+    lua_createtable(L, 0, 2);
+    lua_pushinteger(L, version);
+    lua_setfield(L, -2, "version");
+    lua_pushstring(L, image);
+    lua_setfield(L, -2, "image");
+    return luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+/* Brings vm table `vm` (on top) up to date with an upgrade that ended at `ended_ms`, as the
+ * scenario runtime does: the new model, the restart time and the last operation (its fields set
+ * in the runtime's order). */
+static void apply_upgrade(lua_State *L, int model, int64_t ended_ms) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, model);
+    lua_setfield(L, -2, "model");
+    lua_pushinteger(L, (lua_Integer)(ended_ms / 1000));
+    lua_setfield(L, -2, "startedAt");
+    lua_createtable(L, 0, 3);
+    lua_pushinteger(L, (lua_Integer)(ended_ms / 1000));
+    lua_setfield(L, -2, "endedAt");
+    lua_pushliteral(L, "upgrade");
+    lua_setfield(L, -2, "kind");
+    lua_pushliteral(L, "succeeded");
+    lua_setfield(L, -2, "outcome");
+    lua_setfield(L, -2, "lastOperation");
+}
+
+clb_result clb_floor_loop(const char *script, const char *function_name, int64_t calls, int instances, clb_limits limits,
+                          const int64_t *upgraded_ms) {
     clb_result r = {-1, 0, 0, 0};
     if (instances <= 0) return r;
     rh_host *h = rh_host_new(limits.memory_bytes, no_dispatch);
@@ -201,20 +230,20 @@ clb_result clb_floor_loop(const char *script, const char *function_name, int64_t
     }
     lua_getglobal(L, function_name);
     int function = luaL_ref(L, LUA_REGISTRYINDEX);
-    lua_createtable(L, 0, 2);
-    lua_pushinteger(L, 1);
-    lua_setfield(L, -2, "version");
-    lua_pushliteral(L, "v1");
-    lua_setfield(L, -2, "image");
-    int model = luaL_ref(L, LUA_REGISTRYINDEX);
+    int model = model_table(L, 1, "v1");
+    int model2 = model_table(L, 2, "v2");
     int *vms = malloc(sizeof(int) * (size_t)instances);
-    if (!vms) {
+    char *pending = calloc((size_t)instances, 1);
+    if (!vms || !pending) {
+        free(vms);
+        free(pending);
         rh_host_free(h);
         return r;
     }
     for (int i = 0; i < instances; i++) {
         push_vm(L, i, model);
         vms[i] = luaL_ref(L, LUA_REGISTRYINDEX);
+        pending[i] = upgraded_ms && upgraded_ms[i] >= 0;
     }
     lua_createtable(L, instances, 0);
     int latest = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -222,11 +251,19 @@ clb_result clb_floor_loop(const char *script, const char *function_name, int64_t
     double start = now_ns();
     for (int64_t i = 0; i < calls; i++) {
         int id = (int)(i % instances);
+        int64_t now_ms = (i / instances) * 5000;
+        if (pending[id] && now_ms >= upgraded_ms[id]) {
+            lua_rawgeti(L, LUA_REGISTRYINDEX, vms[id]);
+            apply_upgrade(L, model2, upgraded_ms[id]);
+            lua_pop(L, 1);
+            pending[id] = 0;
+        }
         lua_rawgeti(L, LUA_REGISTRYINDEX, function);
         lua_rawgeti(L, LUA_REGISTRYINDEX, vms[id]);
-        lua_pushinteger(L, (lua_Integer)(i / instances) * 5);
+        lua_pushinteger(L, (lua_Integer)(now_ms / 1000));
         if (rh_pcall(L, 2, 1, function) != LUA_OK) {
             free(vms);
+            free(pending);
             rh_host_free(h);
             return r;
         }
@@ -242,6 +279,7 @@ clb_result clb_floor_loop(const char *script, const char *function_name, int64_t
     }
     r.ns_per_call = (now_ns() - start) / (double)calls;
     free(vms);
+    free(pending);
     rh_host_free(h);
     return r;
 }

@@ -1,6 +1,8 @@
 /* Hosts: creation, limits, the message handler and the Swift trampoline. */
 #include "host.h"
 
+#include <malloc.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,10 +32,11 @@ rh_host *rh_host_new(size_t memory_limit, rh_dispatch_fn dispatch) {
     }
     *(rh_host **)lua_getextraspace(h->L) = h;
     lua_atpanic(h->L, rh_panic);
-    /* The message handler lives at the bottom of the main stack for the state's whole life, so
-     * a call pays no push and rotate for it. */
+    /* The message handler and the health fast path's keys live at the bottom of the main stack
+     * for the state's whole life (RH_RESERVED_SLOTS), so a call pays no push and rotate for them. */
     lua_pushcfunction(h->L, rh_message_handler);
     rh_intern_probe_strings(h);
+    if (lua_gettop(h->L) != RH_RESERVED_SLOTS) abort();
     return h;
 }
 
@@ -50,6 +53,13 @@ void rh_host_free(rh_host *h) {
 }
 
 lua_State *rh_host_state(rh_host *h) { return h->L; }
+
+void rh_keep_freed_memory(void) {
+#ifdef M_MMAP_THRESHOLD
+    mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 256 * 1024 * 1024);
+#endif
+}
 rh_host *rh_host_of(lua_State *L) { return host_of(L); }
 
 void rh_host_set_budget(rh_host *h, long long instructions, int exact, unsigned grace_ms) {

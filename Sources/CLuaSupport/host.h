@@ -18,8 +18,11 @@
 #define RH_SMALL_MAX 512
 #define RH_SMALL_CLASSES (RH_SMALL_MAX / 16)
 #define RH_SLAB_SIZE (64 * 1024)
-/* The main stack slot that holds the message handler. */
+/* The main stack slots that hold the message handler and the health fast path's two keys
+ * (RH_RESERVED_SLOTS in all). */
 #define RH_HANDLER_SLOT 1
+#define RH_STATE_KEY_SLOT 2
+#define RH_METRICS_KEY_SLOT 3
 /* Room an allocation may still take once the cap was hit, so the error can be built. */
 #define RH_HEADROOM (1u << 20)
 /* Instructions between two count-hook calls while the budget is counted. Coroutines take turns
@@ -93,7 +96,7 @@ struct rh_host {
     atomic_int in_call;
     pthread_t caller;
 
-    /* the health fast path's strings (probe.c): registry refs and the interned objects */
+    /* the health fast path's strings (probe.c): the states' registry refs, every string's object */
     int probe_refs[RH_PROBE_STRING_COUNT];
     const void *probe_pointers[RH_PROBE_STRING_COUNT];
 };

@@ -6,8 +6,9 @@
 
 #include <string.h>
 
-/* The strings the fast path compares and looks up with, interned once per state and anchored in
- * the registry: Lua interns short strings, so an answer's "Healthy" is the same object. */
+/* The strings the fast path compares and looks up with, interned once per state: Lua interns
+ * short strings, so an answer's "Healthy" is the same object. The two keys live in the main
+ * stack's reserved slots (one push to use them); the two states are anchored in the registry. */
 static const char *const probe_strings[RH_PROBE_STRING_COUNT] = {
     "applicationHealthState", "customMetrics", "Healthy", "Unhealthy",
 };
@@ -16,7 +17,7 @@ void rh_intern_probe_strings(rh_host *h) {
     for (int i = 0; i < RH_PROBE_STRING_COUNT; i++) {
         lua_pushstring(h->L, probe_strings[i]);
         h->probe_pointers[i] = lua_topointer(h->L, -1);
-        h->probe_refs[i] = luaL_ref(h->L, LUA_REGISTRYINDEX);
+        if (i >= RH_PROBE_HEALTHY) h->probe_refs[i] = luaL_ref(h->L, LUA_REGISTRYINDEX);
     }
 }
 
@@ -47,37 +48,45 @@ static int has_other_metrics_key(lua_State *L, int t) {
     return 0;
 }
 
-int rh_call_health(lua_State *L, int function_ref, int vm_ref, long long now_ms, int latest_ref, long long slot) {
-    rh_host *h = host_of(L);
+/* One health call as rh_call_health describes it. */
+static inline int call_health(lua_State *L, rh_host *h, int function_ref, int vm_ref, long long now_ms, int latest_ref,
+                              long long slot) {
+    int base = lua_gettop(L);
     lua_rawgeti(L, LUA_REGISTRYINDEX, function_ref);
     lua_rawgeti(L, LUA_REGISTRYINDEX, vm_ref);
     if (now_ms % 1000 == 0) lua_pushinteger(L, (lua_Integer)(now_ms / 1000));
     else lua_pushnumber(L, (lua_Number)now_ms / 1000);
     int status = rh_pcall(L, 2, 1, function_ref);
     if (status != LUA_OK) return -status;
-    int t = lua_gettop(L);
+    int t = base + 1;
     switch (lua_type(L, t)) {
-    case LUA_TNIL: return RH_HEALTH_NIL;
+    case LUA_TNIL:
+        lua_settop(L, base);
+        return RH_HEALTH_NIL;
     case LUA_TTABLE: break;
-    default: return RH_HEALTH_OTHER;
+    default: return RH_HEALTH_OTHER | RH_HEALTH_LEFT;
     }
-    if (lua_getmetatable(L, t)) {
-        lua_pop(L, 1);
-        return RH_HEALTH_OTHER;
-    }
-    lua_rawgeti(L, LUA_REGISTRYINDEX, h->probe_refs[RH_PROBE_STATE_KEY]);
+    /* Raw reads, as the host's general reader does: a metatable changes nothing here. */
+    lua_pushvalue(L, RH_STATE_KEY_SLOT);
     const void *state = lua_rawget(L, t) == LUA_TSTRING ? lua_topointer(L, -1) : NULL;
-    lua_pop(L, 1);
     int code = state == h->probe_pointers[RH_PROBE_HEALTHY] ? RH_HEALTH_HEALTHY
              : state == h->probe_pointers[RH_PROBE_UNHEALTHY] ? RH_HEALTH_UNHEALTHY : RH_HEALTH_OTHER;
-    if (code == RH_HEALTH_OTHER || latest_ref == LUA_NOREF) return code;
+    if (code == RH_HEALTH_OTHER || latest_ref == LUA_NOREF) {
+        lua_settop(L, t);
+        return code | RH_HEALTH_LEFT;
+    }
     lua_rawgeti(L, LUA_REGISTRYINDEX, latest_ref);
-    lua_rawgeti(L, LUA_REGISTRYINDEX, h->probe_refs[RH_PROBE_METRICS_KEY]);
+    lua_pushvalue(L, RH_METRICS_KEY_SLOT);
     if (lua_rawget(L, t) == LUA_TNIL && has_other_metrics_key(L, t)) {
-        lua_pop(L, 2);
-        return code;
+        lua_settop(L, t);
+        return code | RH_HEALTH_LEFT;
     }
     lua_rawseti(L, -2, (lua_Integer)slot);
-    lua_pop(L, 1);
+    lua_settop(L, base);
     return code | RH_HEALTH_METRICS_KEPT;
+}
+
+int rh_call_health(lua_State *L, int function_ref, int vm_ref, long long now_ms, int latest_ref, long long slot) {
+    if (!lua_checkstack(L, 8)) return RH_HEALTH_NO_ROOM;
+    return call_health(L, host_of(L), function_ref, vm_ref, now_ms, latest_ref, slot);
 }

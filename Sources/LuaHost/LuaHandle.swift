@@ -1,7 +1,7 @@
 public import CLua
 public import CLuaSupport
 
-/// What `LuaHandle.callHealth` found, and the stack top to restore with `endCall`.
+/// What `LuaHandle.callHealth` found, and whether its result is left on top for `endCall`.
 public struct HealthCall {
     public enum Answer: Int32 {
         /// nil: no answer.
@@ -17,7 +17,8 @@ public struct HealthCall {
     public let answer: Answer
     /// `customMetrics` (or its absence) went to `latest[slot]`.
     public let metricsKept: Bool
-    @usableFromInline let base: Int32
+    /// The result is on top of the stack (for `LuaState.readTop`) until `endCall`.
+    @usableFromInline let leftOnTop: Bool
     /// Lua's status when the call failed (`LuaState.failure(of:function:)` says how), else 0.
     @usableFromInline let status: Int32
     /// The call failed: its message is on top.
@@ -25,11 +26,18 @@ public struct HealthCall {
     /// `status` when the stack had no room for the call.
     @usableFromInline static let noRoom: Int32 = -1
 
-    @usableFromInline init(answer: Answer, metricsKept: Bool, base: Int32, status: Int32 = 0) {
-        self.answer = answer
-        self.metricsKept = metricsKept
-        self.base = base
-        self.status = status
+    @inlinable init(code: Int32) {
+        if code < 0 {
+            answer = .other
+            metricsKept = false
+            leftOnTop = false
+            status = code == RH_HEALTH_NO_ROOM ? Self.noRoom : -code
+        } else {
+            answer = Answer(rawValue: code & 3) ?? .other
+            metricsKept = code & RH_HEALTH_METRICS_KEPT != 0
+            leftOnTop = code & RH_HEALTH_LEFT != 0
+            status = 0
+        }
     }
 }
 
@@ -43,19 +51,17 @@ public struct LuaHandle {
 
     /// The health call's fast path, one C call per probe: calls `function(vm, now)` through the
     /// funnel and reads the usual answer raw (the state by its interned string; with `latest`,
-    /// `customMetrics` copied into `latest[slot]`). The result stays on top until `endCall`;
-    /// anything but the usual answer is `.other`, for `LuaState.readTop`'s general readers. A
-    /// failed call comes back with `failed` set, its message on top.
+    /// `customMetrics` copied into `latest[slot]`), leaving the stack as it was. Anything but the
+    /// usual answer is `.other` and stays on top for `LuaState.readTop`'s general readers until
+    /// `endCall`. A failed call comes back with `failed` set, its message on top.
     @inlinable
     public func callHealth(_ function: LuaFunctionRef, vm: LuaTableRef, nowMillis: Int, latest: LuaTableRef?, slot: Int) -> HealthCall {
-        let base = lua_gettop(L)
-        guard lua_checkstack(L, 8) != 0 else { return HealthCall(answer: .other, metricsKept: false, base: base, status: HealthCall.noRoom) }
-        let code = rh_call_health(L, function.ref, vm.ref, Int64(nowMillis), latest?.ref ?? CLUA_NOREF, Int64(slot))
-        guard code >= 0 else { return HealthCall(answer: .other, metricsKept: false, base: base, status: -code) }
-        return HealthCall(answer: HealthCall.Answer(rawValue: code & 3) ?? .other, metricsKept: code & RH_HEALTH_METRICS_KEPT != 0, base: base)
+        HealthCall(code: rh_call_health(L, function.ref, vm.ref, Int64(nowMillis), latest?.ref ?? CLUA_NOREF, Int64(slot)))
     }
 
     /// Drops what a call left on the stack.
     @inlinable
-    public func endCall(_ call: HealthCall) { lua_settop(L, call.base) }
+    public func endCall(_ call: HealthCall) {
+        if call.leftOnTop { clua_pop(L, 1) }
+    }
 }

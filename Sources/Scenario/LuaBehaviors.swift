@@ -41,8 +41,42 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
         let vm = runtime.vmTable(for: instance)
         let outer = runtime.enter("health", at: time)
         defer { runtime.activity = outer }
-        let slot = instance.pointee.id + 1
-        let call = lua.callHealth(callback.function, vm: vm, nowMillis: time, latest: deferMetrics ? latest : nil, slot: slot)
+        let call = lua.callHealth(callback.function, vm: vm, nowMillis: time, latest: deferMetrics ? latest : nil, slot: instance.pointee.id + 1)
+        return try reply(to: call, from: instance, at: time)
+    }
+
+    /// With metrics kept for later, the probes of a run are made one after the other here, and
+    /// the engine handles only those whose answers change something.
+    var answersRuns: Bool { deferMetrics }
+
+    func probe(run: inout ProbeRun, in instances: UnsafeBufferPointer<Instance>) {
+        let base = instances.baseAddress!
+        let outer = runtime.enter("health", at: run.time)
+        defer { runtime.activity = outer }
+        run.matched = 0
+        run.stop = .none
+        for index in run.ids.indices {
+            let instance = base + run.ids[index]
+            // Made or brought up to date in its turn, after the calls before it (as one probe at
+            // a time would): a script may keep other instances' tables and read them.
+            let vm = runtime.vmTable(for: instance)
+            let call = lua.callHealth(callback.function, vm: vm, nowMillis: run.time, latest: latest, slot: instance.pointee.id + 1)
+            if call.metricsKept, let expected = run.expected[index],
+               call.answer == (expected == .healthy ? .healthy : expected == .unhealthy ? .unhealthy : .noAnswer) {
+                run.matched += 1
+                continue
+            }
+            do {
+                run.stop = .answered(try reply(to: call, from: instance, at: run.time))
+            } catch {
+                run.stop = .failed(error)
+            }
+            return
+        }
+    }
+
+    /// What one call answered, read as `probe` returns it; a failed call throws its script error.
+    private func reply(to call: HealthCall, from instance: UnsafePointer<Instance>, at time: Millis) throws -> ProbeReply {
         if call.failed { throw runtime.scriptError(state.failure(of: call, function: callback.function), callback, "health", instance.pointee, time) }
         defer { lua.endCall(call) }
         switch call.answer {
@@ -52,6 +86,7 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
         default: break
         }
         var problem: String?
+        let slot = instance.pointee.id + 1
         let reply = state.readTop { stack in read(stack, slot: slot, problem: &problem) }
         if let problem { throw runtime.badResult(callback, problem, "health", instance.pointee, time) }
         return reply

@@ -30,6 +30,9 @@ public struct ScenarioOptions {
     /// Values of the script's `param(name, default)` parameters, by name, as written on the
     /// command line (`--param bootFailure=0.1`); each must be one the script declares.
     public var parameters: [String: String] = [:]
+    /// Whether the engine asks the health function for runs of probes due at one instant (the
+    /// default) or for one probe at a time; the events are the same (tests compare the two).
+    var probesInRuns = true
 
     /// The defaults: seed 0, no plugin path, a 7-day limit, events kept.
     public init() {}
@@ -37,7 +40,8 @@ public struct ScenarioOptions {
     /// What every run of a definition loaded with these options uses.
     var settings: RunSettings {
         RunSettings(searchPath: PluginCatalog.searchPath(explicit: pluginPath, environment: environment), lockPath: lockPath,
-                    strictWire: strictWire, limits: limits, runLimits: runLimits, timeLimit: timeLimit, recordEvents: recordEvents)
+                    strictWire: strictWire, limits: limits, runLimits: runLimits, timeLimit: timeLimit, recordEvents: recordEvents,
+                    probesInRuns: probesInRuns)
     }
 }
 
@@ -57,6 +61,8 @@ public struct RunSettings: Equatable, Sendable {
     public var timeLimit: Millis
     /// Whether a run keeps every event in its record.
     public var recordEvents: Bool
+    /// Whether runs of probes are asked of the health function (`ScenarioOptions.probesInRuns`).
+    var probesInRuns = true
 }
 
 /// A scenario as a value: everything a run needs and nothing live. Loading a script runs its top

@@ -110,6 +110,7 @@ final class ScriptSession {
         runtime.models = sim.models
         sim.strictWire = settings.strictWire
         sim.limits = settings.runLimits
+        sim.asksForProbeRuns = settings.probesInRuns
         state.resetRunTime()
         for (time, callback) in timeline { schedule(callback, at: time, on: sim) }
         simulation = sim

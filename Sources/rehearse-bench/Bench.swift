@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LuaHost
 
 /// `rehearse-bench`: measures rehearse's hot paths and prints `key=value` lines, ratios last.
 @main
@@ -9,6 +10,17 @@ struct Bench: ParsableCommand {
         abstract: "Measure rehearse's hot paths; prints key=value lines (build with -c release).",
         subcommands: [LuaCommand.self, EngineCommand.self, ScenarioCommand.self, InstructionCommand.self, SweepBenchCommand.self, StartupCommand.self]
     )
+
+    /// The benchmarks run as `rehearse` does: freed memory kept for the next run.
+    static func main() {
+        ProcessMemory.keepFreedMemory()
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
 
 /// Wall-clock nanoseconds since an arbitrary start, monotonic.

@@ -35,7 +35,8 @@ struct ScenarioCommand: ParsableCommand {
             Each round runs the scenario once through rehearse (a fresh Lua state, the sandbox, the \
             simulation, every probe) and once through the floor: a C host doing the same health calls \
             with the same allocator, sandbox, exact budget and call funnel, on vm tables built the same \
-            way. overhead_ratio is the median of the rounds' ratios (rehearse wall / floor wall), with \
+            way and changed as rehearse changes them when an instance's upgrade ends (model, startedAt, \
+            lastOperation, from a reference run's events). overhead_ratio is the median of the rounds' ratios (rehearse wall / floor wall), with \
             overhead_min and overhead_max; the order alternates between rounds. setup_ms is one run's \
             set-up. `rehearse-bench ir` counts the same work in instructions under callgrind.
             """
@@ -51,23 +52,23 @@ struct ScenarioCommand: ParsableCommand {
         let bench = try ScenarioUnderTest()
         defer { bench.remove() }
         if let only {
-            let calls = try bench.rehearse().calls
+            let (calls, upgraded) = try bench.reference()
             for _ in 1..<max(1, runs) where only == .rehearse { _ = try bench.rehearse() }
-            for _ in 0..<max(1, runs) where only == .floor { _ = try bench.floor(calls: calls) }
+            for _ in 0..<max(1, runs) where only == .floor { _ = try bench.floor(calls: calls, upgradedMillis: upgraded) }
             print("calls=\(calls)")
             return
         }
         // One of each first, so neither side pays for first-touch costs in a timed round.
-        let calls = try bench.rehearse().calls
-        _ = try bench.floor(calls: calls)
+        let (calls, upgraded) = try bench.reference()
+        _ = try bench.floor(calls: calls, upgradedMillis: upgraded)
         var walls: [Double] = [], floors: [Double] = [], ratios: [Double] = []
         for round in 0..<max(1, rounds) {
             let wall: Double, floor: Double
             if round % 2 == 0 {
                 wall = try bench.rehearse().seconds
-                floor = try bench.floor(calls: calls)
+                floor = try bench.floor(calls: calls, upgradedMillis: upgraded)
             } else {
-                floor = try bench.floor(calls: calls)
+                floor = try bench.floor(calls: calls, upgradedMillis: upgraded)
                 wall = try bench.rehearse().seconds
             }
             walls.append(wall)
@@ -112,22 +113,43 @@ struct ScenarioUnderTest: Sendable {
 
     /// One whole run (set-up included): its wall time and its probes.
     func rehearse() throws -> (seconds: Double, calls: Int) {
+        let run = try rehearse(onEvent: { _ in })
+        return (run.seconds, run.record.summary.probes)
+    }
+
+    /// One whole run, its events handed to `onEvent`.
+    func rehearse(onEvent: (Event) -> Void) throws -> (seconds: Double, record: RunRecord) {
         let start = nowNanoseconds()
-        let result = try Rehearsal.run(definition, seed: 0)
+        let result = try Rehearsal.run(definition, seed: 0, onEvent: onEvent)
         let seconds = Double(nowNanoseconds() - start) / 1e9
         guard result.failedExpectations.isEmpty else {
             throw ValidationError("the benchmark scenario did not complete: \(result.failedExpectations)")
         }
-        return (seconds, result.summary.probes)
+        return (seconds, result)
     }
 
-    /// The floor doing `calls` health calls (set-up included): its wall time.
-    func floor(calls: Int) throws -> Double {
+    /// What the floor needs of a rehearse run: its probes, and when each instance's upgrade
+    /// ended (its vm table changes then).
+    func reference() throws -> (calls: Int, upgradedMillis: [Int64]) {
+        var upgraded = [Int64](repeating: -1, count: 1000)
+        let run = try rehearse { event in
+            if case .operationFinished(.upgrade, _, true) = event.payload, let id = event.instance, id < upgraded.count {
+                upgraded[id] = Int64(event.time)
+            }
+        }
+        return (run.record.summary.probes, upgraded)
+    }
+
+    /// The floor doing `calls` health calls (set-up included), its vm tables changing as
+    /// rehearse's do: its wall time.
+    func floor(calls: Int, upgradedMillis: [Int64]) throws -> Double {
         let floorLimits = clb_limits(memory_bytes: limits.memoryBytes, instructions: Int64(limits.instructions),
                                      run_instructions: Int64(limits.runInstructions), backstop_ms: UInt32(limits.wallClockMilliseconds),
                                      run_backstop_ms: UInt32(limits.runWallClockMilliseconds))
         let start = nowNanoseconds()
-        let result = clb_floor_loop(scenarioHealth, "bench_health", Int64(calls), 1000, floorLimits)
+        let result = upgradedMillis.withUnsafeBufferPointer { upgraded in
+            clb_floor_loop(scenarioHealth, "bench_health", Int64(calls), 1000, floorLimits, upgraded.baseAddress)
+        }
         let seconds = Double(nowNanoseconds() - start) / 1e9
         guard result.ns_per_call > 0, result.skipped == 0 else { throw ValidationError("the floor's health calls failed") }
         return seconds

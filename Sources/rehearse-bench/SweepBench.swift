@@ -69,11 +69,11 @@ struct SweepBenchCommand: ParsableCommand {
             let sweep = try timed(jobs: 2, seeds: (0..<UInt64(thousand)).map { $0 })
             let bench = try ScenarioUnderTest()
             defer { bench.remove() }
-            let calls = try bench.rehearse().calls
+            let (calls, upgraded) = try bench.reference()
             let failures = FailureCount()
             let start = nowNanoseconds()
             DispatchQueue.concurrentPerform(iterations: 2) { worker in
-                for _ in stride(from: worker, to: thousand, by: 2) where (try? bench.floor(calls: calls)) == nil { failures.add() }
+                for _ in stride(from: worker, to: thousand, by: 2) where (try? bench.floor(calls: calls, upgradedMillis: upgraded)) == nil { failures.add() }
             }
             guard failures.value == 0 else { throw ValidationError("the floor's health calls failed") }
             thousandFigures = (sweep, Double(nowNanoseconds() - start) / 1e9)

@@ -28,6 +28,7 @@ struct Rehearse: ParsableCommand {
         // A closed pipe (`--events - | head -c 10`) is a write error reported with exit 2, not a
         // death by SIGPIPE.
         signal(SIGPIPE, SIG_IGN)
+        ProcessMemory.keepFreedMemory()
         do {
             var command = try parseAsRoot()
             try command.run()

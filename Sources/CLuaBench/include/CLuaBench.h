@@ -36,6 +36,11 @@ typedef struct clb_limits {
  * same parts as rehearse (its allocator, sandbox, exact budget and call funnel), `instances`
  * vm tables built as the scenario runtime builds them, and the answer read the plain C way (the
  * state with lua_getfield and strcmp, customMetrics kept in a `latest` table slot per
- * instance). Counts states other than Healthy/Unhealthy in `skipped`. */
-clb_result clb_floor_loop(const char *script, const char *function_name, int64_t calls, int instances, clb_limits limits);
+ * instance). Counts states other than Healthy/Unhealthy in `skipped`. Call i probes instance
+ * i % instances at second (i / instances) * 5. With `upgraded_ms`, instance k's table changes as
+ * rehearse changes it when its upgrade ends at upgraded_ms[k] (< 0: never): from its first call
+ * at or after that time, `model` is the model 2 table, `startedAt` that time and `lastOperation`
+ * { endedAt, kind = "upgrade", outcome = "succeeded" }. */
+clb_result clb_floor_loop(const char *script, const char *function_name, int64_t calls, int instances, clb_limits limits,
+                          const int64_t *upgraded_ms);
 #endif

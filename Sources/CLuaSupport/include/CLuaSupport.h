@@ -70,9 +70,14 @@ void rh_label_ref(rh_host *h, int ref, const char *label);
  * script continue (a nested call failed). */
 void rh_abort_call(rh_host *h);
 
-/* Stack slots of the main thread that belong to the host (the message handler): a host never
- * sets the main stack's top below this. */
-#define RH_RESERVED_SLOTS 1
+/* For a process that runs scenario after scenario (a sweep, the benchmark): memory freed after
+ * one run stays with the process for the next (glibc: no trimming of the heap, no separate
+ * mapping for large blocks), so each run does not fault its pages in again. */
+void rh_keep_freed_memory(void);
+
+/* Stack slots of the main thread that belong to the host (the message handler, then the health
+ * fast path's two keys): a host never sets the main stack's top below this. */
+#define RH_RESERVED_SLOTS 3
 
 /* The call funnel: calls the function below nargs arguments with a traceback message handler,
  * under the budget and the memory cap. Returns Lua's status. A call made while another runs (a
@@ -89,18 +94,20 @@ long long rh_object_rank(rh_host *h, const void *p);
 
 /* What rh_call_health found. */
 /* (negative: the call failed with Lua status -result; its error message is on top) */
-#define RH_HEALTH_NIL 0         /* it returned nil (on top) */
-#define RH_HEALTH_HEALTHY 1     /* a table (on top, no metatable) whose applicationHealthState is "Healthy" */
-#define RH_HEALTH_UNHEALTHY 2   /* ... is "Unhealthy" */
-#define RH_HEALTH_OTHER 3       /* anything else (on top), for the host's general reader */
+#define RH_HEALTH_NIL 0          /* it returned nil */
+#define RH_HEALTH_HEALTHY 1      /* a table whose applicationHealthState is "Healthy" */
+#define RH_HEALTH_UNHEALTHY 2    /* ... is "Unhealthy" */
+#define RH_HEALTH_OTHER 3        /* anything else, for the host's general reader */
 #define RH_HEALTH_METRICS_KEPT 4 /* or'ed in: its customMetrics (or nil) went to latest[slot] */
+#define RH_HEALTH_LEFT 8         /* or'ed in: the result is on top; the caller pops it */
+#define RH_HEALTH_NO_ROOM (-1000) /* the stack had no room for the call; nothing was pushed */
 
 /* The health call's fast path: calls the function kept at registry ref `function_ref` with the
  * table kept at `vm_ref` and the time (whole seconds as an integer, else a float) through
  * rh_pcall, and reads the usual answer raw: the state by its interned string and, when
  * `latest_ref` is not LUA_NOREF, `customMetrics` copied into `latest[slot]` unless the table also
- * spells it in another casing. Leaves one value (result or message) on top; the caller resets
- * the top. The caller must have made room for 4 more stack slots. */
+ * spells it in another casing. The stack is as it was unless RH_HEALTH_LEFT is set (the result
+ * is on top) or the call failed (its message is on top). */
 int rh_call_health(lua_State *L, int function_ref, int vm_ref, long long now_ms, int latest_ref, long long slot);
 
 /* Pushes a Lua function that calls the Swift closure `closure` (kept alive by the caller). */

@@ -104,11 +104,14 @@ struct ProbeJudge: Sendable {
         richStates = settings.richStates
     }
 
+    /// Whether a named state is the verdict on it (rich states over http or https).
+    var namesStates: Bool { richStates && `protocol` != .tcp }
+
     /// The verdict on the usual scripted answer (a state the script named, its metrics kept by
     /// the source until an upgrade reads them), which `evaluate` would give with no diagnostic and
     /// the metrics deferred; nil for any other answer. The engine's hot path: no result to build.
     func quickVerdict(_ reply: ProbeReply) -> HealthState? {
-        guard richStates, `protocol` != .tcp else { return nil }
+        guard namesStates else { return nil }
         switch reply {
         case .named(let state): return state
         case .structured(let text?, .deferred?): return text == "Healthy" ? .healthy : text == "Unhealthy" ? .unhealthy : nil
@@ -325,6 +328,14 @@ public struct HealthTracker: Equatable, Sendable {
         candidate = nil
         streak = 0
         return true
+    }
+
+    /// Takes a result that names the committed Healthy or Unhealthy state: `record` of it, which
+    /// changes nothing but the count of different results in a row.
+    mutating func confirm() {
+        assert(state == .healthy || state == .unhealthy)
+        candidate = nil
+        streak = 0
     }
 
     /// Takes one probe result, which arrives at `time`. Grace is looked at only here, when a

@@ -12,11 +12,53 @@ public protocol HealthSource: AnyObject {
     /// call: the engine's hot path, where passing the instance itself costs a copy of it per
     /// probe. By default it calls `probe(_:at:)`.
     func probe(lent instance: UnsafePointer<Instance>, at time: Millis) throws -> ProbeReply
+    /// Whether `probe(run:)` answers more than one probe per call. By default it does not.
+    var answersRuns: Bool { get }
+    /// Probes several instances due at one instant, in order, as `probe(lent:at:)` would one by
+    /// one, while each answers `.named(expected)`: `run.matched` counts those. It stops at the
+    /// first other answer: `run.stop` is then `.answered` or `.failed` for instance number
+    /// `run.matched`. By default it probes the first alone.
+    func probe(run: inout ProbeRun, in instances: UnsafeBufferPointer<Instance>)
+}
+
+/// Probes due at one instant, asked of a health source in one call: the instances in the order
+/// their probes were scheduled and, for each, the state whose answer changes nothing (nil: any
+/// answer may change something, so the run ends with it). The source says how far it went. A
+/// view of the engine's buffers, valid for the call.
+public struct ProbeRun {
+    /// How a run ended.
+    public enum Stop {
+        /// Every probe answered as expected.
+        case none
+        /// Probe number `matched` answered this.
+        case answered(ProbeReply)
+        /// Probe number `matched` failed (a script error).
+        case failed(any Error)
+    }
+
+    public let ids: UnsafeBufferPointer<Int>
+    public let expected: UnsafeBufferPointer<HealthState?>
+    /// The instant of every probe in the run, in milliseconds.
+    public let time: Millis
+    /// How many probes, from the first, answered as expected.
+    public var matched = 0
+    public var stop = Stop.none
 }
 
 extension HealthSource {
     public func probe(lent instance: UnsafePointer<Instance>, at time: Millis) throws -> ProbeReply {
         try probe(instance.pointee, at: time)
+    }
+
+    public var answersRuns: Bool { false }
+
+    public func probe(run: inout ProbeRun, in instances: UnsafeBufferPointer<Instance>) {
+        run.matched = 0
+        do {
+            run.stop = .answered(try probe(lent: instances.baseAddress! + run.ids[0], at: run.time))
+        } catch {
+            run.stop = .failed(error)
+        }
     }
 
     /// No deferred metrics by default.

@@ -47,10 +47,28 @@ struct EventQueue {
             current!.items.append(what)
             return
         }
-        if time == tailTime, tail != nil {
-            tail!.items.append(what)
-            return
+        makeTail(time)
+        tail!.items.append(what)
+    }
+
+    /// Schedules a probe of each of `ids` at `time`, in their order, as many `schedule` calls
+    /// would; `generations[id]` is each one's probe generation.
+    mutating func scheduleProbes(_ ids: Slice<UnsafeBufferPointer<Int>>, generations: [Int], at time: Millis) {
+        if time == currentTime, current != nil {
+            Self.append(ids, generations, to: &current!.items)
+        } else {
+            makeTail(time)
+            Self.append(ids, generations, to: &tail!.items)
         }
+    }
+
+    private static func append(_ ids: Slice<UnsafeBufferPointer<Int>>, _ generations: [Int], to items: inout [Scheduled]) {
+        for id in ids { items.append(.probe(id: id, generation: generations[id])) }
+    }
+
+    /// Makes the bucket of `time` the tail bucket.
+    private mutating func makeTail(_ time: Millis) {
+        if time == tailTime, tail != nil { return }
         parkTail()
         if let existing = buckets.removeValue(forKey: time) {
             tail = existing
@@ -59,7 +77,6 @@ struct EventQueue {
             push(time)
         }
         tailTime = time
-        tail!.items.append(what)
     }
 
     /// Puts the tail bucket back into the dictionary.
@@ -89,6 +106,20 @@ struct EventQueue {
         let what = current!.items[current!.next]
         current!.next += 1
         return (currentTime, what)
+    }
+
+    /// Takes the next entry if it is a probe due at the instant of the last `pop`.
+    mutating func popProbe() -> (id: Int, generation: Int)? {
+        guard current != nil, current!.next < current!.items.count,
+              case .probe(let id, let generation) = current!.items[current!.next] else { return nil }
+        current!.next += 1
+        return (id, generation)
+    }
+
+    /// Puts back the last `count` entries taken by `popProbe` (nothing else taken since).
+    mutating func unpop(_ count: Int) {
+        guard count > 0 else { return }
+        current!.next -= count
     }
 
     private mutating func push(_ time: Millis) {

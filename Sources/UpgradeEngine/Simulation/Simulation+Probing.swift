@@ -82,10 +82,8 @@ extension Simulation {
     func stopProbing(_ id: Int) { probes.generation[id] += 1 }
 
     func probe(_ id: Int, health: (any HealthSource)?) throws {
-        guard setup.probing else { return }
-        guard instances[id].lifecycle == .running || instances[id].lifecycle == .upgrading else { return }
-        counters.probes += 1
-        if counters.probes > limits.probes { reachLimit("probes", limits.probes, detail: "") }
+        guard setup.probing, isProbed(id) else { return }
+        countProbe()
         // Lent by address: passing the element itself copies the instance for the call, and a
         // closure around the call retains the buffer and the source. The address stays valid
         // through the call: `instances` is held by the simulation, and a health source cannot act
@@ -93,6 +91,92 @@ extension Simulation {
         // optional itself: binding it to a name would retain the source for every probe.
         let address = instances.withUnsafeBufferPointer { $0.baseAddress! + id }
         let reply = try health?.probe(lent: address, at: now) ?? .structured(state: "Healthy", metrics: nil)
+        try take(reply, from: id)
+    }
+
+    /// Probes instance `id` and the probes queued right after it at this instant, as one run
+    /// asked of `health`. The result is the same as probing them one by one: each probe that
+    /// answers the state its instance is in changes nothing the source can see (no event, no
+    /// table, no callback), so its bookkeeping may follow the run; the first probe that answers
+    /// anything else ends the run and is handled in full before the probes after it, which go
+    /// back to the queue.
+    func probeRun(_ id: Int, health: any HealthSource) throws {
+        guard setup.probing, isProbed(id) else { return }
+        // An instance whose answer may change something ends a run: alone, it is probed alone.
+        guard let quiet = quietState(id) else { return try probe(id, health: health) }
+        let ids = probes.runIDs, expected = probes.runExpected, takenBefore = probes.runTaken
+        ids[0] = id
+        expected[0] = quiet
+        takenBefore[0] = 0
+        var count = 1, taken = 0
+        // The probe that reaches the probe limit ends the run, as it ends the loop.
+        let allowance = min(ProbeBook.maxRun, max(1, limits.probes + 1 - counters.probes))
+        while count < allowance, let next = queue.popProbe() {
+            taken += 1
+            guard probes.generation[next.id] == next.generation, isProbed(next.id) else { continue }
+            let state = quietState(next.id)
+            ids[count] = next.id
+            expected[count] = state
+            takenBefore[count] = taken
+            count += 1
+            if state == nil { break }
+        }
+        var run = ProbeRun(ids: UnsafeBufferPointer(start: ids, count: count), expected: UnsafeBufferPointer(start: expected, count: count),
+                           time: now)
+        instances.withUnsafeBufferPointer { health.probe(run: &run, in: $0) }
+        let matched = run.matched
+        settle(run.ids.prefix(matched), run.expected)
+        guard matched < count else { return }
+        let after = taken - takenBefore[matched]
+        switch run.stop {
+        case .none:  // a source that stopped without saying why: the rest is probed again
+            queue.unpop(after + 1)
+        case .answered(let reply):
+            queue.unpop(after)
+            countProbe()
+            try take(reply, from: ids[matched])
+        case .failed(let error):
+            queue.unpop(after)
+            countProbe()
+            throw error
+        }
+    }
+
+    /// The bookkeeping of probes of `ids` that each answered the state its instance is in
+    /// (`expected`, in the same order): what `take` does with such an answer (the probe counted
+    /// and kept, the instance's pending change forgotten, its next probe scheduled), in one pass.
+    private func settle(_ ids: Slice<UnsafeBufferPointer<Int>>, _ expected: UnsafeBufferPointer<HealthState?>) {
+        guard !ids.isEmpty else { return }
+        counters.probes += ids.count
+        if counters.probes > limits.probes { reachLimit("probes", limits.probes, detail: "") }
+        probes.last.withUnsafeMutableBufferPointer { last in
+            instances.withUnsafeMutableBufferPointer { instances in
+                for (id, state) in zip(ids, expected) {
+                    last[id] = LastProbe(state: state!, metrics: nil, metricsDeferred: true)
+                    instances[id].health.confirm()
+                }
+            }
+        }
+        queue.scheduleProbes(ids, generations: probes.generation, at: now + setup.probeInterval)
+    }
+
+    /// Instance `id` is probed: it runs or is being upgraded.
+    private func isProbed(_ id: Int) -> Bool { instances[id].lifecycle == .running || instances[id].lifecycle == .upgrading }
+
+    private func countProbe() {
+        counters.probes += 1
+        if counters.probes > limits.probes { reachLimit("probes", limits.probes, detail: "") }
+    }
+
+    /// The state whose answer would change nothing for instance `id`: the committed Healthy or
+    /// Unhealthy (an Initializing or Unknown instance may change on any answer).
+    private func quietState(_ id: Int) -> HealthState? {
+        let state = instances[id].health.state
+        return state == .healthy || state == .unhealthy ? state : nil
+    }
+
+    /// Instance `id`'s answer to the probe made now: judged, recorded, the next probe scheduled.
+    private func take(_ reply: ProbeReply, from id: Int) throws {
         let state: HealthState
         if let verdict = setup.judge.quickVerdict(reply) {
             state = verdict

@@ -106,10 +106,10 @@ extension Simulation: FleetView {
     /// now, or booting after one (SPEC §4.5: instances "unhealthy, either as a result of being
     /// upgraded, or by being found in an unhealthy state"), whoever started it.
     var unhealthyPresent: [Int] {
+        // Fields read in place: binding an element copies the instance (and retains its strings).
         instances.indices.filter { id in
-            let vm = instances[id]
-            guard vm.isPresent else { return false }
-            if vm.health.state.countsAsUnhealthy || vm.isBootingAfterUpgrade { return true }
+            guard instances[id].isPresent else { return false }
+            if instances[id].health.state.countsAsUnhealthy || instances[id].isBootingAfterUpgrade { return true }
             guard let op = operations[id] else { return false }
             return (op.kind == .upgrade || op.kind == .rollback) && op.disruptive
         }
@@ -119,7 +119,8 @@ extension Simulation: FleetView {
 
     func upgradeIsDisruptive(to version: Int) -> Bool {
         let target = models[version - 1]
-        let versions = Set(instances.lazy.filter { $0.isPresent && $0.modelVersion != version }.map(\.modelVersion))
+        let versions = Set(instances.indices.lazy.filter { self.instances[$0].isPresent && self.instances[$0].modelVersion != version }
+            .map { self.instances[$0].modelVersion })
         return versions.contains { ChangeRules.isDisruptive(from: models[$0 - 1], to: target) }
     }
 }

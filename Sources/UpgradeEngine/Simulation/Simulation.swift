@@ -86,6 +86,24 @@ public final class Simulation {
     struct ProbeBook {
         var generation: [Int] = []
         var last: [LastProbe?] = []
+        /// Whether runs are asked for at all (tests compare with one probe at a time).
+        var runs = true
+        /// The run being gathered for a source that answers runs (`Simulation.probeRun`): its
+        /// instances, their expected states and, for each, how many queue entries had been
+        /// taken when it joined (to put back those after a stop). Allocated once, freed by the
+        /// simulation's deinit.
+        let runIDs = UnsafeMutablePointer<Int>.allocate(capacity: ProbeBook.maxRun)
+        let runExpected = UnsafeMutablePointer<HealthState?>.allocate(capacity: ProbeBook.maxRun)
+        let runTaken = UnsafeMutablePointer<Int>.allocate(capacity: ProbeBook.maxRun)
+        /// The longest run: long enough that the engine's work between runs is amortised, short
+        /// enough that a probe which ends a run early leaves few to gather again.
+        static let maxRun = 64
+
+        func free() {
+            runIDs.deallocate()
+            runExpected.deallocate()
+            runTaken.deallocate()
+        }
     }
 
     /// What the engine keeps of an instance's last probe: plain values, so storing one per probe
@@ -113,6 +131,13 @@ public final class Simulation {
     public var probeSettings: HealthExtensionSettings? { setup.probeSettings }
     /// The newest model version.
     public var modelVersion: Int { models.count }
+    /// Whether a health source that answers runs of probes is asked for them (the default), or
+    /// for one probe at a time. The events are the same either way.
+    public var asksForProbeRuns: Bool {
+        get { probes.runs }
+        set { probes.runs = newValue }
+    }
+
     /// Judge custom metrics sent as an object as Azure's extension does (Unknown).
     public var strictWire: Bool {
         get { setup.strictWire }
@@ -150,6 +175,8 @@ public final class Simulation {
 
     /// Builds the scale set (validated whole first) with its instances at time 0, each just
     /// started (Initializing) and probed from time 0.
+    deinit { probes.free() }
+
     public init(_ definition: ScaleSetDefinition, health: (any HealthSource)? = nil, phases: (any PhaseSource)? = nil,
                 faults: (any FaultInjector)? = nil, deferrals: (any DeferralSource)? = nil) throws(ValidationFailure) {
         let problems = definition.validate()
@@ -246,7 +273,11 @@ public final class Simulation {
         switch what {
         case .probe(let id, let generation):
             guard probes.generation[id] == generation else { return }
-            try probe(id, health: health)
+            if probes.runs, setup.judge.namesStates, let health, health.answersRuns {
+                try probeRun(id, health: health)
+            } else {
+                try probe(id, health: health)
+            }
         case .operationDone(let id, let token):
             guard let op = operations[id], op.token == token else { return }
             operations[id] = nil

@@ -1,0 +1,157 @@
+import Reports
+@testable import Scenario
+import UpgradeEngine
+import XCTest
+
+/// The engine asks the health function for runs of probes due at one instant and handles only
+/// the answers that change something; a run must give exactly what probing one instance at a
+/// time gives: the same events, prints, summary and failures, byte for byte, on every seed.
+final class ProbeRunTests: XCTestCase {
+    /// Thirty instances in three zones with everything that ends a run early: boots of two to six
+    /// minutes, 8% of boots that never answer, Healthy instances that flap (two probes needed, so
+    /// a lone Unhealthy answer changes nothing but the streak), answers the fast path does not
+    /// read (another casing, a body string), random draws in the health function and in faults,
+    /// and a health function that reads other instances' tables (so a table refreshed out of
+    /// turn would show).
+    static let flappingFleet = """
+        scaleset {
+          name = "shop", capacity = 30, zones = { "1", "2", "3" }, model = { image = "v1" },
+          upgradePolicy = { mode = "Rolling", rollingUpgradePolicy = {
+            maxBatchInstancePercent = 20, maxUnhealthyUpgradedInstancePercent = 20, pauseTimeBetweenBatches = "PT10S" } },
+          healthExtension = { protocol = "http", port = 8080, requestPath = "/health",
+                              intervalInSeconds = 5, gracePeriod = 600, numberOfProbes = 2 },
+        }
+        local seen = {}
+        calls = 0
+        health(function(vm, now)
+          calls = calls + 1
+          seen[vm.id] = vm
+          -- When a neighbour's table shows its restart tells whether tables change in probe order.
+          local neighbour = seen[(vm.id + 1) % 30]
+          local ended = neighbour and neighbour.lastOperation and neighbour.lastOperation.endedAt
+          if ended ~= vm.state.neighbourEnded then
+            vm.state.neighbourEnded = ended
+            print(vm.name .. " sees its neighbour's operation that ended at " .. tostring(ended))
+          end
+          if vm.model.version == 2 then
+            if vm.state.boot == nil then
+              vm.state.boot = math.random(120, 360)
+              vm.state.silent = math.random() < 0.08
+            end
+            if vm.state.silent or now - vm.startedAt < vm.state.boot then return nil end
+          end
+          local draw = math.random()
+          if draw < 0.04 then return { applicationHealthState = "Unhealthy" } end
+          if draw < 0.06 then return { applicationHealthState = "Healthy", CustomMetrics = { rollingUpgrade = { PhaseOrderingNumber = 0 } } } end
+          if draw < 0.07 then return '{"ApplicationHealthState": "Healthy"}' end
+          return { applicationHealthState = "Healthy", customMetrics = { rollingUpgrade = { PhaseOrderingNumber = vm.id % 2 } } }
+        end)
+        fault(function(vm, op) if op == "upgrade" and math.random() < 0.05 then return { fail = true } end end)
+        at("PT1M", function() update_model { image = "v2" } end)
+        """
+
+    /// MaxSurge: new instances join the probe rounds while old ones leave them.
+    static let surgingFleet = """
+        scaleset {
+          name = "surge", capacity = 12, zones = { "1", "2", "3" }, model = { image = "v1" }, quota = 20,
+          upgradePolicy = { mode = "Rolling", rollingUpgradePolicy = { maxBatchInstancePercent = 25, MaxSurge = "true" } },
+          healthExtension = { protocol = "http", port = 8000, requestPath = "/health", gracePeriod = 300 },
+          timings = { create = "PT2M", delete = "PT30S" },
+        }
+        health(function(vm, now)
+          vm.state.seen = vm.state.seen or now
+          if now - vm.state.seen < math.random(30, 90) then return nil end
+          if math.random() < 0.03 then return { applicationHealthState = "Unhealthy" } end
+          return { applicationHealthState = "Healthy" }
+        end)
+        at("PT2M", function() update_model { image = "v2" } end)
+        """
+
+    func testRunsGiveTheEventsPrintsAndSummariesOfOneProbeAtATimeOnEverySeed() throws {
+        var endedEarly = 0, faulted = 0
+        for script in [Self.flappingFleet, Self.surgingFleet] {
+            let path = try writeScenario(script)
+            let inRuns = try ScenarioDefinition(path: path, options: options())
+            var alone = options()
+            alone.probesInRuns = false
+            let oneByOne = try ScenarioDefinition(path: path, options: alone)
+            for seed in UInt64(0)..<40 {
+                let (runs, runsPrinted) = try record(inRuns, seed: seed)
+                let (single, singlePrinted) = try record(oneByOne, seed: seed)
+                XCTAssertEqual(runs.events.map(\.jsonLine), single.events.map(\.jsonLine), "seed \(seed)")
+                XCTAssertEqual(runs, single, "seed \(seed)")
+                XCTAssertEqual(runsPrinted, singlePrinted, "seed \(seed)")
+                XCTAssertEqual(runs.summary.probes, single.summary.probes)
+                if runs.summary.status?.code == .faulted { faulted += 1 }
+                endedEarly += runs.events.filter { if case .healthChanged(.healthy, .unhealthy, _) = $0.payload { true } else { false } }.count
+            }
+        }
+        // The seeds exercised what ends runs: healthy instances turning unhealthy, faulted upgrades.
+        XCTAssertGreaterThan(endedEarly, 20)
+        XCTAssertGreaterThan(faulted, 0)
+    }
+
+    func testAScriptErrorInTheMiddleOfARunFailsAsItDoesOneProbeAtATime() throws {
+        // The 700th health call fails: an instance in the middle of a round of thirty.
+        let script = """
+            scaleset {
+              name = "shop", capacity = 30, zones = { "1", "2", "3" }, model = { image = "v1" },
+              upgradePolicy = { mode = "Rolling", rollingUpgradePolicy = { maxBatchInstancePercent = 20 } },
+              healthExtension = { protocol = "http", port = 8080, requestPath = "/health", intervalInSeconds = 5 },
+            }
+            local count = 0
+            health(function(vm, now)
+              count = count + 1
+              if count == 700 then error("probe " .. count .. " of " .. vm.name) end
+              return { applicationHealthState = "Healthy" }
+            end)
+            at("PT1M", function() update_model { image = "v2" } end)
+            """
+        let path = try writeScenario(script)
+        var alone = options()
+        alone.probesInRuns = false
+        let failures = try [options(), alone].map { (settings: ScenarioOptions) -> (String, [String]) in
+            let definition = try ScenarioDefinition(path: path, options: settings)
+            var events: [String] = []
+            do {
+                _ = try Rehearsal.run(definition, seed: 3, onEvent: { events.append($0.jsonLine) })
+                XCTFail("the run should fail")
+                return ("", events)
+            } catch let failure as RunFailure {
+                return ("\(failure.error)", events)
+            }
+        }
+        XCTAssertTrue(failures[0].0.contains("probe 700 of shop_"), failures[0].0)
+        XCTAssertEqual(failures[0].0, failures[1].0)
+        XCTAssertEqual(failures[0].1, failures[1].1)
+    }
+
+    func testTheProbeLimitIsReachedAtTheSameProbe() throws {
+        let path = try writeScenario(Self.flappingFleet)
+        var messages: [String] = []
+        for inRuns in [true, false] {
+            var limited = options()
+            limited.probesInRuns = inRuns
+            limited.runLimits.probes = 1_234
+            let definition = try ScenarioDefinition(path: path, options: limited)
+            do {
+                _ = try Rehearsal.run(definition, seed: 5)
+                XCTFail("the run should reach the probe limit")
+            } catch {
+                guard case .runLimit(let reached) = error.error else { return XCTFail("\(error.error)") }
+                XCTAssertEqual(reached.limit, "probes")
+                XCTAssertEqual(reached.allowed, 1_234)
+                messages.append("\(reached)")
+            }
+        }
+        XCTAssertEqual(messages.count, 2)
+        XCTAssertEqual(messages.first, messages.last)
+    }
+
+    /// Runs `definition` with `seed`: its record, and what it printed with the virtual time.
+    private func record(_ definition: ScenarioDefinition, seed: UInt64) throws -> (RunRecord, [String]) {
+        var printed: [String] = []
+        let record = try Rehearsal.run(definition, seed: seed, printAt: { printed.append("\($0) \($1)") })
+        return (record, printed)
+    }
+}
