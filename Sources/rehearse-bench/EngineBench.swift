@@ -97,8 +97,9 @@ struct EngineCommand: ParsableCommand {
     }
 }
 
-/// The health source of the run benchmarks, on the path a Lua scenario's takes: the instance
-/// lent by address, the state named, the metrics kept until an upgrade reads them.
+/// The health source of the run benchmarks, on the path a Lua scenario's takes: probes due at one
+/// instant asked as a run, the instance lent by address, the state named, the metrics kept until
+/// an upgrade reads them.
 final class BenchHealthSource: HealthSource {
     func probe(_ instance: borrowing Instance, at time: Millis) throws -> ProbeReply {
         var copy = copy instance
@@ -111,4 +112,26 @@ final class BenchHealthSource: HealthSource {
     }
 
     func latestMetrics(of instance: borrowing Instance) throws -> MetricsPayload? { .parsed(CustomMetrics(phase: instance.id % 3)) }
+
+    /// Runs of probes, as the Lua health source answers them.
+    var answersRuns: Bool { true }
+
+    func probe(run: inout ProbeRun, in instances: UnsafeBufferPointer<Instance>) {
+        run.matched = 0
+        for (id, expected) in zip(run.ids, run.expected) {
+            let answer: ProbeReply
+            do {
+                answer = try probe(lent: instances.baseAddress! + id, at: run.time)
+            } catch {
+                run.stop = .failed(error)
+                return
+            }
+            guard case .named(let state) = answer, state == expected else {
+                run.stop = .answered(answer)
+                return
+            }
+            run.matched += 1
+        }
+        run.stop = .none
+    }
 }

@@ -216,3 +216,18 @@ final class HealthTests: XCTestCase {
         }
     }
 }
+
+/// A probe reads an instance's id, model version, health, last operation and lifecycle; in a
+/// large fleet each instance comes from memory, so those stay within 64 bytes.
+final class InstanceLayoutTests: XCTestCase {
+    func testWhatAProbeReadsFitsOneCacheLineWorthOfBytes() throws {
+        let ends = [MemoryLayout<Instance>.offset(of: \Instance.id)! + MemoryLayout<Int>.size,
+                    MemoryLayout<Instance>.offset(of: \Instance.modelVersion)! + MemoryLayout<Int>.size,
+                    MemoryLayout<Instance>.offset(of: \Instance.health)! + MemoryLayout<HealthTracker>.size,
+                    MemoryLayout<Instance>.offset(of: \Instance.lastOperation)! + MemoryLayout<OperationRecord?>.size,
+                    MemoryLayout<Instance>.offset(of: \Instance.lifecycle)! + MemoryLayout<Lifecycle>.size]
+        XCTAssertLessThanOrEqual(ends.max()!, 64, "\(ends)")
+        XCTAssertEqual(MemoryLayout<HealthTracker>.size, 32)
+        XCTAssertEqual(MemoryLayout<OperationRecord?>.size, 11)
+    }
+}

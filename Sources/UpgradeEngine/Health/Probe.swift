@@ -291,19 +291,21 @@ extension CustomMetrics {
 /// are not the grace-expiry state; when grace ends first it becomes that state; afterwards it
 /// changes only after `numberOfProbes` identical results that differ from it.
 public struct HealthTracker: Equatable, Sendable {
+    // Small fields first and narrow counts: a probe reads the whole tracker, and in a large
+    // fleet each instance's bytes come from memory (see `Instance`).
     /// The committed state.
     public private(set) var state: HealthState = .initializing
-    /// When the instance last (re)started, in milliseconds.
-    public private(set) var startedAt: Millis
-    let probesNeeded: Int
-    let graceMillis: Millis
     let expiryState: HealthState
     var candidate: HealthState?
-    var streak = 0
+    let probesNeeded: Int32
+    var streak: Int32 = 0
+    /// When the instance last (re)started, in milliseconds.
+    public private(set) var startedAt: Millis
+    let graceMillis: Millis
 
     /// A tracker for an instance started at `startedAt` (milliseconds): Initializing.
     public init(settings: HealthExtensionSettings, startedAt: Millis) {
-        probesNeeded = settings.numberOfProbes
+        probesNeeded = Int32(clamping: settings.numberOfProbes)
         graceMillis = settings.gracePeriod * 1000
         expiryState = settings.graceExpiryState
         self.startedAt = startedAt
@@ -332,6 +334,9 @@ public struct HealthTracker: Equatable, Sendable {
 
     /// Takes a result that names the committed Healthy or Unhealthy state: `record` of it, which
     /// changes nothing but the count of different results in a row.
+    /// No run of results that differ from the committed state is being counted.
+    var isSettled: Bool { candidate == nil && streak == 0 }
+
     mutating func confirm() {
         assert(state == .healthy || state == .unhealthy)
         candidate = nil

@@ -224,7 +224,7 @@ extension RollingUpgrade {
         if policy.pauseTimeBetweenBatches > 0 {
             stage = .pausing
             steps.append(.emit(.pause(duration: policy.pauseTimeBetweenBatches), batch: current.number))
-            steps.append(.schedule(.resume(upgrade: terms.number), at: fleet.now + policy.pauseTimeBetweenBatches))
+            steps.append(.schedule(.resume(upgrade: Int32(terms.number)), at: fleet.now + policy.pauseTimeBetweenBatches))
         } else {
             startNextBatch(fleet, &steps)
         }

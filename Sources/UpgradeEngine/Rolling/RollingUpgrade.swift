@@ -240,7 +240,7 @@ final class RollingUpgrade {
             if !succeeded { current.operationFailed.insert(id) }
             if succeeded, kind == .upgrade || kind == .create, let wait = terms.os?.healthWait {
                 waits.healthDeadline[id] = fleet.now + wait
-                steps.append(.schedule(.settle(upgrade: terms.number), at: fleet.now + wait))
+                steps.append(.schedule(.settle(upgrade: Int32(terms.number)), at: fleet.now + wait))
             }
             advance(fleet, &steps)
         }
@@ -260,7 +260,7 @@ final class RollingUpgrade {
                     waits.untilApproved.insert(id)
                 case .approveAfter(let wait):
                     steps.append(.emit(.osUpgradeDeferred(approveAfter: wait), instance: id, batch: current.number, phase: current.phase))
-                    steps.append(.schedule(.approve(upgrade: terms.number, id: id), at: fleet.now + max(0, wait)))
+                    steps.append(.schedule(.approve(upgrade: Int32(terms.number), id: Int32(id)), at: fleet.now + max(0, wait)))
                 }
                 waits.deferred.insert(id)
             }
@@ -286,7 +286,7 @@ final class RollingUpgrade {
         returnDeferred()
         // A batch waiting only for its instances' health settles now: nothing stays in
         // progress, and MaxSurge deletes the old instances whose new ones are Healthy.
-        return [.emit(.upgradeCancelled(upgrade: terms.number, supersededBy: reason)), .schedule(.settle(upgrade: terms.number), at: now)]
+        return [.emit(.upgradeCancelled(upgrade: terms.number, supersededBy: reason)), .schedule(.settle(upgrade: Int32(terms.number)), at: now)]
     }
 
     /// A cancel takes deferred instances out of their batch untouched: they count as pending.

@@ -1,20 +1,24 @@
 import Formats
 
-/// What the simulation has scheduled.
+/// What the simulation has scheduled. Numbers are 32-bit (ids, generations and tokens stay far
+/// below 2³¹ under the run's limits) so an entry takes 12 bytes: a large fleet's probe queue is
+/// read and written once per probe, from memory.
 enum Scheduled: Sendable {
     /// Probe instance `id` if its probe generation is still `generation`.
-    case probe(id: Int, generation: Int)
+    case probe(id: Int32, generation: Int32)
     /// Operation `token` on instance `id` ends.
-    case operationDone(id: Int, token: Int)
+    case operationDone(id: Int32, token: Int32)
     /// Scenario action number `index`.
-    case action(index: Int)
+    case action(index: Int32)
     /// Rolling upgrade number `upgrade` ends its pause between batches.
-    case resume(upgrade: Int)
+    case resume(upgrade: Int32)
     /// Rolling upgrade number `upgrade` was cancelled: its current batch settles without waiting
     /// for health once its operations have ended.
-    case settle(upgrade: Int)
+    case settle(upgrade: Int32)
     /// A deferral of instance `id`'s OS upgrade in upgrade number `upgrade` ends.
-    case approve(upgrade: Int, id: Int)
+    case approve(upgrade: Int32, id: Int32)
+
+    static func probe(_ id: Int, generation: Int) -> Scheduled { .probe(id: Int32(id), generation: Int32(truncatingIfNeeded: generation)) }
 }
 
 /// Scheduled things by (time, order of scheduling): ties run in the order they were scheduled,
@@ -63,7 +67,7 @@ struct EventQueue {
     }
 
     private static func append(_ ids: Slice<UnsafeBufferPointer<Int>>, _ generations: [Int], to items: inout [Scheduled]) {
-        for id in ids { items.append(.probe(id: id, generation: generations[id])) }
+        for id in ids { items.append(.probe(id, generation: generations[id])) }
     }
 
     /// Makes the bucket of `time` the tail bucket.
@@ -109,11 +113,11 @@ struct EventQueue {
     }
 
     /// Takes the next entry if it is a probe due at the instant of the last `pop`.
-    mutating func popProbe() -> (id: Int, generation: Int)? {
+    mutating func popProbe() -> (id: Int, generation: Int32)? {
         guard current != nil, current!.next < current!.items.count,
               case .probe(let id, let generation) = current!.items[current!.next] else { return nil }
         current!.next += 1
-        return (id, generation)
+        return (Int(id), generation)
     }
 
     /// Puts back the last `count` entries taken by `popProbe` (nothing else taken since).

@@ -86,11 +86,11 @@ extension Simulation {
     /// Processes everything scheduled up to `time` whether or not work is left (used to let
     /// instances settle before planning).
     public func advance(to time: Millis) throws {
-        let health = setup.behaviours.health
+        let health = setup.behaviours.health, runs = asksInRuns(health)
         while let next = queue.nextTime, next <= time {
             let (at, what) = queue.pop()!
             advanceClock(to: at)
-            try dispatch(what, health: health)
+            try dispatch(what, health: health, runs: runs)
         }
         advanceClock(to: max(now, time))
     }

@@ -47,7 +47,7 @@ extension Simulation {
         emit(.operationStarted(OperationFacts(kind: kind, name: instances[id].name, targetVersion: targetVersion, disruptive: disruptive,
                                               duration: took, willFail: outcome.fail, replaces: replaces)),
              instance: id, batch: op.batch)
-        queue.schedule(.operationDone(id: id, token: op.token), at: now + took)
+        queue.schedule(.operationDone(id: Int32(id), token: Int32(truncatingIfNeeded: op.token)), at: now + took)
     }
 
     func finishOperation(_ id: Int, _ op: PendingOperation) throws {

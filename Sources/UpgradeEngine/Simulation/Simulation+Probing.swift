@@ -76,7 +76,7 @@ extension Simulation {
         }
         // Grace is looked at only when a probe's result arrives (SPEC §3), so nothing else is
         // scheduled: the first probe is now.
-        queue.schedule(.probe(id: id, generation: probes.generation[id]), at: now)
+        queue.schedule(.probe(id, generation: probes.generation[id]), at: now)
     }
 
     func stopProbing(_ id: Int) { probes.generation[id] += 1 }
@@ -113,7 +113,7 @@ extension Simulation {
         let allowance = min(ProbeBook.maxRun, max(1, limits.probes + 1 - counters.probes))
         while count < allowance, let next = queue.popProbe() {
             taken += 1
-            guard probes.generation[next.id] == next.generation, isProbed(next.id) else { continue }
+            guard Int32(truncatingIfNeeded: probes.generation[next.id]) == next.generation, isProbed(next.id) else { continue }
             let state = quietState(next.id)
             ids[count] = next.id
             expected[count] = state
@@ -151,9 +151,13 @@ extension Simulation {
         if counters.probes > limits.probes { reachLimit("probes", limits.probes, detail: "") }
         probes.last.withUnsafeMutableBufferPointer { last in
             instances.withUnsafeMutableBufferPointer { instances in
+                // Written only when they change: most probes find both as they were, and a line
+                // not written is not written back (a 100,000-instance fleet does not fit a cache).
                 for (id, state) in zip(ids, expected) {
-                    last[id] = LastProbe(state: state!, metrics: nil, metricsDeferred: true)
-                    instances[id].health.confirm()
+                    if let kept = last[id], kept.state == state, kept.metrics == nil, kept.metricsDeferred {} else {
+                        last[id] = LastProbe(state: state!, metrics: nil, metricsDeferred: true)
+                    }
+                    if instances[id].health.isSettled == false { instances[id].health.confirm() }
                 }
             }
         }
@@ -176,6 +180,7 @@ extension Simulation {
     }
 
     /// Instance `id`'s answer to the probe made now: judged, recorded, the next probe scheduled.
+    @inline(__always)
     private func take(_ reply: ProbeReply, from id: Int) throws {
         let state: HealthState
         if let verdict = setup.judge.quickVerdict(reply) {
@@ -189,7 +194,7 @@ extension Simulation {
         }
         let before = instances[id].health.state, wasServing = isServing(id)
         let change = instances[id].health.record(state, at: now)
-        queue.schedule(.probe(id: id, generation: probes.generation[id]), at: now + setup.probeInterval)
+        queue.schedule(.probe(id, generation: probes.generation[id]), at: now + setup.probeInterval)
         if let change {
             emit(.healthChanged(from: before, to: instances[id].health.state, reason: change), instance: id)
             servingMayHaveChanged(id, was: wasServing, health: before)

@@ -216,7 +216,7 @@ public final class Simulation {
         }
         script.list.append((name, body))
         script.left += 1
-        queue.schedule(.action(index: script.list.count - 1), at: max(0, time))
+        queue.schedule(.action(index: Int32(script.list.count - 1)), at: max(0, time))
     }
 
     @exclusivity(unchecked) var stopped = false
@@ -239,7 +239,7 @@ public final class Simulation {
         var hitLimit = false
         stopped = false
         // Held once for the whole loop: loading it for every probe would retain and release it.
-        let health = setup.behaviours.health
+        let health = setup.behaviours.health, runs = asksInRuns(health)
         while hasWork, !stopped, let next = queue.nextTime {
             if next > limit {
                 hitLimit = true
@@ -247,7 +247,7 @@ public final class Simulation {
             }
             let (time, what) = queue.pop()!
             advanceClock(to: time)
-            try dispatch(what, health: health)
+            try dispatch(what, health: health, runs: runs)
             if let reached = counters.limitReached { throw reached }
         }
         if meter.start != nil { advanceClock(to: now) }
@@ -268,21 +268,30 @@ public final class Simulation {
     /// The latest rolling upgrade as `get-latest` reports it.
     public var status: RollingUpgradeStatus? { upgrades.current.map(statusOf) }
 
-    /// Handles one scheduled thing; `health` is the scenario's health source, held by the caller.
-    func dispatch(_ what: Scheduled, health: (any HealthSource)?) throws {
+    /// Whether probes go to `health` in runs (`probeRun`): it answers them, the engine asks for
+    /// them, and a named state is the verdict.
+    func asksInRuns(_ health: (any HealthSource)?) -> Bool { probes.runs && setup.judge.namesStates && health?.answersRuns == true }
+
+    /// Handles one scheduled thing; `health` is the scenario's health source, held by the caller,
+    /// and `runs` what `asksInRuns` says of it.
+    func dispatch(_ what: Scheduled, health: (any HealthSource)?, runs: Bool) throws {
         switch what {
-        case .probe(let id, let generation):
-            guard probes.generation[id] == generation else { return }
-            if probes.runs, setup.judge.namesStates, let health, health.answersRuns {
-                try probeRun(id, health: health)
+        case .probe(let narrow, let generation):
+            let id = Int(narrow)
+            guard Int32(truncatingIfNeeded: probes.generation[id]) == generation else { return }
+            // Not bound to a name: that would retain the source for every probe.
+            if runs {
+                try probeRun(id, health: health.unsafelyUnwrapped)
             } else {
                 try probe(id, health: health)
             }
-        case .operationDone(let id, let token):
-            guard let op = operations[id], op.token == token else { return }
+        case .operationDone(let narrow, let token):
+            let id = Int(narrow)
+            guard let op = operations[id], Int32(truncatingIfNeeded: op.token) == token else { return }
             operations[id] = nil
             try finishOperation(id, op)
-        case .action(let index):
+        case .action(let narrow):
+            let index = Int(narrow)
             script.left -= 1
             let action = script.list[index]
             script.list[index].body = { _ in }  // run once: its closure (and what it holds) can go
@@ -292,13 +301,14 @@ public final class Simulation {
                 emit(.actionFailed(action: action.name, message: error.message))
             }
         case .resume(let number):
-            guard let run = upgrades.current, run.number == number else { return }
+            guard let run = upgrades.current, run.number == Int(number) else { return }
             try perform(run.resume(self))
         case .settle(let number):
-            guard let run = upgrades.current, run.number == number else { return }
+            guard let run = upgrades.current, run.number == Int(number) else { return }
             try perform(run.settle(self))
-        case .approve(let number, let id):
-            guard let run = upgrades.current, run.number == number, run.deferred.contains(id) else { return }
+        case .approve(let number, let narrow):
+            let id = Int(narrow)
+            guard let run = upgrades.current, run.number == Int(number), run.deferred.contains(id) else { return }
             try perform(run.approve(id, byAction: false))
         }
     }
