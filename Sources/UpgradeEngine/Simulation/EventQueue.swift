@@ -61,7 +61,9 @@ struct EventQueue {
         if time == currentTime, current != nil {
             Self.append(ids, generations, to: &current!.items)
         } else {
-            makeTail(time)
+            // A new bucket is sized for the instant being handled: its probes come back one
+            // interval later, so a large fleet's next bucket does not grow by doubling (copying).
+            makeTail(time, room: current?.items.count ?? 0)
             Self.append(ids, generations, to: &tail!.items)
         }
     }
@@ -70,14 +72,15 @@ struct EventQueue {
         for id in ids { items.append(.probe(id, generation: generations[id])) }
     }
 
-    /// Makes the bucket of `time` the tail bucket.
-    private mutating func makeTail(_ time: Millis) {
+    /// Makes the bucket of `time` the tail bucket; a new one gets room for `room` entries.
+    private mutating func makeTail(_ time: Millis, room: Int = 0) {
         if time == tailTime, tail != nil { return }
         parkTail()
         if let existing = buckets.removeValue(forKey: time) {
             tail = existing
         } else {
             tail = Bucket()
+            tail!.items.reserveCapacity(room)
             push(time)
         }
         tailTime = time

@@ -104,13 +104,13 @@ extension Simulation {
         guard setup.probing, isProbed(id) else { return }
         // An instance whose answer may change something ends a run: alone, it is probed alone.
         guard let quiet = quietState(id) else { return try probe(id, health: health) }
-        let ids = probes.runIDs, expected = probes.runExpected, takenBefore = probes.runTaken
+        let ids = probes.run.ids, expected = probes.run.expected, takenBefore = probes.run.taken
         ids[0] = id
         expected[0] = quiet
         takenBefore[0] = 0
         var count = 1, taken = 0
         // The probe that reaches the probe limit ends the run, as it ends the loop.
-        let allowance = min(ProbeBook.maxRun, max(1, limits.probes + 1 - counters.probes))
+        let allowance = min(RunBuffers.capacity, max(1, limits.probes + 1 - counters.probes))
         while count < allowance, let next = queue.popProbe() {
             taken += 1
             guard Int32(truncatingIfNeeded: probes.generation[next.id]) == next.generation, isProbed(next.id) else { continue }
@@ -154,10 +154,9 @@ extension Simulation {
                 // Written only when they change: most probes find both as they were, and a line
                 // not written is not written back (a 100,000-instance fleet does not fit a cache).
                 for (id, state) in zip(ids, expected) {
-                    if let kept = last[id], kept.state == state, kept.metrics == nil, kept.metricsDeferred {} else {
-                        last[id] = LastProbe(state: state!, metrics: nil, metricsDeferred: true)
-                    }
-                    if instances[id].health.isSettled == false { instances[id].health.confirm() }
+                    let answer = LastProbe(state: state!, metrics: nil, metricsDeferred: true)
+                    if last[id] != answer { last[id] = answer }
+                    if !instances[id].health.isSettled { instances[id].health.confirm() }
                 }
             }
         }

@@ -88,27 +88,31 @@ public final class Simulation {
         var last: [LastProbe?] = []
         /// Whether runs are asked for at all (tests compare with one probe at a time).
         var runs = true
-        /// The run being gathered for a source that answers runs (`Simulation.probeRun`): its
-        /// instances, their expected states and, for each, how many queue entries had been
-        /// taken when it joined (to put back those after a stop). Allocated once, freed by the
-        /// simulation's deinit.
-        let runIDs = UnsafeMutablePointer<Int>.allocate(capacity: ProbeBook.maxRun)
-        let runExpected = UnsafeMutablePointer<HealthState?>.allocate(capacity: ProbeBook.maxRun)
-        let runTaken = UnsafeMutablePointer<Int>.allocate(capacity: ProbeBook.maxRun)
+        /// Room for the run being gathered for a source that answers runs (`probeRun`).
+        let run = RunBuffers()
+    }
+
+    /// A run's instances, their expected states and, for each, how many queue entries had been
+    /// taken when it joined (to put back those after a stop): allocated once, freed with the
+    /// simulation (also when its initializer fails, which skips the simulation's deinit).
+    final class RunBuffers {
         /// The longest run: long enough that the engine's work between runs is amortised, short
         /// enough that a probe which ends a run early leaves few to gather again.
-        static let maxRun = 64
+        static let capacity = 64
+        let ids = UnsafeMutablePointer<Int>.allocate(capacity: RunBuffers.capacity)
+        let expected = UnsafeMutablePointer<HealthState?>.allocate(capacity: RunBuffers.capacity)
+        let taken = UnsafeMutablePointer<Int>.allocate(capacity: RunBuffers.capacity)
 
-        func free() {
-            runIDs.deallocate()
-            runExpected.deallocate()
-            runTaken.deallocate()
+        deinit {
+            ids.deallocate()
+            expected.deallocate()
+            taken.deallocate()
         }
     }
 
     /// What the engine keeps of an instance's last probe: plain values, so storing one per probe
     /// releases nothing.
-    struct LastProbe {
+    struct LastProbe: Equatable {
         let state: HealthState
         let metrics: CustomMetrics?
         let metricsDeferred: Bool
@@ -175,8 +179,6 @@ public final class Simulation {
 
     /// Builds the scale set (validated whole first) with its instances at time 0, each just
     /// started (Initializing) and probed from time 0.
-    deinit { probes.free() }
-
     public init(_ definition: ScaleSetDefinition, health: (any HealthSource)? = nil, phases: (any PhaseSource)? = nil,
                 faults: (any FaultInjector)? = nil, deferrals: (any DeferralSource)? = nil) throws(ValidationFailure) {
         let problems = definition.validate()
