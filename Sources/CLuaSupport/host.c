@@ -53,6 +53,7 @@ void rh_host_free(rh_host *h) {
 }
 
 lua_State *rh_host_state(rh_host *h) { return h->L; }
+rh_host *rh_host_of(lua_State *L) { return host_of(L); }
 
 void rh_keep_freed_memory(void) {
 #ifdef M_MMAP_THRESHOLD
@@ -60,7 +61,6 @@ void rh_keep_freed_memory(void) {
     mallopt(M_TRIM_THRESHOLD, 256 * 1024 * 1024);
 #endif
 }
-rh_host *rh_host_of(lua_State *L) { return host_of(L); }
 
 void rh_host_set_budget(rh_host *h, long long instructions, int exact, unsigned grace_ms) {
     rh_stop_watchdog(h);

@@ -48,9 +48,9 @@ static int has_other_metrics_key(lua_State *L, int t) {
     return 0;
 }
 
-/* One health call as rh_call_health describes it. */
-static inline int call_health(lua_State *L, rh_host *h, int function_ref, int vm_ref, long long now_ms, int latest_ref,
-                              long long slot) {
+int rh_call_health(lua_State *L, int function_ref, int vm_ref, long long now_ms, int latest_ref, long long slot) {
+    if (!lua_checkstack(L, 8)) return RH_HEALTH_NO_ROOM;
+    rh_host *h = host_of(L);
     int base = lua_gettop(L);
     lua_rawgeti(L, LUA_REGISTRYINDEX, function_ref);
     lua_rawgeti(L, LUA_REGISTRYINDEX, vm_ref);
@@ -84,9 +84,4 @@ static inline int call_health(lua_State *L, rh_host *h, int function_ref, int vm
     lua_rawseti(L, -2, (lua_Integer)slot);
     lua_settop(L, base);
     return code | RH_HEALTH_METRICS_KEPT;
-}
-
-int rh_call_health(lua_State *L, int function_ref, int vm_ref, long long now_ms, int latest_ref, long long slot) {
-    if (!lua_checkstack(L, 8)) return RH_HEALTH_NO_ROOM;
-    return call_health(L, host_of(L), function_ref, vm_ref, now_ms, latest_ref, slot);
 }

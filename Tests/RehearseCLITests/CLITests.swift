@@ -115,6 +115,16 @@ final class CLITests: XCTestCase {
         XCTAssertTrue(missing.stderr.contains("no/such/file.lua"), missing.stderr)
     }
 
+    func testRunLimitsOutsideWhatTheEngineCanNumberAreBadInput() throws {
+        for (option, value) in [("--max-instances", "3000000000"), ("--max-actions", "2147483648"), ("--max-probes", "0")] {
+            let out = try rehearse("run", "scripts/ten-at-twenty.lua", option, value)
+            XCTAssertEqual(out.status, 2, option)
+            XCTAssertEqual(out.stdout, "", option)
+            XCTAssertTrue(out.stderr.contains("\(option) \(value): allowed a whole number"), out.stderr)
+        }
+        XCTAssertEqual(try rehearse("run", "scripts/ten-at-twenty.lua", "--max-instances", "2147483647").status, 0)
+    }
+
     func testStrictWireWarningsNameTheInstance() throws {
         let path = try temporary("wire.lua", """
             scaleset { name = "web", capacity = 3, upgradePolicy = { mode = "Rolling" },

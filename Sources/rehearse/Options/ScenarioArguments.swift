@@ -40,6 +40,10 @@ struct ScenarioArguments: ParsableArguments {
         for (option, value) in limits where value < 1 {
             throw fail(InputError(option, String(value), allowed: "a whole number of at least 1"))
         }
+        // The engine's queue numbers instances and actions in 32 bits.
+        for (option, value) in [("--max-actions", maxActions), ("--max-instances", maxInstances)] where value > Int(Int32.max) {
+            throw fail(InputError(option, String(value), allowed: "a whole number from 1 to \(Int32.max)"))
+        }
         options.limits.runWallClockMilliseconds = maxScriptSeconds * 1000
         options.limits.runInstructions = maxScriptInstructions
         options.runLimits = RunLimits(actions: maxActions, events: maxEvents, instances: maxInstances, modelVersions: maxModelVersions,
