@@ -116,22 +116,5 @@ final class BenchHealthSource: HealthSource {
     /// Runs of probes, as the Lua health source answers them.
     var answersRuns: Bool { true }
 
-    func probe(run: inout ProbeRun, in instances: UnsafeBufferPointer<Instance>) {
-        run.matched = 0
-        for (id, expected) in zip(run.ids, run.expected) {
-            let answer: ProbeReply
-            do {
-                answer = try probe(lent: instances.baseAddress! + id, at: run.time)
-            } catch {
-                run.stop = .failed(error)
-                return
-            }
-            guard case .named(let state) = answer, state == expected else {
-                run.stop = .answered(answer)
-                return
-            }
-            run.matched += 1
-        }
-        run.stop = .none
-    }
+    func probe(run: inout ProbeRun, in instances: UnsafeBufferPointer<Instance>) { probeOneByOne(&run, in: instances) }
 }

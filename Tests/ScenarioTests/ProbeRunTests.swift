@@ -1,3 +1,4 @@
+import Foundation
 import Reports
 @testable import Scenario
 import UpgradeEngine
@@ -89,6 +90,26 @@ final class ProbeRunTests: XCTestCase {
         // The seeds exercised what ends runs: healthy instances turning unhealthy, faulted upgrades.
         XCTAssertGreaterThan(endedEarly, 20)
         XCTAssertGreaterThan(faulted, 0)
+    }
+
+    func testEveryShippedScenarioGivesTheSameRecordsInRunsOnTwelveSeeds() throws {
+        let folder = repositoryRoot + "/scripts"
+        let scripts = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".lua") }.sorted()
+        XCTAssertGreaterThanOrEqual(scripts.count, 13)
+        for script in scripts {
+            let path = folder + "/" + script
+            var alone = options()
+            alone.probesInRuns = false
+            let inRuns = try ScenarioDefinition(path: path, options: options())
+            let oneByOne = try ScenarioDefinition(path: path, options: alone)
+            for seed in UInt64(0)..<12 {
+                let (runs, runsPrinted) = try record(inRuns, seed: seed)
+                let (single, singlePrinted) = try record(oneByOne, seed: seed)
+                XCTAssertEqual(runs.events.map(\.jsonLine), single.events.map(\.jsonLine), "\(script) seed \(seed)")
+                XCTAssertEqual(runs, single, "\(script) seed \(seed)")
+                XCTAssertEqual(runsPrinted, singlePrinted, "\(script) seed \(seed)")
+            }
+        }
     }
 
     func testAScriptErrorInTheMiddleOfARunFailsAsItDoesOneProbeAtATime() throws {

@@ -61,6 +61,28 @@ extension HealthSource {
         }
     }
 
+    /// Answers `run` with `probe(lent:at:)` for each of its instances in turn, until one does not
+    /// name its expected state: what a source that answers runs of named states can use as its
+    /// `probe(run:in:)`.
+    public func probeOneByOne(_ run: inout ProbeRun, in instances: UnsafeBufferPointer<Instance>) {
+        run.matched = 0
+        for (id, expected) in zip(run.ids, run.expected) {
+            let answer: ProbeReply
+            do {
+                answer = try probe(lent: instances.baseAddress! + id, at: run.time)
+            } catch {
+                run.stop = .failed(error)
+                return
+            }
+            guard case .named(let state) = answer, state == expected else {
+                run.stop = .answered(answer)
+                return
+            }
+            run.matched += 1
+        }
+        run.stop = .none
+    }
+
     /// No deferred metrics by default.
     public func latestMetrics(of instance: borrowing Instance) throws -> MetricsPayload? { nil }
 }
