@@ -61,8 +61,7 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
             // a time would): a script may keep other instances' tables and read them.
             let vm = runtime.vmTable(for: instance)
             let call = lua.callHealth(callback.function, vm: vm, nowMillis: run.time, latest: latest, slot: instance.pointee.id + 1)
-            if call.metricsKept, let expected = run.expected[index],
-               call.answer == (expected == .healthy ? .healthy : expected == .unhealthy ? .unhealthy : .noAnswer) {
+            if call.metricsKept, let expected = run.expected[index], call.answer == Self.answer(naming: expected) {
                 run.matched += 1
                 continue
             }
@@ -72,6 +71,15 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
                 run.stop = .failed(error)
             }
             return
+        }
+    }
+
+    /// The fast path's answer that names `state`, if it has one.
+    private static func answer(naming state: HealthState) -> HealthCall.Answer? {
+        switch state {
+        case .healthy: .healthy
+        case .unhealthy: .unhealthy
+        default: nil
         }
     }
 

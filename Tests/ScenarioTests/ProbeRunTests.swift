@@ -71,18 +71,7 @@ final class ProbeRunTests: XCTestCase {
     func testRunsGiveTheEventsPrintsAndSummariesOfOneProbeAtATimeOnEverySeed() throws {
         var endedEarly = 0, faulted = 0
         for script in [Self.flappingFleet, Self.surgingFleet] {
-            let path = try writeScenario(script)
-            let inRuns = try ScenarioDefinition(path: path, options: options())
-            var alone = options()
-            alone.probesInRuns = false
-            let oneByOne = try ScenarioDefinition(path: path, options: alone)
-            for seed in UInt64(0)..<40 {
-                let (runs, runsPrinted) = try record(inRuns, seed: seed)
-                let (single, singlePrinted) = try record(oneByOne, seed: seed)
-                XCTAssertEqual(runs.events.map(\.jsonLine), single.events.map(\.jsonLine), "seed \(seed)")
-                XCTAssertEqual(runs, single, "seed \(seed)")
-                XCTAssertEqual(runsPrinted, singlePrinted, "seed \(seed)")
-                XCTAssertEqual(runs.summary.probes, single.summary.probes)
+            for runs in try recordsInRunsAndAlone(path: try writeScenario(script), seeds: 0..<40) {
                 if runs.summary.status?.code == .faulted { faulted += 1 }
                 endedEarly += runs.events.filter { if case .healthChanged(.healthy, .unhealthy, _) = $0.payload { true } else { false } }.count
             }
@@ -96,20 +85,7 @@ final class ProbeRunTests: XCTestCase {
         let folder = repositoryRoot + "/scripts"
         let scripts = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".lua") }.sorted()
         XCTAssertGreaterThanOrEqual(scripts.count, 13)
-        for script in scripts {
-            let path = folder + "/" + script
-            var alone = options()
-            alone.probesInRuns = false
-            let inRuns = try ScenarioDefinition(path: path, options: options())
-            let oneByOne = try ScenarioDefinition(path: path, options: alone)
-            for seed in UInt64(0)..<12 {
-                let (runs, runsPrinted) = try record(inRuns, seed: seed)
-                let (single, singlePrinted) = try record(oneByOne, seed: seed)
-                XCTAssertEqual(runs.events.map(\.jsonLine), single.events.map(\.jsonLine), "\(script) seed \(seed)")
-                XCTAssertEqual(runs, single, "\(script) seed \(seed)")
-                XCTAssertEqual(runsPrinted, singlePrinted, "\(script) seed \(seed)")
-            }
-        }
+        for script in scripts { _ = try recordsInRunsAndAlone(path: folder + "/" + script, seeds: 0..<12) }
     }
 
     func testAScriptErrorInTheMiddleOfARunFailsAsItDoesOneProbeAtATime() throws {
@@ -167,6 +143,25 @@ final class ProbeRunTests: XCTestCase {
         }
         XCTAssertEqual(messages.count, 2)
         XCTAssertEqual(messages.first, messages.last)
+    }
+
+    /// Runs the scenario at `path` on each of `seeds` in runs and one probe at a time, asserts
+    /// that both give the same events, records and prints, and returns the records made in runs.
+    private func recordsInRunsAndAlone(path: String, seeds: Range<UInt64>) throws -> [RunRecord] {
+        var alone = options()
+        alone.probesInRuns = false
+        let inRuns = try ScenarioDefinition(path: path, options: options())
+        let oneByOne = try ScenarioDefinition(path: path, options: alone)
+        let name = (path as NSString).lastPathComponent
+        return try seeds.map { seed in
+            let (runs, runsPrinted) = try record(inRuns, seed: seed)
+            let (single, singlePrinted) = try record(oneByOne, seed: seed)
+            XCTAssertEqual(runs.events.map(\.jsonLine), single.events.map(\.jsonLine), "\(name) seed \(seed)")
+            XCTAssertEqual(runs, single, "\(name) seed \(seed)")
+            XCTAssertEqual(runsPrinted, singlePrinted, "\(name) seed \(seed)")
+            XCTAssertEqual(runs.summary.probes, single.summary.probes)
+            return runs
+        }
     }
 
     /// Runs `definition` with `seed`: its record, and what it printed with the virtual time.
