@@ -30,7 +30,7 @@ public enum Thresholds {
     /// against `maxUnhealthyUpgradedInstancePercent` (`thresholdPercent`) of `capacity`.
     /// `failedToUpgrade` are those whose operation failed; `lastBatch` the batch just finished,
     /// whose lowest bad id Azure names as the first failed instance.
-    public static func afterBatch(counted: [Int], failedToUpgrade: Set<Int>, lastBatch: Set<Int>, capacity: Int,
+    public static func afterBatch(counted: [Int], failedToUpgrade: InstanceIDSet, lastBatch: InstanceIDSet, capacity: Int,
                                   thresholdPercent: Int, scaleSet: String) -> Verdict {
         let passed = counted.count * 100 <= thresholdPercent * capacity
         let check = ThresholdCheck(counted: counted, capacity: capacity, thresholdPercent: thresholdPercent, passed: passed)

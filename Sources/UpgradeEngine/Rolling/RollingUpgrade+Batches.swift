@@ -169,7 +169,7 @@ extension RollingUpgrade {
             }
         }
         let count = current.ids.count
-        current.last = Set(current.ids)
+        current.last = InstanceIDSet(current.ids)
         current.ids = []
         stage = .idle
         steps.append(.emit(.batchFinished(healthy: good, count: count), batch: current.number, phase: current.phase))
@@ -210,7 +210,7 @@ extension RollingUpgrade {
             return
         }
         let policy = terms.policy
-        let badNow = judgedAtDeadline ? tally.failed : tally.failed + tally.successful.sorted().filter { countsAsBad($0, fleet) }
+        let badNow = judgedAtDeadline ? tally.failed : tally.failed + tally.successful.filter { countsAsBad($0, fleet) }
         let verdict = Thresholds.afterBatch(counted: badNow, failedToUpgrade: current.operationFailed, lastBatch: current.last,
                                             capacity: terms.capacity, thresholdPercent: policy.maxUnhealthyUpgradedInstancePercent,
                                             scaleSet: terms.scaleSet)
@@ -238,7 +238,7 @@ extension RollingUpgrade {
         }
         guard !targets.isEmpty else { return }
         track.code = .rollingBack
-        tally.rollingBack = Set(targets)
+        tally.rollingBack = InstanceIDSet(targets)
         for id in targets {
             let previous = tally.previousVersion[id]!
             steps.append(.emit(.rollbackStarted(name: fleet.name(of: id), toVersion: previous), instance: id))

@@ -88,12 +88,12 @@ final class RollingUpgrade {
         /// The candidates (the old instances, under MaxSurge).
         var ids: [Int] = []
         /// The instances of the batch last finished, for the check that judges it.
-        var last: Set<Int> = []
+        var last: InstanceIDSet = []
         /// Operations of this upgrade still running.
-        var inFlight: Set<Int> = []
+        var inFlight: InstanceIDSet = []
         /// Instances whose health change may end the batch's wait.
-        var watching: Set<Int> = []
-        var operationFailed: Set<Int> = []
+        var watching: InstanceIDSet = []
+        var operationFailed: InstanceIDSet = []
         /// Where the scan for instances still awaiting health resumes (`batchAwaitsHealth`).
         var waitCursor = 0
     }
@@ -105,19 +105,19 @@ final class RollingUpgrade {
         /// A batch met the quota: this batch and every later one run in place (SPEC §5).
         var fellBack = false
         /// Candidates of the current batch whose new instance did not become Healthy.
-        var failed: Set<Int> = []
+        var failed: InstanceIDSet = []
         /// For a candidate, the new instance whose health now counts for it.
         var replacement: [Int: Int] = [:]
     }
 
     /// What the upgrade has done to instances so far.
     struct Tally {
-        var successful: Set<Int> = []
+        var successful: InstanceIDSet = []
         var failed: [Int] = []
         /// The model each upgraded instance ran before, for rollback.
         var previousVersion: [Int: Int] = [:]
         /// Instances rolling back after a breach (status RollingBack meanwhile).
-        var rollingBack: Set<Int> = []
+        var rollingBack: InstanceIDSet = []
         /// Instances rolled back (or restored to their previous image) successfully.
         var rolledBack = 0
         /// Instances whose rollback failed: they stay failed on the new model.
@@ -131,9 +131,9 @@ final class RollingUpgrade {
         /// Automatic OS upgrades: when each upgraded instance's time to become Healthy runs out (ms).
         var healthDeadline: [Int: Millis] = [:]
         /// Instances of the current batch deferring their upgrade until approved.
-        var deferred: Set<Int> = []
+        var deferred: InstanceIDSet = []
         /// Those of `deferred` that only an approve action can release.
-        var untilApproved: Set<Int> = []
+        var untilApproved: InstanceIDSet = []
     }
 
     let terms: RollingTerms
@@ -165,14 +165,14 @@ final class RollingUpgrade {
     var error: UpgradeError? { track.error }
     var skipped: [Int] { terms.skipped }
     var protected: [Int] { terms.protected }
-    var successful: Set<Int> { tally.successful }
+    var successful: InstanceIDSet { tally.successful }
     var failed: [Int] { tally.failed }
     var rolledBack: Int { tally.rolledBack }
     var rollbackFailed: [Int] { tally.rollbackFailed }
     /// The batch being upgraded now (0 before the first).
     var batchNumber: Int { current.number }
-    var deferred: Set<Int> { waits.deferred }
-    var untilApproved: Set<Int> { waits.untilApproved }
+    var deferred: InstanceIDSet { waits.deferred }
+    var untilApproved: InstanceIDSet { waits.untilApproved }
     /// No operation of this upgrade is running.
     var isQuiet: Bool { current.inFlight.isEmpty }
     /// Every operation still running is an upgrade waiting for an approval.
