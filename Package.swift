@@ -51,7 +51,9 @@ let package = Package(
         // writing with sorted keys), ISO 8601 durations and timestamps (`Millis`), problems.
         .target(name: "Formats", swiftSettings: strict),
         // The domain: definitions, policy, health, planning, the rolling upgrade, the simulation.
-        .target(name: "UpgradeEngine", dependencies: ["Formats"], swiftSettings: strict),
+        // Memory hints Swift has no spelling for (prefetch), as static inline C the optimiser inlines.
+        .target(name: "CMemoryHints"),
+        .target(name: "UpgradeEngine", dependencies: ["Formats", "CMemoryHints"], swiftSettings: strict),
         // What Azure writes, read into and written from engine values: the ARM field reader,
         // upgradePolicy and the health extension's settings, policy overrides by path, the
         // get-latest / REST / OS-history status shapes, the plan as JSON.

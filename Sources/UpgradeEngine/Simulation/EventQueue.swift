@@ -123,6 +123,13 @@ struct EventQueue {
         return (Int(id), generation)
     }
 
+    /// The id of the probe `distance` entries after the next one at this instant, if there is one.
+    mutating func probeID(ahead distance: Int) -> Int? {
+        guard current != nil, current!.next + distance < current!.items.count,
+              case .probe(let id, _) = current!.items[current!.next + distance] else { return nil }
+        return Int(id)
+    }
+
     /// Puts back the last `count` entries taken by `popProbe` (nothing else taken since).
     mutating func unpop(_ count: Int) {
         guard count > 0 else { return }

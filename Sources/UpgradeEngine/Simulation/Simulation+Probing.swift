@@ -1,3 +1,5 @@
+import CMemoryHints
+
 /// Instances, their placement and their probes: the health state machine fed by the health source.
 extension Simulation {
     // MARK: Instances and probes
@@ -109,10 +111,12 @@ extension Simulation {
         expected[0] = quiet
         takenBefore[0] = 0
         var count = 1, taken = 0
+        let lookahead = ProbeLookahead(instances: instances, last: probes.last, generations: probes.generation)
         // The probe that reaches the probe limit ends the run, as it ends the loop.
         let allowance = min(RunBuffers.capacity, max(1, limits.probes + 1 - counters.probes))
         while count < allowance, let next = queue.popProbe() {
             taken += 1
+            if let later = queue.probeID(ahead: ProbeLookahead.distance) { lookahead.prefetch(later) }
             guard Int32(truncatingIfNeeded: probes.generation[next.id]) == next.generation, isProbed(next.id) else { continue }
             let state = quietState(next.id)
             ids[count] = next.id
@@ -139,6 +143,35 @@ extension Simulation {
             queue.unpop(after)
             countProbe()
             throw error
+        }
+    }
+
+    /// Asks for the data of a probe queued later while the run is gathered. A fleet larger than
+    /// the caches has each probed instance, last answer and generation in memory; the queue's
+    /// order after a few batches (every third id, every fifteenth) is not one the processor
+    /// guesses, so each probe would wait for its lines in turn.
+    private struct ProbeLookahead {
+        /// Entries ahead: the loop takes an entry in a few nanoseconds, and a line from memory takes
+        /// about a hundred (16 ahead measured 22–23 ns a probe at 100k, 32 and 64 20.6–21).
+        static let distance = 32
+        let instances: UnsafePointer<Instance>, last: UnsafePointer<LastProbe?>, generations: UnsafePointer<Int>
+
+        /// The arrays' addresses are taken once per run: gathering a run changes only the queue,
+        /// so none of them moves or is written meanwhile (as with `probe`'s lent instance).
+        init(instances: [Instance], last: [LastProbe?], generations: [Int]) {
+            self.instances = instances.withUnsafeBufferPointer { $0.baseAddress! }
+            self.last = last.withUnsafeBufferPointer { $0.baseAddress! }
+            self.generations = generations.withUnsafeBufferPointer { $0.baseAddress! }
+        }
+
+        /// Prefetches instance `id`'s first 64 bytes (what a probe reads, on at most two lines),
+        /// its last answer and its generation. A prefetch never faults and changes no value.
+        @inline(__always)
+        func prefetch(_ id: Int) {
+            rh_prefetch(instances + id)
+            rh_prefetch(UnsafeRawPointer(instances + id) + 63)
+            rh_prefetch(last + id)
+            rh_prefetch(generations + id)
         }
     }
 
