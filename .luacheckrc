@@ -41,6 +41,7 @@ stds.rehearse = {
     "deferral",
     "at",
     "expect",
+    "risk",
     "update_model",
     "cancel",
     "manual_upgrade",

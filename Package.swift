@@ -34,6 +34,8 @@ let package = Package(
         .package(url: "https://github.com/CoreOffice/XMLCoder", from: "0.18.2"),
         // The sweep's and the comparison's text tables (column widths and alignment).
         .package(url: "https://github.com/ordo-one/TextTable", from: "0.0.2"),
+        // log-gamma for the risk gate's confidence sequences (RealModule: pure Swift, no Foundation).
+        .package(url: "https://github.com/apple/swift-numerics", from: "1.1.1"),
     ],
     targets: [
         // Debian's liblua5.4-dev, found through pkg-config; the shim header gives Swift the macros.
@@ -53,7 +55,8 @@ let package = Package(
         // The domain: definitions, policy, health, planning, the rolling upgrade, the simulation.
         // Memory hints Swift has no spelling for (prefetch), as static inline C the optimiser inlines.
         .target(name: "CMemoryHints"),
-        .target(name: "UpgradeEngine", dependencies: ["Formats", "CMemoryHints"], swiftSettings: strict),
+        .target(name: "UpgradeEngine", dependencies: ["Formats", "CMemoryHints", .product(name: "RealModule", package: "swift-numerics")],
+                swiftSettings: strict),
         // What Azure writes, read into and written from engine values: the ARM field reader,
         // upgradePolicy and the health extension's settings, policy overrides by path, the
         // get-latest / REST / OS-history status shapes, the plan as JSON.

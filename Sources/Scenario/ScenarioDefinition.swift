@@ -86,6 +86,9 @@ public struct ScenarioDefinition: Sendable {
     public var hooks: Hooks
     /// What every run must show at its end.
     public var expectations: [Expectation]
+    /// The script's `risk { … }`: requirements on shares of runs that `sweep`, `compare`, `test` and
+    /// `tune` judge; nil without one.
+    public var risk: RiskQuestion?
     /// Every module the top level required beyond the built-in ones, by name: its source and the
     /// path it was read from. Runs read these, not the files.
     public var modules: [String: ModuleSource]
@@ -212,8 +215,11 @@ public struct ScenarioDefinition: Sendable {
             expectations.append(expectation)
             problems += found.map { Problem(field: "expect at \(location)", $0) }
         }
+        let (risk, riskProblems) = RiskReader.read(session.riskTables)
+        problems += riskProblems
         warnings += reader.warnings.map(\.description)
         guard problems.isEmpty else { throw .definition(problems, location: session.scalesetLocation) }
+        self.risk = risk
         self.scaleSet = scaleSet
         described = value
         documents = reader.documents

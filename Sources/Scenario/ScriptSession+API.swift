@@ -83,6 +83,11 @@ extension ScriptSession {
             expectationTables.append((try args.table(1), args.callerLocation ?? path))
             return []
         }
+        state.register("risk") { [unowned self] args in
+            try requireTopLevel("risk")
+            riskTables.append((try args.table(1), args.callerLocation ?? path))
+            return []
+        }
         registerAction("update_model") { sim, args in
             var changes: [String: String] = [:]
             if args.count >= 1 && args.type(1) != .nil {

@@ -23,6 +23,8 @@ final class ScriptSession {
     var deferral: Callback?
     var timeline: [(time: Millis, callback: Callback)] = []
     var expectationTables: [(table: LuaValue, location: String)] = []
+    /// What `risk { … }` said, with where (a script has at most one).
+    var riskTables: [(table: LuaValue, location: String)] = []
     /// `--param` values given, by name, as written.
     let parameterValues: [String: String]
     /// The parameters the script declared with `param(name, default)`, by name.

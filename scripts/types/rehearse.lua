@@ -156,6 +156,12 @@ function at(time, fn) end
 ---@param expectations rehearse.Expectations
 function expect(expectations) end
 
+---Requirements on shares of runs that sweep, compare, test and tune judge, e.g.
+---{ require = { "Faulted <= 1%", "deadline >= 95%" }, deadline = "PT60M", confidence = 0.95 }.
+---(definition)
+---@param requirements {require: string[], deadline?: string, confidence?: number}
+function risk(requirements) end
+
 ---Updates the scale set model; no argument (or no change) is a generic update, which restarts a rolling upgrade.
 ---(action)
 ---@param changes? table<string, string|number|boolean>

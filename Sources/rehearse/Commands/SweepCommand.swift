@@ -44,6 +44,10 @@ struct SweepCommand: ParsableCommand {
 
     @OptionGroup var scenario: ScenarioArguments
     @OptionGroup var sweep: SweepArguments
+    @OptionGroup var risk: RiskArguments
+    @Flag(name: .customLong("until-decided"),
+          help: "Stop as soon as every requirement is held or failed (looks every 100 seeds; --seeds is the budget).")
+    var untilDecided = false
     @Option(name: .customLong("set"), help: "A policy field for every run, PATH=VALUE (e.g. rollingUpgradePolicy.maxBatchInstancePercent=10); repeatable.")
     var set: [String] = []
     @Option(help: "Run only part I of N of the seeds (interleaved), e.g. 2/4; with --json, print the part for rehearse merge.")
@@ -68,10 +72,32 @@ struct SweepCommand: ParsableCommand {
         let overrides = try parseOverrides(set)
         let definition = try loadScenario(scenario, seed: range.first, print: { printError("print: \($0)") })
         do { _ = try Rehearsal.scaleSet(definition, overrides: overrides) } catch { throw fail(error) }
-        let seeds = range.seeds(shard: part)
-        let digests = try runSweep(definition, seeds: seeds, overrides: overrides, jobs: jobs)
-        let report = SweepReport(scenario: scenario.scenario, seeds: range, overrides: overrides.map(\.description), runs: digests,
-                                 expectations: SweepReport.keys(of: definition.expectations), deadline: deadline)
+        let question = try risk.question(script: definition.risk, deadline: deadline)
+        if untilDecided {
+            guard question != nil else {
+                throw fail(InputError("--until-decided", problem: "there is no requirement to decide", allowed: "--require \"Faulted <= 1%\" or a risk { } in the script"))
+            }
+            guard part == nil else { throw fail(InputError("--until-decided", problem: "cannot be split with --shard", allowed: "one of the two")) }
+        }
+        var digests: [RunDigest]
+        var judged: [RequirementResult]?
+        if untilDecided, let question {
+            let bar = ProgressBar(total: range.count)
+            defer { bar.finish() }
+            do {
+                (digests, judged) = try Sweep.runUntilDecided(definition, seeds: range, overrides: overrides, question: question, jobs: jobs,
+                                                              progress: { bar.update($0) })
+            } catch {
+                bar.finish()
+                throw fail(error)
+            }
+        } else {
+            digests = try runSweep(definition, seeds: range.seeds(shard: part), overrides: overrides, jobs: jobs)
+            judged = question?.judge(digests, keys: SweepReport.keys(of: definition.expectations))
+        }
+        let ran = digests.isEmpty ? range : SeedRange(digests.first!.seed, digests.last!.seed)
+        let report = SweepReport(scenario: scenario.scenario, seeds: part == nil ? ran : range, overrides: overrides.map(\.description), runs: digests,
+                                 expectations: SweepReport.keys(of: definition.expectations), deadline: question?.deadline ?? deadline)
         if let runs {
             do {
                 let file = try EventsFile(path: runs)
@@ -85,11 +111,24 @@ struct SweepCommand: ParsableCommand {
         if format.output == .table && !jsonFlag {
             for line in Tables.runs(digests) { print(line) }
         } else if json {
-            print((part.map { SweepJSON.part(report, shard: $0) } ?? SweepJSON.report(report)).serialized())
+            var document = part.map { SweepJSON.part(report, shard: $0) } ?? SweepJSON.report(report)
+            if let judged, let question, part == nil, case .ordered(var fields) = document {
+                fields.append(JSONField("requirements", RiskText.json(judged, confidence: question.confidence)))
+                fields.append(JSONField("passed", .bool(RiskQuestion.passed(judged))))
+                document = .ordered(fields)
+            }
+            print(document.serialized())
         } else {
             if let part { print("Part \(part) of the seeds") }
             for line in SweepText.report(report) { print(line) }
+            if let judged, let question {
+                print("")
+                for line in RiskText.requirements(judged, confidence: question.confidence) { print(line) }
+                if untilDecided { print("Stopped after \(digests.count) of \(range.count) seeds.") }
+            }
         }
+        // A gate: every requirement held, or exit 1 (a shard's part is judged when merged).
+        if let judged, part == nil, !RiskQuestion.passed(judged) { throw ExitCode(1) }
     }
 }
 

@@ -1,0 +1,222 @@
+public import Formats
+
+/// A requirement on a share of runs, the risk question as a gate: `Faulted <= 1%`,
+/// `deadline >= 95%`. Judged at a confidence by a confidence sequence: **held** when every share
+/// the sequence still allows is on the right side of the limit, **failed** when every one is on
+/// the wrong side, **undecided** otherwise.
+public struct Requirement: Equatable, Sendable, CustomStringConvertible {
+    /// What is counted in each run.
+    public enum Measure: Equatable, Sendable {
+        /// The latest rolling upgrade ended with this final code (`Completed`, `Faulted`, `Cancelled`, …).
+        case code(String)
+        /// The run's upgrade faulted with this Azure error code.
+        case errorCode(String)
+        /// The upgrade ended within the sweep's deadline (not cut off by the run's time limit).
+        case deadline
+        /// Every `expect` of the script held.
+        case expectations
+        /// Every `expect` entry with this key held (`expect.minHealthy`).
+        case expectation(String)
+    }
+
+    /// `<=` (the share may be at most the limit) or `>=` (at least).
+    public enum Comparison: String, Equatable, Sendable {
+        /// The share must be at most the limit.
+        case atMost = "<="
+        /// The share must be at least the limit.
+        case atLeast = ">="
+    }
+
+    /// What a sequential judgement says.
+    public enum Verdict: String, Equatable, Sendable {
+        /// The whole interval is on the right side of the limit.
+        case held
+        /// The whole interval is on the wrong side.
+        case failed
+        /// The interval still straddles the limit.
+        case undecided
+    }
+
+    /// What is counted.
+    public var measure: Measure
+    /// Which side of the limit is right.
+    public var comparison: Comparison
+    /// The limit, a share in 0...1 (1% is 0.01).
+    public var limit: Double
+
+    /// A requirement that the share of `measure` be `comparison` `limit` (a share in 0...1).
+    public init(_ measure: Measure, _ comparison: Comparison, _ limit: Double) {
+        self.measure = measure
+        self.comparison = comparison
+        self.limit = limit
+    }
+
+    /// The final codes a run can end with, as `code` measures.
+    public static let finalCodes = ["Completed", "Faulted", "Cancelled", "RollingForward", "RollingBack"]
+
+    /// What `parse` accepts, said for an error message.
+    public static let allowedForm = "SHARE <= P% or SHARE >= P%, with SHARE a final code (Completed, Faulted, Cancelled), an Azure error "
+        + "code, deadline, expect or expect.KEY, and P from 0 to 100 (e.g. \"Faulted <= 1%\")"
+
+    /// Reads `SHARE OP P%`; the problem otherwise (what is wrong, without the allowed form).
+    public static func parse(_ text: String) -> Result<Requirement, RequirementError> {
+        let chars = Array(text.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " "))
+        let operators = chars.indices.dropLast().filter { (chars[$0] == "<" || chars[$0] == ">") && chars[$0 + 1] == "=" }
+        guard operators.count == 1, let at = operators.first else {
+            return .failure(.init(text: text, problem: operators.isEmpty ? "no <= or >=" : "more than one comparison"))
+        }
+        let comparison: Comparison = chars[at] == "<" ? .atMost : .atLeast
+        let name = String(chars[..<at])[...].trimmingSpaces, number = String(chars[(at + 2)...])[...].trimmingSpaces
+        guard number.hasSuffix("%") else { return .failure(.init(text: text, problem: "the limit must be a percentage such as 1%")) }
+        guard let percent = Double(number.dropLast().trimmingSpaces), percent.isFinite, (0...100).contains(percent) else {
+            return .failure(.init(text: text, problem: "the limit must be a number from 0 to 100 followed by %"))
+        }
+        guard let measure = Measure(name: name) else {
+            return .failure(.init(text: text, problem: "'\(name)' is not a share rehearse counts"))
+        }
+        return .success(Requirement(measure, comparison, percent / 100))
+    }
+
+    /// `Faulted <= 1%`, the form `parse` reads.
+    public var description: String { "\(measure) \(comparison.rawValue) \(Self.percentText(limit))%" }
+
+    /// The share of `runs` that showed the measure. `keys` are the expectation keys each digest's
+    /// `held` refers to; `deadline` (ms) is the sweep's, needed by `.deadline`.
+    public func share(of runs: [RunDigest], keys: [SweepReport.ExpectationKey], deadline: Millis?) -> Share {
+        Share(runs.count { shows($0, keys: keys, deadline: deadline) }, of: runs.count)
+    }
+
+    /// Whether one run showed the measure.
+    public func shows(_ run: RunDigest, keys: [SweepReport.ExpectationKey], deadline: Millis?) -> Bool {
+        switch measure {
+        case .code(let code): return run.code == code
+        case .errorCode(let code): return run.errorCode == code
+        case .deadline:
+            guard let deadline, !run.hitTimeLimit else { return false }
+            return (run.timeToFinish ?? 0) * 1000 <= Double(deadline)
+        case .expectations: return run.held.allSatisfy { $0 }
+        case .expectation(let key):
+            return keys.indices.allSatisfy { keys[$0].key != key || ($0 < run.held.count && run.held[$0]) }
+        }
+    }
+
+    /// The verdict on `share` at `confidence`, and the confidence sequence's interval it reads.
+    public func judge(_ share: Share, confidence: Double) -> (verdict: Verdict, interval: (lower: Double, upper: Double)) {
+        let sequence = ConfidenceSequence(centredOn: limit, confidence: confidence)
+        let interval = sequence.interval(count: share.count, total: share.total)
+        guard share.total > 0, sequence.excludes(limit, count: share.count, total: share.total) else { return (.undecided, interval) }
+        // The limit is outside the interval: the interval lies wholly on the side of the observed share.
+        let below = share.fraction < limit
+        switch comparison {
+        case .atMost: return (below ? .held : .failed, interval)
+        case .atLeast: return (below ? .failed : .held, interval)
+        }
+    }
+
+    /// A share as a percentage as short as it reads exactly: 0.01 is "1", 0.005 is "0.5".
+    public static func percentText(_ share: Double) -> String {
+        let value = (share * 100 * 1e6).rounded() / 1e6
+        return value == value.rounded() ? String(Int(value)) : String(value)
+    }
+}
+
+extension Requirement.Measure: CustomStringConvertible {
+    /// Reads a share's name: a final code, `deadline`, `expect`, `expect.KEY`, or an Azure error
+    /// code (letters and digits, starting with a capital letter); nil for anything else.
+    init?(name: String) {
+        if Requirement.finalCodes.contains(name) {
+            self = .code(name)
+        } else if name == "deadline" {
+            self = .deadline
+        } else if name == "expect" {
+            self = .expectations
+        } else if name.hasPrefix("expect."), ExpectationKeyName.all.contains(String(name.dropFirst(7))) {
+            self = .expectation(String(name.dropFirst(7)))
+        } else if let first = name.unicodeScalars.first, ("A"..."Z").contains(first), name.count <= 200,
+                  name.unicodeScalars.allSatisfy({ ("A"..."Z").contains($0) || ("a"..."z").contains($0) || ("0"..."9").contains($0) }) {
+            self = .errorCode(name)
+        } else {
+            return nil
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .code(let code), .errorCode(let code): return code
+        case .deadline: return "deadline"
+        case .expectations: return "expect"
+        case .expectation(let key): return "expect.\(key)"
+        }
+    }
+}
+
+/// The keys an `expect` table can hold, which `expect.KEY` may name.
+public enum ExpectationKeyName {
+    /// Every key, as scripts write them.
+    public static let all: Set<String> = ["code", "errorCode", "successful", "failed", "inProgress", "pending", "skipped", "protected",
+                                          "minHealthy", "upgrades", "rolledBack", "finishedWithin", "maxUnavailable"]
+}
+
+/// A requirement that could not be read: the text and what is wrong with it.
+public struct RequirementError: Error, Equatable, Sendable {
+    /// The requirement as written.
+    public var text: String
+    /// What is wrong.
+    public var problem: String
+}
+
+/// One requirement judged over a sweep's runs.
+public struct RequirementResult: Equatable, Sendable {
+    /// The requirement.
+    public var requirement: Requirement
+    /// The share of runs that showed its measure.
+    public var share: Share
+    /// The confidence sequence's interval of the share, both ends in 0...1.
+    public var lower: Double
+    /// The upper end of the interval.
+    public var upper: Double
+    /// Held, failed or undecided.
+    public var verdict: Requirement.Verdict
+
+    /// `requirement` judged over `runs` at `confidence`.
+    public init(_ requirement: Requirement, runs: [RunDigest], keys: [SweepReport.ExpectationKey], deadline: Millis?, confidence: Double) {
+        self.requirement = requirement
+        share = requirement.share(of: runs, keys: keys, deadline: deadline)
+        let judged = requirement.judge(share, confidence: confidence)
+        lower = judged.interval.lower
+        upper = judged.interval.upper
+        verdict = judged.verdict
+    }
+}
+
+/// The requirements a sweep is judged by, and how: at which confidence, and against which deadline.
+public struct RiskQuestion: Equatable, Sendable {
+    /// The requirements, in the order given.
+    public var requirements: [Requirement]
+    /// The probability that every interval holds the true share at every look (0 < c < 1).
+    public var confidence: Double
+    /// The deadline `deadline` measures, in milliseconds.
+    public var deadline: Millis?
+
+    /// A question of `requirements` at `confidence` against `deadline`.
+    public init(requirements: [Requirement], confidence: Double = 0.95, deadline: Millis? = nil) {
+        self.requirements = requirements
+        self.confidence = confidence
+        self.deadline = deadline
+    }
+
+    /// Every requirement judged over `runs`.
+    public func judge(_ runs: [RunDigest], keys: [SweepReport.ExpectationKey]) -> [RequirementResult] {
+        requirements.map { RequirementResult($0, runs: runs, keys: keys, deadline: deadline, confidence: confidence) }
+    }
+}
+
+extension Substring {
+    var trimmingSpaces: String {
+        String(drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
+    }
+}
+
+extension String {
+    fileprivate var trimmingSpaces: String { self[...].trimmingSpaces }
+}

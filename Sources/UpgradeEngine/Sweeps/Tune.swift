@@ -1,0 +1,213 @@
+public import Formats
+
+/// `rehearse tune`: a search over policies for the best one that meets the requirements, racing
+/// the candidates so that clearly infeasible or clearly worse ones stop early.
+///
+/// Every candidate runs the same seeds in the same order (common random numbers), in rounds of
+/// `lookEvery` seeds. After each round a candidate is
+/// - **infeasible**, and stops, once any requirement failed (the confidence sequence of §`Requirement`);
+/// - **feasible**, and pauses, once every requirement held;
+/// - **dominated**, and stops, once its objective is provably worse than a feasible candidate's
+///   (percentile objectives only: their bounds come from the same sequence);
+/// - otherwise it runs another round, until the seeds run out (it ends **undecided**).
+/// Then the finalists (feasible, not dominated) are confirmed: each is topped up to as many runs
+/// as the finalist that took the most to decide, so they are ranked on equal runs. The best is the
+/// finalist with the best objective (ties: the earlier candidate). Deterministic whatever the jobs.
+public enum Tune {
+    /// The seeds in one round of the race, the same as a sequential sweep's looks.
+    public static let lookEvery = 100
+
+    /// What to optimise.
+    public enum Objective: Equatable, Sendable, CustomStringConvertible {
+        /// A percentile (0–100) of the time to finish, to minimise.
+        case finishPercentile(Double)
+        /// The mean time to finish, to minimise.
+        case finishMean
+        /// The mean instance-seconds unavailable, to minimise.
+        case unavailableMean
+        /// The 5th percentile of the fewest serving instances, to maximise.
+        case lowestHealthyP5
+
+        /// Reads `p50`, `p95`, `mean`, `unavailable` (to minimise) or `lowestHealthy.p5` (to maximise).
+        public init?(minimize text: String) {
+            switch text {
+            case "mean": self = .finishMean
+            case "unavailable": self = .unavailableMean
+            default:
+                guard text.hasPrefix("p"), let p = Double(text.dropFirst()), p > 0, p < 100 else { return nil }
+                self = .finishPercentile(p)
+            }
+        }
+
+        /// Whether a larger value is better.
+        public var maximises: Bool { self == .lowestHealthyP5 }
+
+        public var description: String {
+            switch self {
+            case .finishPercentile(let p): return "time to finish p\(Requirement.percentText(p / 100))"
+            case .finishMean: return "mean time to finish"
+            case .unavailableMean: return "mean instance-seconds unavailable"
+            case .lowestHealthyP5: return "lowest healthy p5"
+            }
+        }
+
+        /// The objective's estimate over `runs`, with provable bounds where it has them.
+        public func measure(_ runs: [RunDigest], confidence: Double) -> QuantileBounds {
+            let report = SweepReport(scenario: "", seeds: SeedRange(0, 0), overrides: [], runs: runs, expectations: [], deadline: nil)
+            switch self {
+            case .finishPercentile(let p): return QuantileBounds(report.timeToFinish, percentile: p, confidence: confidence)
+            case .lowestHealthyP5: return QuantileBounds(report.lowestHealthy, percentile: 5, confidence: confidence)
+            case .finishMean: return QuantileBounds(estimate: Self.mean(report.timeToFinish.sorted))
+            case .unavailableMean: return QuantileBounds(estimate: Self.mean(report.unavailable.sorted))
+            }
+        }
+
+        static func mean(_ values: [Double]) -> Double? { values.isEmpty ? nil : values.reduce(0, +) / Double(values.count) }
+    }
+
+    /// Where a candidate ended.
+    public enum Standing: String, Equatable, Sendable {
+        /// Every requirement held.
+        case feasible
+        /// A requirement failed.
+        case infeasible
+        /// Provably worse on the objective than a feasible candidate.
+        case dominated
+        /// Still undecided when the seeds ran out.
+        case undecided
+    }
+
+    /// One candidate's result.
+    public struct Result: Sendable {
+        /// Its overrides as written.
+        public var label: [String]
+        /// Its standing.
+        public var standing: Standing
+        /// The runs it made, in seed order.
+        public var runs: [RunDigest]
+        /// Runs made when its standing was decided (nil: never).
+        public var decidedAfter: Int?
+        /// Each requirement over its runs.
+        public var requirements: [RequirementResult]
+        /// The objective over its runs.
+        public var objective: QuantileBounds
+        /// The expectation keys its digests refer to.
+        public var keys: [SweepReport.ExpectationKey]
+    }
+
+    /// The search's outcome.
+    public struct Outcome: Sendable {
+        /// Every candidate, in the order given.
+        public var candidates: [Result]
+        /// The best feasible candidate's index; nil when none is feasible.
+        public var best: Int?
+        /// Runs made in all.
+        public var runsSpent: Int
+        /// Runs a fixed grid at the same confidence would make: every candidate run as many times
+        /// as the candidate that took the most runs to decide (the seeds' count if one never did).
+        public var gridRuns: Int
+        /// The candidates on the Pareto front of P(Faulted) × time to finish p95 × lowest healthy
+        /// p5 (lower, lower, higher), among those not infeasible.
+        public var front: [Int]
+    }
+
+    /// Races the candidates named by `labels` (each with the expectation keys its digests refer
+    /// to) over `seeds` for `question` and `objective`. `runSeeds(candidate, seeds, done)` runs
+    /// one candidate for the given seeds and returns their digests in seed order; `done` is how
+    /// many runs the race has made before these.
+    public static func run<Failure: Error>(labels: [[String]], keys: [[SweepReport.ExpectationKey]], seeds: SeedRange, question: RiskQuestion,
+                                           objective: Objective,
+                                           runSeeds: (Int, [UInt64], Int) throws(Failure) -> [RunDigest]) throws(Failure) -> Outcome {
+        var results = labels.indices.map { i in
+            Result(label: labels[i], standing: .undecided, runs: [], decidedAfter: nil, requirements: [],
+                   objective: QuantileBounds(estimate: nil), keys: keys[i])
+        }
+        var active = Array(labels.indices)
+        var spent = 0
+        func extend(_ i: Int, to count: Int) throws(Failure) {
+            guard results[i].runs.count < count, results[i].runs.count < seeds.count else { return }
+            let from = seeds.first &+ UInt64(results[i].runs.count)
+            let to = seeds.first &+ UInt64(min(count, seeds.count) - 1)
+            results[i].runs += try runSeeds(i, Array(from...to), spent)
+            spent += Int(to - from) + 1
+            results[i].requirements = question.judge(results[i].runs, keys: results[i].keys)
+            results[i].objective = objective.measure(results[i].runs, confidence: question.confidence)
+        }
+        var round = 0
+        while !active.isEmpty {
+            round += 1
+            for i in active { try extend(i, to: round * lookEvery) }
+            for i in active {
+                let verdicts = results[i].requirements.map(\.verdict)
+                if verdicts.contains(.failed) {
+                    results[i].standing = .infeasible
+                } else if verdicts.allSatisfy({ $0 == .held }) {
+                    results[i].standing = .feasible
+                }
+                if results[i].standing != .undecided { results[i].decidedAfter = results[i].runs.count }
+            }
+            // Undecided candidates provably worse than a feasible one need not run on.
+            let feasible = results.indices.filter { results[$0].standing == .feasible }
+            for i in active where results[i].standing == .undecided {
+                if feasible.contains(where: { provablyWorse(results[i].objective, than: results[$0].objective, objective) }) {
+                    results[i].standing = .dominated
+                    results[i].decidedAfter = results[i].runs.count
+                }
+            }
+            active = active.filter { results[$0].standing == .undecided && results[$0].runs.count < seeds.count }
+        }
+        // Feasible candidates provably worse than another feasible one are dominated; the rest are
+        // the finalists, confirmed on equal runs.
+        let feasible = results.indices.filter { results[$0].standing == .feasible }
+        for i in feasible where feasible.contains(where: { $0 != i && provablyWorse(results[i].objective, than: results[$0].objective, objective) }) {
+            results[i].standing = .dominated
+        }
+        let finalists = results.indices.filter { results[$0].standing == .feasible }
+        let confirmTo = finalists.map { results[$0].runs.count }.max() ?? 0
+        for i in finalists { try extend(i, to: confirmTo) }
+        let best = finalists.min { a, b in
+            let x = results[a].objective.estimate ?? .infinity, y = results[b].objective.estimate ?? .infinity
+            return objective.maximises ? (-x, a) < (-y, b) : (x, a) < (y, b)
+        }
+        let hardest = results.map { $0.decidedAfter ?? seeds.count }.max() ?? 0
+        return Outcome(candidates: results, best: best, runsSpent: spent,
+                       gridRuns: labels.count.multipliedReportingOverflow(by: hardest).partialValue, front: paretoFront(results))
+    }
+
+    /// Whether `a` is provably worse than `b`: `a`'s provable bound lies beyond `b`'s on the wrong side.
+    static func provablyWorse(_ a: QuantileBounds, than b: QuantileBounds, _ objective: Objective) -> Bool {
+        if objective.maximises {
+            guard let aUpper = a.upper, let bLower = b.lower else { return false }
+            return aUpper < bLower
+        }
+        guard let aLower = a.lower, let bUpper = b.upper else { return false }
+        return aLower > bUpper
+    }
+
+    /// The candidates no other candidate beats on all of P(Faulted), p95 and lowest healthy p5
+    /// while being strictly better on one; infeasible candidates left out.
+    static func paretoFront(_ results: [Result]) -> [Int] {
+        func point(_ r: Result) -> (Double, Double, Double) {
+            let report = SweepReport(scenario: "", seeds: SeedRange(0, 0), overrides: [], runs: r.runs, expectations: [], deadline: nil)
+            let faulted = Share(r.runs.count { $0.code == "Faulted" }, of: r.runs.count).fraction
+            return (faulted, report.timeToFinish.percentile(95) ?? .infinity, -(report.lowestHealthy.percentile(5) ?? -.infinity))
+        }
+        let eligible = results.indices.filter { results[$0].standing != .infeasible && !results[$0].runs.isEmpty }
+        let points = Dictionary(uniqueKeysWithValues: eligible.map { ($0, point(results[$0])) })
+        return eligible.filter { i in
+            let p = points[i]!
+            return !eligible.contains { j in
+                let q = points[j]!
+                return j != i && q.0 <= p.0 && q.1 <= p.1 && q.2 <= p.2 && (q.0 < p.0 || q.1 < p.1 || q.2 < p.2)
+            }
+        }
+    }
+}
+
+extension QuantileBounds {
+    /// An estimate without provable bounds.
+    public init(estimate: Double?) {
+        self.init(Distribution([]), percentile: 50, confidence: 0.95)
+        self.estimate = estimate
+    }
+}

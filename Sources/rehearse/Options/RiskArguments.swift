@@ -1,0 +1,45 @@
+import ArgumentParser
+import Formats
+import LuaHost
+import Scenario
+import UpgradeEngine
+
+/// The risk gate's options, shared by `sweep`, `compare`, `test` and `tune`.
+struct RiskArguments: ParsableArguments {
+    @Option(name: .customLong("require"),
+            help: "A requirement on a share of runs, SHARE <= P% or SHARE >= P% (e.g. \"Faulted <= 1%\", \"deadline >= 95%\"); repeatable, added to the script's risk { }.")
+    var require: [String] = []
+    @Option(help: "The confidence of every requirement's verdict, above 0.5 and below 1 (default 0.95, or the script's).") var confidence: String?
+
+    /// The question to judge: the script's `risk { }` and the `--require` options, at the given
+    /// confidence, against `deadline` (the command line's, else the script's). Nil when there is
+    /// no requirement at all. Exit 2 naming the option for anything malformed.
+    func question(script: RiskQuestion?, deadline: Millis?) throws -> RiskQuestion? {
+        var question = script ?? RiskQuestion(requirements: [])
+        for text in require {
+            switch Requirement.parse(text) {
+            case .success(let requirement): question.requirements.append(requirement)
+            case .failure(let error):
+                throw fail(InputError("--require", ScriptText.escaped(text), problem: error.problem, allowed: Requirement.allowedForm))
+            }
+        }
+        if let confidence {
+            guard let value = Double(confidence), value.isFinite, value > 0.5, value < 1 else {
+                throw fail(InputError("--confidence", ScriptText.escaped(confidence), allowed: "a number above 0.5 and below 1, such as 0.95"))
+            }
+            question.confidence = value
+        }
+        if let deadline { question.deadline = deadline }
+        guard !question.requirements.isEmpty else { return nil }
+        if question.deadline == nil, question.requirements.contains(where: { $0.measure == .deadline }) {
+            throw fail(InputError("--require", "deadline", problem: "a deadline requirement needs a deadline",
+                                  allowed: "--deadline PT60M, or deadline = \"PT60M\" in the script's risk { }"))
+        }
+        return question
+    }
+}
+
+extension RiskQuestion {
+    /// Whether every requirement held (the gate's exit status 0).
+    static func passed(_ results: [RequirementResult]) -> Bool { results.allSatisfy { $0.verdict == .held } }
+}
