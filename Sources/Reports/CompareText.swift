@@ -10,8 +10,21 @@ public enum CompareText {
         /// The sweep of this combination.
         public var report: SweepReport
 
-        /// A row of `report`.
-        public init(report: SweepReport) { self.report = report }
+        /// Each requirement over this combination's runs (empty without requirements).
+        public var requirements: [RequirementResult]
+        /// What this combination's policy comes to in instances: the batch size and the unhealthy
+        /// budget (a disruptive batch larger than the budget shrinks to it).
+        public var batchSize: Int?
+        /// The unhealthy budget in instances.
+        public var unhealthyBudget: Int?
+
+        /// A row of `report`, with its requirements judged and its policy in instances.
+        public init(report: SweepReport, requirements: [RequirementResult] = [], batchSize: Int? = nil, unhealthyBudget: Int? = nil) {
+            self.report = report
+            self.requirements = requirements
+            self.batchSize = batchSize
+            self.unhealthyBudget = unhealthyBudget
+        }
 
         var faulted: Share { Share(report.runs.count { $0.code == "Faulted" }, of: report.total) }
         var p95: Double { report.timeToFinish.percentile(95) ?? .infinity }
@@ -30,6 +43,29 @@ public enum CompareText {
         var p50: String
         var p95: String
         var lowest: String
+        var deadline: String
+        var verdicts: String
+    }
+
+    /// Rows that ran identically (every run's digest equal), each group as row indexes, with why
+    /// when the policy explains it: batches that both shrink to the same unhealthy budget.
+    public static func identical(_ rows: [Row]) -> [(rows: [Int], why: String)] {
+        var groups: [[Int]] = []
+        for i in rows.indices {
+            if let g = groups.firstIndex(where: { rows[$0[0]].report.runs == rows[i].report.runs }) { groups[g].append(i) } else { groups.append([i]) }
+        }
+        return groups.filter { $0.count > 1 }.map { group in
+            let budgets = Set(group.map { rows[$0].unhealthyBudget })
+            let shrunk = group.allSatisfy { i in
+                guard let size = rows[i].batchSize, let budget = rows[i].unhealthyBudget else { return false }
+                return budget > 0 && size >= budget
+            }
+            if shrunk, budgets.count == 1, let budget = rows[group[0]].unhealthyBudget {
+                let sizes = group.map { String(rows[$0].batchSize!) }.joined(separator: ", ")
+                return (group, "batches of \(sizes) instances all shrink to the unhealthy budget of \(budget)")
+            }
+            return (group, "every run ended the same; the fields these rows change made no difference to them")
+        }
     }
 
     /// The table's lines.
@@ -40,14 +76,22 @@ public enum CompareText {
             return Line(mark: i == bestIndex ? "*" : "", combination: row.report.overrides.joined(separator: " "),
                         faulted: SweepText.percent(faulted.fraction), interval: "\(SweepText.percent(lower))–\(SweepText.percent(upper))",
                         p50: SweepText.figure(row.report.timeToFinish.percentile(50)), p95: SweepText.figure(row.report.timeToFinish.percentile(95)),
-                        lowest: SweepText.figure(row.report.lowestHealthy.percentile(5)))
+                        lowest: SweepText.figure(row.report.lowestHealthy.percentile(5)),
+                        deadline: row.report.pastDeadline.map { SweepText.percent(1 - $0.fraction) } ?? "-",
+                        verdicts: row.requirements.map { $0.verdict.rawValue }.joined(separator: ", "))
         }
         let table = TextTable<Line> {
             [Column(title: "", value: $0.mark), Column(title: "Combination", value: $0.combination),
              Column(title: "P(Faulted)", value: $0.faulted, align: .right), Column(title: "95% CI", value: $0.interval, align: .right),
              Column(title: "Finish p50 (s)", value: $0.p50, align: .right), Column(title: "Finish p95 (s)", value: $0.p95, align: .right),
              Column(title: "Lowest healthy p5", value: $0.lowest, align: .right)]
+                + (rows.contains { $0.report.deadline != nil } ? [Column(title: "Within deadline", value: $0.deadline, align: .right)] : [])
+                + (rows.contains { !$0.requirements.isEmpty } ? [Column(title: "Requirements", value: $0.verdicts)] : [])
         }
-        return table.string(for: lines, style: Style.simple)!.split(separator: "\n").map(String.init)
+        var text = table.string(for: lines, style: Style.simple)!.split(separator: "\n").map(String.init)
+        for (group, why) in identical(rows) {
+            text.append("Rows \(group.map { String($0 + 1) }.joined(separator: ", ")) ran identically: \(why).")
+        }
+        return text
     }
 }

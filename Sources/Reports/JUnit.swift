@@ -17,14 +17,20 @@ public enum JUnit {
         public var error: String?
         /// Wall-clock seconds it took.
         public var seconds: Double
+        /// Each requirement of its risk question, judged over a sequential sweep; empty without one.
+        public var requirements: [RequirementResult]
 
         /// The outcome of the scenario at `path`.
-        public init(path: String, results: [ExpectationResult], error: String?, seconds: Double) {
+        public init(path: String, results: [ExpectationResult], error: String?, seconds: Double, requirements: [RequirementResult] = []) {
             self.path = path
             self.results = results
             self.error = error
             self.seconds = seconds
+            self.requirements = requirements
         }
+
+        /// Whether an expectation failed or a requirement was not held.
+        public var failed: Bool { results.contains { !$0.held } || requirements.contains { $0.verdict != .held } }
     }
 
     struct Suites: Encodable, DynamicNodeEncoding {
@@ -83,13 +89,19 @@ public enum JUnit {
                          error: Problem(message: error, type: "scenario error", value: error)),
                 ])
             }
-            let cases = scenario.results.map { result in
+            let expectationCases = scenario.results.map { result in
                 let line = result.location.split(separator: ":").last.map(String.init) ?? result.location
                 let message = "\(result.key) is \(result.actual), expected \(result.expected)"
                 return Case(classname: scenario.path, name: "expect at line \(line): \(result.key) = \(result.expected)", time: "0",
                             failure: result.held ? nil : Problem(message: message, type: "expectation", value: "\(message) (expect at \(result.location))"),
                             error: nil)
             }
+            let risk = scenario.requirements.map { r in
+                let message = RiskText.summary(r)
+                return Case(classname: scenario.path, name: "require \(r.requirement)", time: "0",
+                            failure: r.verdict == .held ? nil : Problem(message: message, type: "requirement", value: message), error: nil)
+            }
+            let cases = expectationCases + risk
             return Suite(name: scenario.path, tests: cases.count, failures: cases.count { $0.failure != nil }, errors: 0, time: time, testcase: cases)
         }
         let root = Suites(tests: suites.map(\.tests).reduce(0, +), failures: suites.map(\.failures).reduce(0, +),

@@ -30,6 +30,12 @@ public enum RiskText {
         return table.string(for: lines, style: Style.simple)!.split(separator: "\n").map(String.init)
     }
 
+    /// One requirement's result in a line: `Faulted <= 5%: failed, 77 of 1000 runs (7.7%), interval 5.2%–10.8% at 95%`.
+    public static func summary(_ r: RequirementResult) -> String {
+        "\(r.requirement): \(r.verdict.rawValue), \(r.share.count) of \(r.share.total) runs (\(SweepText.percent(r.share.fraction))), interval "
+            + "\(SweepText.percent(r.lower))–\(SweepText.percent(r.upper)) at \(Requirement.percentText(r.confidence))%"
+    }
+
     /// The requirements as JSON: each with its share, interval, runs and verdict.
     public static func json(_ results: [RequirementResult], confidence: Double) -> JSON {
         .array(results.map { r in

@@ -177,10 +177,13 @@ public struct RequirementResult: Equatable, Sendable {
     public var upper: Double
     /// Held, failed or undecided.
     public var verdict: Requirement.Verdict
+    /// The confidence it was judged at.
+    public var confidence: Double
 
     /// `requirement` judged over `runs` at `confidence`.
     public init(_ requirement: Requirement, runs: [RunDigest], keys: [SweepReport.ExpectationKey], deadline: Millis?, confidence: Double) {
         self.requirement = requirement
+        self.confidence = confidence
         share = requirement.share(of: runs, keys: keys, deadline: deadline)
         let judged = requirement.judge(share, confidence: confidence)
         lower = judged.interval.lower

@@ -21,6 +21,7 @@ struct CompareCommand: ParsableCommand {
 
     @OptionGroup var scenario: ScenarioArguments
     @OptionGroup var sweep: SweepArguments
+    @OptionGroup var risk: RiskArguments
     @Option(name: .customLong("set"), help: "A policy field and its values, PATH=V1,V2,…, or a script parameter, param.NAME=V1,V2,…; repeatable (every combination runs).")
     var set: [String] = []
     @Flag(name: .customLong("json"), help: "Print every combination's report as JSON.") var jsonFlag = false
@@ -83,20 +84,34 @@ struct CompareCommand: ParsableCommand {
         for combination in combinations {
             let (overrides, parameters) = split(combination)
             let definition = definitions[parameters]!
+            let question = try risk.question(script: definition.risk, deadline: deadline)
             let digests = try runSweep(definition, seeds: seeds, overrides: overrides, jobs: jobs)
+            let keys = SweepReport.keys(of: definition.expectations)
             let report = SweepReport(scenario: scenario.scenario, seeds: range, overrides: combination.map(\.description), runs: digests,
-                                     expectations: SweepReport.keys(of: definition.expectations), deadline: deadline)
-            rows.append(CompareText.Row(report: report))
+                                     expectations: keys, deadline: question?.deadline ?? deadline)
+            let scaleSet = try? Rehearsal.scaleSet(definition, overrides: overrides)
+            let rolling = scaleSet?.policy.rolling
+            rows.append(CompareText.Row(report: report, requirements: question?.judge(digests, keys: keys) ?? [],
+                                        batchSize: scaleSet.map { Planner.batchSize(capacity: $0.capacity, percent: rolling!.maxBatchInstancePercent) },
+                                        unhealthyBudget: scaleSet.map { Planner.unhealthyAllowance(capacity: $0.capacity, percent: rolling!.maxUnhealthyInstancePercent) }))
         }
         if let reportFile { try writePage(reportFile) { try SweepReportPage.html(rows.map(\.report), best: CompareText.best(rows)) } }
         if json {
-            print(JSON.array(rows.map { SweepJSON.report($0.report) }).serialized())
+            print(JSON.array(rows.map { row in
+                guard !row.requirements.isEmpty, case .ordered(let fields) = SweepJSON.report(row.report) else { return SweepJSON.report(row.report) }
+                return .ordered(fields + [JSONField("requirements", RiskText.json(row.requirements, confidence: row.requirements[0].confidence)),
+                                          JSONField("passed", .bool(RiskQuestion.passed(row.requirements)))])
+            }).serialized())
         } else if format.output == .table {
             for line in CompareText.table(rows) { print(line) }
         } else {
             print("Compare \(scenario.scenario), seeds \(range) (\(range.count) runs per combination)")
             print("")
             for line in CompareText.table(rows) { print(line) }
+        }
+        // With requirements, a gate: exit 1 when no combination met every one.
+        if rows.contains(where: { !$0.requirements.isEmpty }), !rows.contains(where: { RiskQuestion.passed($0.requirements) }) {
+            throw ExitCode(1)
         }
     }
 }

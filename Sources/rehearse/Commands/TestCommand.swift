@@ -18,12 +18,18 @@ struct TestCommand: ParsableCommand {
     @Option(name: .customLong("plugin-path"), help: "A folder of plugin bundles, searched before REHEARSE_PLUGIN_PATH and ./plugins (repeatable).")
     var pluginPath: [String] = []
     @Option(help: "Write JUnit XML to this file.") var junit: String?
+    @OptionGroup var risk: RiskArguments
+    @Option(help: "The seeds a scenario with requirements may use: A..B, both included; it stops as soon as every requirement is decided.")
+    var seeds = "0..9999"
+    @Option(help: "The deadline a deadline requirement measures (ISO 8601, e.g. PT60M), for every scenario.") var deadline: String?
+    @Option(help: "Runs at once for the requirements' sweeps (default: the machine's cores).") var jobs = ProcessInfo.processInfo.activeProcessorCount
     @OptionGroup var format: OutputOption
 
     func run() throws {
         try checkPluginPaths(pluginPath)
         let files = try paths.flatMap { try scenarios(under: $0) }
         guard !files.isEmpty else { throw fail(InputError(paths.joined(separator: " "), problem: "holds no scenario (*.lua with an expect)")) }
+        let sweep = try SweepArguments.parse(["--seeds", seeds, "--jobs", String(jobs)] + (deadline.map { ["--deadline", $0] } ?? [])).checked()
         var outcomes: [JUnit.Scenario] = []
         for file in files {
             var options = ScenarioOptions()
@@ -33,39 +39,50 @@ struct TestCommand: ParsableCommand {
             options.recordEvents = false
             let started = Date()
             var results: [ExpectationResult] = []
+            var requirements: [RequirementResult] = []
             var error: String?
             do {
                 let definition = try ScenarioDefinition(path: file, options: options)
                 results = try Rehearsal.run(definition, seed: seed).expectations
+                if let question = try risk.question(script: definition.risk, deadline: sweep.2) {
+                    requirements = try Sweep.runUntilDecided(definition, seeds: sweep.0, question: question, jobs: sweep.1).results
+                }
+            } catch let exit as ExitCode {
+                throw exit
             } catch let failure as RunFailure {
                 error = Diagnostic.of(failure.error).map(\.message).joined(separator: "; ")
             } catch let problem {
                 error = Diagnostic.of(problem).map { ($0.location.map { "\($0): " } ?? "") + $0.message }.joined(separator: "; ")
             }
             let seconds = Date().timeIntervalSince(started)
-            outcomes.append(JUnit.Scenario(path: file, results: results, error: error, seconds: seconds))
+            outcomes.append(JUnit.Scenario(path: file, results: results, error: error, seconds: seconds, requirements: requirements))
             if format.output != .text {
                 continue
             } else if let error {
                 print("ERROR \(file): \(error)")
             } else if let failed = results.first(where: { !$0.held }) {
-                let count = results.count { !$0.held }
+                let count = results.count { !$0.held } + requirements.count { $0.verdict != .held }
                 print("FAIL  \(file): \(failed.key) is \(failed.actual), expected \(failed.expected) (expect at \(failed.location))"
                     + (count > 1 ? " and \(count - 1) more" : ""))
+            } else if let missed = requirements.first(where: { $0.verdict != .held }) {
+                let count = requirements.count { $0.verdict != .held }
+                print("FAIL  \(file): \(RiskText.summary(missed))" + (count > 1 ? " and \(count - 1) more" : ""))
             } else {
-                print("ok    \(file) (\(results.count) expectation key\(results.count == 1 ? "" : "s"))")
+                print("ok    \(file) (\(results.count) expectation key\(results.count == 1 ? "" : "s")"
+                    + (requirements.isEmpty ? ")" : ", \(requirements.count) requirement\(requirements.count == 1 ? "" : "s") held after \(requirements.map(\.share.total).max() ?? 0) runs)"))
             }
         }
         let errors = outcomes.count { $0.error != nil }
-        let failures = outcomes.count { $0.results.contains { !$0.held } }
+        let failures = outcomes.count { $0.error == nil && $0.failed }
         if format.output == .json {
             print(JSON.ordered([
                 JSONField("passed", .int(outcomes.count - errors - failures)), JSONField("failed", .int(failures)), JSONField("errors", .int(errors)),
                 JSONField("scenarios", .array(outcomes.map { o in
                     .ordered([JSONField("path", .string(o.path)),
-                              JSONField("result", .string(o.error != nil ? "error" : o.results.contains { !$0.held } ? "failed" : "passed")),
+                              JSONField("result", .string(o.error != nil ? "error" : o.failed ? "failed" : "passed")),
                               JSONField("error", o.error.map(JSON.string) ?? .null),
-                              JSONField("expectations", .array(o.results.map(\.json)))])
+                              JSONField("expectations", .array(o.results.map(\.json))),
+                              JSONField("requirements", RiskText.json(o.requirements, confidence: o.requirements.first?.confidence ?? 0.95))])
                 })),
             ]).serialized())
         } else if format.output == .table {
@@ -94,8 +111,8 @@ struct TestCommand: ParsableCommand {
         let found = (FileManager.default.enumerator(atPath: path)?.allObjects as? [String] ?? []).filter { $0.hasSuffix(".lua") }.sorted()
         return found.map { "\(path)/\($0)" }.filter { file in
             guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { return false }
-            return !text.hasPrefix("---@meta") && text.contains("expect")
-                && text.range(of: #"(^|\n)\s*expect\s*[\{\(]"#, options: .regularExpression) != nil
+            return !text.hasPrefix("---@meta") && (text.contains("expect") || text.contains("risk"))
+                && text.range(of: #"(^|\n)\s*(expect|risk)\s*[\{\(]"#, options: .regularExpression) != nil
         }
     }
 }

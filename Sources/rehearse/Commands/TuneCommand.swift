@@ -1,0 +1,112 @@
+import ArgumentParser
+import AzureWire
+import Formats
+import Reports
+import Scenario
+import UpgradeEngine
+
+/// `rehearse tune`: the best policy of a space that meets the requirements, found by racing.
+struct TuneCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tune",
+        abstract: "Search a space of policies for the best one that meets the requirements, with as few runs as the statistics allow.",
+        discussion: """
+            Example: --vary rollingUpgradePolicy.maxUnhealthyUpgradedInstancePercent=5,10,15,20,30 \
+            --require "Faulted <= 1%" --minimize p95. Every candidate runs the same seeds in rounds \
+            of 100; a candidate stops once a requirement failed (infeasible), once every requirement \
+            held (feasible), or once it is provably worse than a feasible one (dominated). The \
+            feasible finalists are topped up to equal runs and ranked by the objective. Exit 0 when \
+            a best policy was found, 1 when none was shown to meet every requirement.
+            """
+    )
+
+    @OptionGroup var scenario: ScenarioArguments
+    @OptionGroup var sweep: SweepArguments
+    @OptionGroup var risk: RiskArguments
+    @Option(name: .customLong("vary"), help: "A policy field or param.NAME and its values: PATH=V1,V2,… or PATH=A..B:STEP; repeatable.")
+    var vary: [String] = []
+    @Option(help: "What to make smallest: p50, p95 (or any pNN) or mean of the time to finish, or unavailable (mean instance-seconds).")
+    var minimize: String?
+    @Option(help: "What to make largest: lowestHealthy.p5.") var maximize: String?
+    @Flag(name: .customLong("json"), help: "Print the search as JSON.") var jsonFlag = false
+
+    func run() throws {
+        let (range, jobs, deadline) = try sweep.checked()
+        guard !vary.isEmpty else { throw fail(InputError("tune", problem: "needs at least one --vary", allowed: "--vary PATH=V1,V2,…")) }
+        let objective = try chosenObjective()
+        let grid = try PolicyGrid(vary, option: "--vary")
+        let given = try parameterValues(scenario.parameters)
+        var definitions: [[String: String]: ScenarioDefinition] = [:]
+        var problems: [Diagnostic] = []
+        var candidates: [(label: [String], parameters: [String: String], overrides: [PolicyOverride])] = []
+        for index in 0..<grid.count! {
+            let combination = grid.combination(index)
+            var parameters = given
+            for change in combination where change.path.hasPrefix("param.") { parameters[String(change.path.dropFirst(6))] = change.value }
+            let overrides = combination.filter { !$0.path.hasPrefix("param.") }
+            candidates.append((combination.map(\.description), parameters, overrides))
+            if definitions[parameters] == nil {
+                do {
+                    var options = try scenario.options(seed: range.first, print: { printError("print: \($0)") })
+                    options.parameters = parameters
+                    let loaded = try ScenarioDefinition(path: scenario.scenario, options: options)
+                    if definitions.isEmpty { for warning in loaded.warnings { warn(warning) } }
+                    definitions[parameters] = loaded
+                } catch {
+                    problems += Diagnostic.of(error)
+                    continue
+                }
+            }
+            do { _ = try Rehearsal.scaleSet(definitions[parameters]!, overrides: overrides) } catch { problems += Diagnostic.of(error) }
+        }
+        var seen = Set<String>()
+        problems = problems.filter { seen.insert("\($0.location ?? "") \($0.message)").inserted }
+        guard problems.isEmpty else {
+            report(problems)
+            throw ExitCode(2)
+        }
+        let first = definitions[candidates[0].parameters]!
+        guard let question = try risk.question(script: first.risk, deadline: deadline) else {
+            throw fail(InputError("tune", problem: "needs at least one requirement", allowed: "--require \"Faulted <= 1%\" or a risk { } in the script"))
+        }
+        let bar = ProgressBar(total: candidates.count.multipliedReportingOverflow(by: range.count).partialValue)
+        defer { bar.finish() }
+        let outcome: Tune.Outcome
+        do {
+            outcome = try Tune.run(labels: candidates.map(\.label),
+                                   keys: candidates.map { SweepReport.keys(of: definitions[$0.parameters]!.expectations) },
+                                   seeds: range, question: question, objective: objective) { (i, seeds, done) throws(RunFailure) in
+                try Sweep.run(definitions[candidates[i].parameters]!, seeds: seeds, overrides: candidates[i].overrides, jobs: jobs,
+                              progress: { bar.update(done + $0) })
+            }
+        } catch {
+            bar.finish()
+            throw fail(error)
+        }
+        bar.finish()
+        if jsonFlag {
+            print(RiskText.tuneJSON(outcome, objective: objective, confidence: question.confidence).serialized())
+        } else {
+            print("Tune \(scenario.scenario): \(candidates.count) candidates, seeds \(range), \(question.requirements.map(\.description).joined(separator: ", ")), \(objective.maximises ? "maximise" : "minimise") \(objective)")
+            print("")
+            for line in RiskText.tune(outcome, objective: objective) { print(line) }
+        }
+        if outcome.best == nil { throw ExitCode(1) }
+    }
+
+    /// The objective from --minimize or --maximize (p95 of the time to finish by default).
+    func chosenObjective() throws -> Tune.Objective {
+        switch (minimize, maximize) {
+        case (nil, nil): return .finishPercentile(95)
+        case (let text?, nil):
+            guard let objective = Tune.Objective(minimize: text) else {
+                throw fail(InputError("--minimize", text, allowed: "p50, p95 (any pNN from p1 to p99), mean or unavailable"))
+            }
+            return objective
+        case (nil, let text?):
+            guard text == "lowestHealthy.p5" else { throw fail(InputError("--maximize", text, allowed: "lowestHealthy.p5")) }
+            return .lowestHealthyP5
+        default: throw fail(InputError("--minimize", problem: "goes with --maximize", allowed: "one of the two"))
+        }
+    }
+}
