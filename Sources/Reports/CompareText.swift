@@ -48,6 +48,6 @@ public enum CompareText {
              Column(title: "Finish p50 (s)", value: $0.p50, align: .right), Column(title: "Finish p95 (s)", value: $0.p95, align: .right),
              Column(title: "Lowest healthy p5", value: $0.lowest, align: .right)]
         }
-        return table.string(for: lines, style: Style.simple)!.split(separator: "\n").map(String.init)
+        return (table.string(for: lines, style: Style.simple) ?? "").split(separator: "\n").map(String.init)
     }
 }

@@ -14,10 +14,14 @@ struct CompareCommand: ParsableCommand {
         discussion: """
             Example: --set rollingUpgradePolicy.maxBatchInstancePercent=10,20,33 \
             --set rollingUpgradePolicy.pauseTimeBetweenBatches=PT0S,PT30S runs six sweeps. Every \
-            combination is checked before anything runs. The row marked * has the lowest P(Faulted) \
+            combination is checked before anything runs; at most 1,000 combinations and 1,000,000 runs \
+            (combinations × seeds). The row marked * has the lowest P(Faulted) \
             (ties: the lower p95 time to finish).
             """
     )
+
+    /// The most combinations one comparison runs.
+    static let mostCombinations = 1_000
 
     @OptionGroup var scenario: ScenarioArguments
     @OptionGroup var sweep: SweepArguments
@@ -41,10 +45,27 @@ struct CompareCommand: ParsableCommand {
             }
             axes.append((change.path, change.value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)))
         }
-        // Each combination: its policy overrides, and its script parameters (`param.NAME`).
-        var combinations: [[PolicyOverride]] = [[]]
+        // Counted before any is made: at most `mostCombinations`, and at most `SeedRange.mostSeeds`
+        // runs in all (every combination's report keeps a digest per run).
+        var count = 1
         for axis in axes {
-            combinations = combinations.flatMap { prefix in axis.values.map { prefix + [PolicyOverride(path: axis.path, value: $0)] } }
+            let (product, overflow) = count.multipliedReportingOverflow(by: axis.values.count)
+            guard !overflow, product <= Self.mostCombinations, product * range.count <= SeedRange.mostSeeds else {
+                throw fail(InputError("--set", problem: "lists of \(axes.map { String($0.values.count) }.joined(separator: " × ")) values make more than \(Self.mostCombinations) combinations or more than \(SeedRange.mostSeeds) runs with --seeds \(range)",
+                                      allowed: "at most \(Self.mostCombinations) combinations (the product of the lists' lengths) and \(SeedRange.mostSeeds) runs (combinations × seeds)"))
+            }
+            count = product
+        }
+        // Each combination, made when it is needed (the last axis varies fastest): its policy
+        // overrides, and its script parameters (`param.NAME`).
+        let combinations = (0..<count).lazy.map { index in
+            var rest = index
+            var combination: [PolicyOverride] = []
+            for axis in axes.reversed() {
+                combination.append(PolicyOverride(path: axis.path, value: axis.values[rest % axis.values.count]))
+                rest /= axis.values.count
+            }
+            return Array(combination.reversed())
         }
         let given = try parameterValues(scenario.parameters)
         func split(_ combination: [PolicyOverride]) -> (overrides: [PolicyOverride], parameters: [String: String]) {
