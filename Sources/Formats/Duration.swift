@@ -3,6 +3,11 @@ public typealias Millis = Int
 
 /// ISO 8601 durations as ARM uses them (`PT2S`, `PT1M30S`, `P1DT2H`, `PT0.5S`).
 public enum ISODuration {
+    /// The longest duration read or computed: 10^12 seconds (about 31,700 years), in ms. A
+    /// longer text is refused; a figure computed from durations (a plan's shortest duration)
+    /// stops here instead of overflowing.
+    public static let longest: Millis = 1_000_000_000_000_000
+
     /// Parses `PnDTnHnMnS` (each part optional but at least one present; a decimal fraction only
     /// on the last part). Years, months and weeks are refused: their length is not fixed.
     /// Returns milliseconds, or a sentence saying what is wrong.
@@ -55,8 +60,11 @@ public enum ISODuration {
             sawPart = true
         }
         guard sawPart else { return .failure(.init(text, "it has no parts")) }
-        guard total < 1e12 else { return .failure(.init(text, "it is too long")) }
-        return .success(Millis((total * 1000).rounded()))
+        let millis = (total * 1000).rounded()
+        guard millis <= Double(longest) else {
+            return .failure(.init(text, "it is longer than \(format(longest)) (10^12 seconds), the longest duration allowed"))
+        }
+        return .success(Millis(millis))
     }
 
     /// Formats milliseconds the way ARM prints policy durations: `PT0S`, `PT2S`, `PT1M30S`, `PT0.5S`.

@@ -88,7 +88,7 @@ public enum CompareText {
                 + (rows.contains { $0.report.deadline != nil } ? [Column(title: "Within deadline", value: $0.deadline, align: .right)] : [])
                 + (rows.contains { !$0.requirements.isEmpty } ? [Column(title: "Requirements", value: $0.verdicts)] : [])
         }
-        var text = table.string(for: lines, style: Style.simple)!.split(separator: "\n").map(String.init)
+        var text = (table.string(for: lines, style: Style.simple) ?? "").split(separator: "\n").map(String.init)
         for (group, why) in identical(rows) {
             text.append("Rows \(group.map { String($0 + 1) }.joined(separator: ", ")) ran identically: \(why).")
         }

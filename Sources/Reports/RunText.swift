@@ -81,7 +81,8 @@ public enum RunText {
             "\(g.phase.map { "phase \($0)" } ?? "unphased")\(g.zone.map { ", zone \($0)" } ?? ""): \(g.batches)"
         }
         lines.append("  batches               \(a.batchesByGroup.map(\.batches).reduce(0, +))" + (groups.isEmpty ? "" : " (\(groups.joined(separator: "; ")))"))
-        lines.append("  shortest duration     \(ISODuration.format(a.shortestDuration)) (every instance back and Healthy at once; pauses \(ISODuration.format(policy.pauseTimeBetweenBatches)))")
+        let bound = a.shortestDuration >= ISODuration.longest ? "at least " : ""
+        lines.append("  shortest duration     \(bound)\(ISODuration.format(a.shortestDuration)) (every instance back and Healthy at once; pauses \(ISODuration.format(policy.pauseTimeBetweenBatches)))")
         return lines
     }
 

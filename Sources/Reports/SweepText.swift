@@ -28,10 +28,12 @@ public enum SweepText {
     /// `12.3%`.
     static func percent(_ fraction: Double) -> String { String(format: "%.1f%%", fraction * 100) }
 
-    /// A figure as printed: whole numbers without decimals, others with one.
+    /// A figure as printed: whole numbers without decimals, others with one (a double too large
+    /// for `Int` is formatted, not converted).
     static func figure(_ value: Double?) -> String {
         guard let value else { return "-" }
-        return value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value)
+        guard value == value.rounded() else { return String(format: "%.1f", value) }
+        return abs(value) < 1e15 ? String(Int(value)) : String(format: "%.0f", value)
     }
 
     static func shareTable(_ title: String, _ rows: [ShareRow]) -> [String] {
@@ -39,7 +41,8 @@ public enum SweepText {
             [Column(title: title, value: $0.label), Column(title: "Runs", value: $0.runs, align: .right),
              Column(title: "Share", value: $0.percent, align: .right), Column(title: "95% CI", value: $0.interval, align: .right)]
         }
-        return table.string(for: rows, style: Style.simple)!.split(separator: "\n").map(String.init)
+        // A table without rows (an empty shard's part) is no lines, not a trap.
+        return (table.string(for: rows, style: Style.simple) ?? "").split(separator: "\n").map(String.init)
     }
 
     static func figureTable(_ columns: [String], _ rows: [FigureRow]) -> [String] {
@@ -47,7 +50,8 @@ public enum SweepText {
             [Column(title: "Figure", value: row.label)]
                 + columns.enumerated().map { i, name in Column(title: name, value: row.values[i], align: .right) }
         }
-        return table.string(for: rows, style: Style.simple)!.split(separator: "\n").map(String.init)
+        // A table without rows (an empty shard's part) is no lines, not a trap.
+        return (table.string(for: rows, style: Style.simple) ?? "").split(separator: "\n").map(String.init)
     }
 
     /// The whole report.

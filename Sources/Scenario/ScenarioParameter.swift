@@ -15,7 +15,11 @@ public struct ScenarioParameter: Equatable, Sendable {
         func value(_ text: String) -> LuaValue? {
             switch self {
             case .integer: return Int(text).map(LuaValue.integer)
-            case .number: return Double(text).flatMap { $0.isFinite ? LuaValue.double($0) : nil }
+            case .number:
+                // Finite only. (Spelt out: `LuaValue` takes `nil` as Lua's nil, so a ternary with
+                // `nil` gave `.nil`, a value, and `param` returned nil for `inf`.)
+                guard let number = Double(text), number.isFinite else { return nil }
+                return .double(number)
             case .boolean: return text == "true" ? .bool(true) : text == "false" ? .bool(false) : nil
             case .string: return .string(text)
             case .duration: return ISODuration.parse(text).isSuccess ? .string(text) : nil

@@ -73,7 +73,7 @@ extension ScriptSession {
             guard let given = parameterValues[name] else { return [fallback] }
             guard let value = kind.value(given) else {
                 parameterProblems.append(Problem(field: "--param \(name)=\(given)",
-                                                 "is not \(kind.article) \(kind.rawValue) like the default \(fallback.plainText) at \(location)"))
+                                                 "is not \(kind.article) \(kind == .number ? "finite number" : kind.rawValue) like the default \(fallback.plainText) at \(location)"))
                 return [fallback]
             }
             return [value]

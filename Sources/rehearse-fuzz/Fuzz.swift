@@ -1,4 +1,5 @@
 import AzureWire
+import Formats
 import LuaHost
 import UpgradeEngine
 
@@ -9,6 +10,8 @@ import UpgradeEngine
 ///   compiles; its result is converted as the host converts every script value.
 /// - 1: a health endpoint's answer (an HTTP 200 body, rich states, lenient and strict wire).
 /// - 2: an ARM `upgradePolicy` JSON document.
+/// - 4: a part of a sharded sweep as `merge` reads it: read, merged with a second copy of
+///   itself, and its report's figures computed.
 enum Fuzz {
     /// One Lua state for every input (as the host keeps one per scenario); small limits.
     nonisolated(unsafe) static let state: LuaState = {
@@ -20,14 +23,27 @@ enum Fuzz {
     static func run(_ bytes: [UInt8]) {
         guard let target = bytes.first else { return }
         let input = Array(bytes.dropFirst())
-        switch target % 3 {
+        switch target % 5 {
         case 0: _ = try? state.run(luaProgram(input), chunkName: "fuzz.lua")
         case 1:
             let text = String(decoding: input, as: UTF8.self)
             for strict in [false, true] {
                 _ = HealthExtensionSettings().evaluate(.http(status: 200, body: text), strictWire: strict)
             }
+        case 4: mergePart(String(decoding: input, as: UTF8.self))
         default: _ = try? UpgradePolicy.parse(json: String(decoding: input, as: UTF8.self))
+        }
+    }
+
+    /// A merge part: whatever it holds, reading, merging and the report's figures end normally.
+    static func mergePart(_ text: String) {
+        guard let json = try? JSON.parse(text, maxBytes: 1 << 20), let part = try? SweepPart.read(json) else { return }
+        for parts in [[("a.json", part)], [("a.json", part), ("b.json", part)]] {
+            guard let report = try? SweepPart.merge(parts) else { continue }
+            _ = (report.outcomes, report.errorCodes, report.held, report.pastDeadline, report.failedMostOften(), report.leftBehindMostOften())
+            for figure in [report.timeToFinish, report.lowestHealthy, report.unavailable] {
+                for p in [0.0, 1, 50, 99, 100] { _ = figure.percentile(p) }
+            }
         }
     }
 

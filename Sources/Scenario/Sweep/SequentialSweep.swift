@@ -14,7 +14,7 @@ extension Sweep {
     /// confidence sequence keeps each verdict's error at most 1 − confidence however many looks.
     public static func runUntilDecided(_ definition: ScenarioDefinition, seeds: SeedRange, overrides: [PolicyOverride] = [],
                                        question: RiskQuestion, jobs: Int,
-                                       progress: (@Sendable (Int) -> Void)? = nil) throws(RunFailure) -> (runs: [RunDigest], results: [RequirementResult]) {
+                                       progress: (@Sendable (Int) -> Void)? = nil) throws -> (runs: [RunDigest], results: [RequirementResult]) {
         let keys = SweepReport.keys(of: definition.expectations)
         var runs: [RunDigest] = []
         var results = question.judge([], keys: keys)

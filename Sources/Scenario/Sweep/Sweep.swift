@@ -9,13 +9,15 @@ public enum Sweep {
     /// Runs `definition` for every seed in `seeds` with `overrides`, on `jobs` threads (at least
     /// one), and returns a digest per seed, in the order of `seeds`. `progress` is told how many
     /// runs are done, from whichever thread finished one. The first failed run, by seed order,
-    /// stops the sweep: seeds after it are not started, and its failure is thrown.
+    /// stops the sweep: seeds after it are not started, and its failure is thrown. The threads
+    /// are `SweepCapacity.threads(jobs:seeds:)`; one the system cannot start stops the sweep
+    /// with a `SweepThreadFailure`.
     public static func run(_ definition: ScenarioDefinition, seeds: [UInt64], overrides: [PolicyOverride] = [], jobs: Int,
-                           progress: (@Sendable (Int) -> Void)? = nil) throws(RunFailure) -> [RunDigest] {
+                           progress: (@Sendable (Int) -> Void)? = nil) throws -> [RunDigest] {
         var runDefinition = definition
         runDefinition.settings.recordEvents = false
         let work = SweepWork(count: seeds.count)
-        let workers = max(1, min(jobs, seeds.count))
+        let workers = SweepCapacity.threads(jobs: jobs, seeds: seeds.count)
         let body: @Sendable (Int) -> Void = { [runDefinition] _ in
             while true {
                 let index = work.next.add(1, ordering: .relaxed).oldValue
@@ -31,14 +33,31 @@ public enum Sweep {
         if workers == 1 {
             body(0)
         } else {
-            let threads = (0..<workers).map { worker in
+            var threads: [WorkerThread] = []
+            for worker in 0..<workers {
                 let thread = WorkerThread { body(worker) }
-                thread.start()
-                return thread
+                guard thread.start() else {
+                    work.stop()
+                    for started in threads { started.join() }
+                    throw SweepThreadFailure(threads: workers, started: threads.count)
+                }
+                threads.append(thread)
             }
             for thread in threads { thread.join() }
         }
         return try work.result()
+    }
+}
+
+/// The system could not start a sweep thread (no memory or threads left): the sweep did not run.
+public struct SweepThreadFailure: Error, Equatable, CustomStringConvertible {
+    /// The threads the sweep meant to run.
+    public var threads: Int
+    /// How many had started.
+    public var started: Int
+
+    public var description: String {
+        "--jobs: the system could not start sweep thread \(started + 1) of \(threads) (no memory or threads left); allowed fewer jobs, such as --jobs \(max(1, started))"
     }
 }
 
@@ -53,6 +72,9 @@ private final class SweepWork: Sendable {
     private let failures = Mutex<[Int: RunFailure]>([:])
 
     init(count: Int) { slots = Mutex(Array(repeating: nil, count: count)) }
+
+    /// Stops every worker before its next seed (a thread could not start).
+    func stop() { firstFailure.store(-1, ordering: .relaxed) }
 
     func store(_ index: Int, _ digest: RunDigest) { slots.withLock { $0[index] = digest } }
 

@@ -1,3 +1,4 @@
+import Formats
 import Glibc
 
 /// A thread of the sweep's own with an 8 MiB stack, as the main thread has: Lua's parser and
@@ -10,8 +11,9 @@ final class WorkerThread: @unchecked Sendable {
 
     init(_ body: @escaping @Sendable () -> Void) { self.body = body }
 
-    /// Starts the thread; the process stops when it cannot (no thread is no sweep).
-    func start() {
+    /// Starts the thread; false when the system cannot (no memory or threads left), an error
+    /// the sweep reports rather than a trap.
+    func start() -> Bool {
         let attributes = UnsafeMutablePointer<pthread_attr_t>.allocate(capacity: 1)
         pthread_attr_init(attributes)
         defer {
@@ -25,9 +27,38 @@ final class WorkerThread: @unchecked Sendable {
             worker.body()
             return nil
         }, context)
-        precondition(status == 0, "cannot start a sweep thread: error \(status)")
+        if status != 0 { Unmanaged<WorkerThread>.fromOpaque(context).release() }
+        return status == 0
     }
 
     /// Waits for the thread to end.
     func join() { pthread_join(thread, nil) }
+}
+
+/// How many threads a sweep runs at once: what was asked, but no more than the seeds, the
+/// cores (runs are CPU-bound: more threads only hold more memory) and what memory holds.
+public enum SweepCapacity {
+    /// What one thread may hold: its 8 MiB stack, a Lua state up to its 64 MiB cap, an allocator
+    /// arena and the run's engine.
+    public static let bytesPerThread = 160 << 20
+    /// What the process keeps for itself before any thread is counted.
+    public static let reservedBytes = 1 << 30
+
+    /// Threads for `jobs` asked and `seeds` to run: at least 1, at most `seeds`, the cores, and
+    /// (physical memory or the address-space limit, whichever is lower, less `reservedBytes`)
+    /// ÷ `bytesPerThread`.
+    public static func threads(jobs: Int, seeds: Int) -> Int {
+        max(1, min(jobs, seeds, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), memoryThreads))
+    }
+
+    /// The threads memory holds.
+    static var memoryThreads: Int {
+        let pages = sysconf(Int32(_SC_PHYS_PAGES)), pageSize = sysconf(Int32(_SC_PAGESIZE))
+        var memory = pages > 0 && pageSize > 0 ? CheckedNumber.product(pages, pageSize, atMost: Int.max) : Int.max
+        var limit = rlimit()
+        if getrlimit(__rlimit_resource_t(RLIMIT_AS.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max {  // rlim_t.max: RLIM_INFINITY
+            memory = min(memory, Int(clamping: limit.rlim_cur))
+        }
+        return max(1, (memory - reservedBytes) / bytesPerThread)
+    }
 }

@@ -68,14 +68,14 @@ public struct Expectation: Equatable, Sendable {
         check("errorCode", status?.error?.code, errorCode, text)
         check("failed", status?.progress.failedInstanceCount, failed, number)
         if let finishedWithin {
-            let took = summary.availability.map { Millis(($0.timeToFinishSeconds * 1000).rounded()) }
+            let took = summary.availability.map { CheckedNumber.clampedWhole($0.timeToFinishSeconds * 1000) }
             let actual = summary.hitTimeLimit ? "not finished by the time limit" : took.map { ISODuration.format($0) } ?? "no upgrade activity"
             results.append(ExpectationResult(location: location, key: "finishedWithin", expected: "within \(ISODuration.format(finishedWithin))",
                                              actual: actual, held: !summary.hitTimeLimit && (took ?? 0) <= finishedWithin))
         }
         check("inProgress", status?.progress.inProgressInstanceCount, inProgress, number)
         if let maxUnavailable {
-            let lost = summary.availability.map { Int($0.unavailableInstanceSeconds.rounded()) }
+            let lost = summary.availability.map { CheckedNumber.clampedWhole($0.unavailableInstanceSeconds) }
             results.append(ExpectationResult(location: location, key: "maxUnavailable", expected: "at most \(maxUnavailable)",
                                              actual: number(lost), held: (lost ?? 0) <= maxUnavailable))
         }

@@ -16,7 +16,8 @@ public struct PolicyArithmetic: Equatable, Sendable {
     /// Batches of the plan, by phase (nil: unphased) and zone (nil: regional or across zones).
     public var batchesByGroup: [Group]
     /// The least time the upgrade takes when every instance comes back Healthy at once, in ms:
-    /// each batch's operation and health confirmation, and the pauses between batches.
+    /// each batch's operation and health confirmation, and the pauses between batches. A total
+    /// beyond `ISODuration.longest` reads as that bound (batches × durations cannot overflow).
     public var shortestDuration: Millis
     /// Settings that make the upgrade stop on little: each names its field and what to change.
     public var fragilities: [Problem]
@@ -51,7 +52,10 @@ public struct PolicyArithmetic: Equatable, Sendable {
         let t = definition.timings
         let operation = policy.maxSurge ? t.create + t.delete : (disruptive ? t.disruptiveUpgrade : t.inPlaceUpgrade)
         let batches = plan.batches.count
-        shortestDuration = batches == 0 ? 0 : batches * (operation + confirm) + (batches - 1) * policy.pauseTimeBetweenBatches
+        let longest = ISODuration.longest
+        let working = CheckedNumber.product(batches, CheckedNumber.sum(operation, confirm, atMost: longest), atMost: longest)
+        let pausing = CheckedNumber.product(max(0, batches - 1), policy.pauseTimeBetweenBatches, atMost: longest)
+        shortestDuration = CheckedNumber.sum(working, pausing, atMost: longest)
         fragilities = Self.fragilities(capacity: capacity, policy: policy, batchSize: batchSize, unhealthyBudget: unhealthyBudget,
                                        upgradedBudget: upgradedBudget, zones: definition.zones, plan: plan, disruptive: disruptive)
     }

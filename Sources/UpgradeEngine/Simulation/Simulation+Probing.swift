@@ -113,7 +113,7 @@ extension Simulation {
         var count = 1, taken = 0
         let lookahead = ProbeLookahead(instances: instances, last: probes.last, generations: probes.generation)
         // The probe that reaches the probe limit ends the run, as it ends the loop.
-        let allowance = min(RunBuffers.capacity, max(1, limits.probes + 1 - counters.probes))
+        let allowance = max(1, min(RunBuffers.capacity - 1, limits.probes - counters.probes) + 1)  // no `+ 1` on a limit of Int.max
         while count < allowance, let next = queue.popProbe() {
             taken += 1
             if let later = queue.probeID(ahead: ProbeLookahead.distance) { lookahead.prefetch(later) }

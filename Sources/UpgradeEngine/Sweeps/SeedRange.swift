@@ -1,3 +1,5 @@
+public import Formats
+
 /// The seeds of a sweep: `0..999` (both ends included) or one seed, `7`.
 public struct SeedRange: Equatable, Sendable, CustomStringConvertible {
     /// The first seed.
@@ -23,17 +25,36 @@ public struct SeedRange: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// How many seeds.
-    public var count: Int { Int(clamping: last - first) + 1 }
+    /// The most seeds one sweep (and so one merge, and each combination of a comparison) takes:
+    /// a sweep keeps a digest of every run, so a range is refused above this rather than listed.
+    public static let mostSeeds = 1_000_000
+
+    /// How many seeds (`Int.max` for a range wider than that, which `checked` refuses).
+    public var count: Int { last - first >= UInt64(Int.max) ? Int.max : Int(last - first) + 1 }
+
+    /// This range when it holds at most `mostSeeds` seeds; otherwise the refusal, naming `field`.
+    public func checked(field: String) throws(NumberOutOfRange) -> SeedRange {
+        guard last - first < UInt64(Self.mostSeeds) else {
+            throw NumberOutOfRange(field: field, value: description,
+                                   allowed: "a range of at most \(Self.mostSeeds) seeds (A..B with B − A < \(Self.mostSeeds))")
+        }
+        return self
+    }
+
+    /// Whether `seed` is one of these seeds.
+    public func contains(_ seed: UInt64) -> Bool { first <= seed && seed <= last }
 
     public var description: String { first == last ? "\(first)" : "\(first)..\(last)" }
 
     /// The seeds in order, or those of one shard: the `index`-th of every `count` (interleaved,
     /// so every shard gets early and late seeds alike).
+    /// Only for a range `checked` accepts: the list is made, one seed at a time. A shard past
+    /// the last seed (`--seeds 0..1 --shard 3/3`) has none.
     public func seeds(shard: Shard? = nil) -> [UInt64] {
-        let all = stride(from: first, through: last, by: 1)
-        guard let shard else { return Array(all) }
-        return all.enumerated().filter { $0.offset % shard.count == shard.index - 1 }.map(\.element)
+        let shard = shard ?? Shard(index: 1, count: 1)
+        let start = UInt64(shard.index - 1), step = UInt64(shard.count)
+        guard start <= last - first else { return [] }
+        return stride(from: start, through: last - first, by: Int(step)).map { first + $0 }
     }
 }
 

@@ -14,7 +14,8 @@ struct CompareCommand: ParsableCommand {
         discussion: """
             Example: --set rollingUpgradePolicy.maxBatchInstancePercent=10,20,33 \
             --set rollingUpgradePolicy.pauseTimeBetweenBatches=PT0S,PT30S runs six sweeps. Every \
-            combination is checked before anything runs. The row marked * has the lowest P(Faulted) \
+            combination is checked before anything runs; at most 1,000 combinations and 1,000,000 runs \
+            (combinations × seeds). The row marked * has the lowest P(Faulted) \
             (ties: the lower p95 time to finish).
             """
     )
@@ -22,7 +23,7 @@ struct CompareCommand: ParsableCommand {
     @OptionGroup var scenario: ScenarioArguments
     @OptionGroup var sweep: SweepArguments
     @OptionGroup var risk: RiskArguments
-    @Option(name: .customLong("set"), help: "A policy field and its values, PATH=V1,V2,…, or a script parameter, param.NAME=V1,V2,…; repeatable (every combination runs).")
+    @Option(name: .customLong("set"), help: "A policy field and its values, PATH=V1,V2,… (or A..B:STEP), or a script parameter, param.NAME=V1,V2,…; repeatable (every combination runs).")
     var set: [String] = []
     @Flag(name: .customLong("json"), help: "Print every combination's report as JSON.") var jsonFlag = false
     @OptionGroup var format: OutputOption
@@ -35,55 +36,11 @@ struct CompareCommand: ParsableCommand {
     func run() throws {
         let (range, jobs, deadline) = try sweep.checked()
         guard !set.isEmpty else { throw fail(InputError("compare", problem: "needs at least one --set", allowed: "--set PATH=V1,V2,…")) }
-        var axes: [(path: String, values: [String])] = []
-        for text in set {
-            guard let change = PolicyOverride(parsing: text) else {
-                throw fail(InputError("--set", text, allowed: "PATH=V1,V2,…, such as rollingUpgradePolicy.maxBatchInstancePercent=10,20"))
-            }
-            axes.append((change.path, change.value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)))
-        }
-        // Each combination: its policy overrides, and its script parameters (`param.NAME`).
-        var combinations: [[PolicyOverride]] = [[]]
-        for axis in axes {
-            combinations = combinations.flatMap { prefix in axis.values.map { prefix + [PolicyOverride(path: axis.path, value: $0)] } }
-        }
-        let given = try parameterValues(scenario.parameters)
-        func split(_ combination: [PolicyOverride]) -> (overrides: [PolicyOverride], parameters: [String: String]) {
-            var parameters = given
-            for change in combination where change.path.hasPrefix("param.") { parameters[String(change.path.dropFirst(6))] = change.value }
-            return (combination.filter { !$0.path.hasPrefix("param.") }, parameters)
-        }
-        // Every combination is checked before the first run: its parameters by loading the
-        // script with them (once per distinct set), its policy fields by applying them.
-        var definitions: [[String: String]: ScenarioDefinition] = [:]
-        var problems: [Diagnostic] = []
-        for combination in combinations {
-            let (overrides, parameters) = split(combination)
-            if definitions[parameters] == nil {
-                do {
-                    var options = try scenario.options(seed: range.first, print: { printError("print: \($0)") })
-                    options.parameters = parameters
-                    let loaded = try ScenarioDefinition(path: scenario.scenario, options: options)
-                    if definitions.isEmpty { for warning in loaded.warnings { warn(warning) } }
-                    definitions[parameters] = loaded
-                } catch {
-                    problems += Diagnostic.of(error)
-                    continue
-                }
-            }
-            do { _ = try Rehearsal.scaleSet(definitions[parameters]!, overrides: overrides) } catch { problems += Diagnostic.of(error) }
-        }
-        var seen = Set<String>()
-        problems = problems.filter { seen.insert("\($0.location ?? "") \($0.message)").inserted }
-        guard problems.isEmpty else {
-            report(problems)
-            throw ExitCode(2)
-        }
+        let candidates = try PolicyGrid(set, option: "--set", seedsEach: range.count).candidates(scenario, seed: range.first)
         let seeds = range.seeds()
         var rows: [CompareText.Row] = []
-        for combination in combinations {
-            let (overrides, parameters) = split(combination)
-            let definition = definitions[parameters]!
+        for candidate in candidates {
+            let (combination, definition, overrides) = (candidate.combination, candidate.definition, candidate.overrides)
             let question = try risk.question(script: definition.risk, deadline: deadline)
             let digests = try runSweep(definition, seeds: seeds, overrides: overrides, jobs: jobs)
             let keys = SweepReport.keys(of: definition.expectations)

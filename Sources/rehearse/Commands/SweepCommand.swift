@@ -8,16 +8,18 @@ import UpgradeEngine
 
 /// Options every command that sweeps seeds shares.
 struct SweepArguments: ParsableArguments {
-    @Option(help: "The seeds: A..B, both included (e.g. 0..999).") var seeds = "0..99"
-    @Option(help: "Runs at once (default: the machine's cores).") var jobs = ProcessInfo.processInfo.activeProcessorCount
+    @Option(help: "The seeds: A..B, both included (e.g. 0..999), at most 1,000,000.") var seeds = "0..99"
+    @Option(help: "Runs at once (default and most: the machine's cores; fewer when there are fewer seeds or memory holds fewer).") var jobs = ProcessInfo.processInfo.activeProcessorCount
     @Option(help: "Also report the share of runs whose upgrade had not ended by this virtual time (ISO 8601, e.g. PT60M).")
     var deadline: String?
 
     /// The seed range, the jobs and the deadline, checked: exit 2 naming the option otherwise.
     func checked() throws -> (SeedRange, Int, Millis?) {
-        guard let range = SeedRange(parsing: seeds) else {
+        guard let parsed = SeedRange(parsing: seeds) else {
             throw fail(InputError("--seeds", seeds, allowed: "a range A..B of whole numbers with A ≤ B, such as 0..999, or one seed"))
         }
+        let range: SeedRange
+        do { range = try parsed.checked(field: "--seeds") } catch { throw fail(error) }
         guard jobs >= 1 else { throw fail(InputError("--jobs", String(jobs), allowed: "a whole number of at least 1")) }
         var limit: Millis?
         if let deadline {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Formats
 import Foundation
+import LuaHost
 import Reports
 import Scenario
 import UpgradeEngine
@@ -109,8 +110,13 @@ struct TestCommand: ParsableCommand {
         }
         guard isFolder.boolValue else { return [path] }
         let found = (FileManager.default.enumerator(atPath: path)?.allObjects as? [String] ?? []).filter { $0.hasSuffix(".lua") }.sorted()
+        // Each file's size is checked before it is read, as `run` checks it: one too large to
+        // load is kept, and its run reports the refusal (exit 2), rather than being read whole.
         return found.map { "\(path)/\($0)" }.filter { file in
-            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { return false }
+            let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
+            if size > BoundedFile.maxSourceBytes { return true }
+            guard let bytes = try? BoundedFile.read(file, maxBytes: BoundedFile.maxSourceBytes) else { return false }
+            let text = String(decoding: bytes, as: UTF8.self)
             return !text.hasPrefix("---@meta") && (text.contains("expect") || text.contains("risk"))
                 && text.range(of: #"(^|\n)\s*(expect|risk)\s*[\{\(]"#, options: .regularExpression) != nil
         }

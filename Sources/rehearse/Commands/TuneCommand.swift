@@ -34,49 +34,18 @@ struct TuneCommand: ParsableCommand {
         let (range, jobs, deadline) = try sweep.checked()
         guard !vary.isEmpty else { throw fail(InputError("tune", problem: "needs at least one --vary", allowed: "--vary PATH=V1,V2,…")) }
         let objective = try chosenObjective()
-        let grid = try PolicyGrid(vary, option: "--vary")
-        let given = try parameterValues(scenario.parameters)
-        var definitions: [[String: String]: ScenarioDefinition] = [:]
-        var problems: [Diagnostic] = []
-        var candidates: [(label: [String], parameters: [String: String], overrides: [PolicyOverride])] = []
-        for index in 0..<grid.count! {
-            let combination = grid.combination(index)
-            var parameters = given
-            for change in combination where change.path.hasPrefix("param.") { parameters[String(change.path.dropFirst(6))] = change.value }
-            let overrides = combination.filter { !$0.path.hasPrefix("param.") }
-            candidates.append((combination.map(\.description), parameters, overrides))
-            if definitions[parameters] == nil {
-                do {
-                    var options = try scenario.options(seed: range.first, print: { printError("print: \($0)") })
-                    options.parameters = parameters
-                    let loaded = try ScenarioDefinition(path: scenario.scenario, options: options)
-                    if definitions.isEmpty { for warning in loaded.warnings { warn(warning) } }
-                    definitions[parameters] = loaded
-                } catch {
-                    problems += Diagnostic.of(error)
-                    continue
-                }
-            }
-            do { _ = try Rehearsal.scaleSet(definitions[parameters]!, overrides: overrides) } catch { problems += Diagnostic.of(error) }
-        }
-        var seen = Set<String>()
-        problems = problems.filter { seen.insert("\($0.location ?? "") \($0.message)").inserted }
-        guard problems.isEmpty else {
-            report(problems)
-            throw ExitCode(2)
-        }
-        let first = definitions[candidates[0].parameters]!
-        guard let question = try risk.question(script: first.risk, deadline: deadline) else {
+        let candidates = try PolicyGrid(vary, option: "--vary", seedsEach: range.count).candidates(scenario, seed: range.first)
+        guard let question = try risk.question(script: candidates[0].definition.risk, deadline: deadline) else {
             throw fail(InputError("tune", problem: "needs at least one requirement", allowed: "--require \"Faulted <= 1%\" or a risk { } in the script"))
         }
         let bar = ProgressBar(total: candidates.count.multipliedReportingOverflow(by: range.count).partialValue)
         defer { bar.finish() }
         let outcome: Tune.Outcome
         do {
-            outcome = try Tune.run(labels: candidates.map(\.label),
-                                   keys: candidates.map { SweepReport.keys(of: definitions[$0.parameters]!.expectations) },
-                                   seeds: range, question: question, objective: objective) { (i, seeds, done) throws(RunFailure) in
-                try Sweep.run(definitions[candidates[i].parameters]!, seeds: seeds, overrides: candidates[i].overrides, jobs: jobs,
+            outcome = try Tune.run(labels: candidates.map { $0.combination.map(\.description) },
+                                   keys: candidates.map { SweepReport.keys(of: $0.definition.expectations) },
+                                   seeds: range, question: question, objective: objective) { (i, seeds, done) throws(any Error) in
+                try Sweep.run(candidates[i].definition, seeds: seeds, overrides: candidates[i].overrides, jobs: jobs,
                               progress: { bar.update(done + $0) })
             }
         } catch {

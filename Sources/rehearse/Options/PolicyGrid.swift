@@ -1,21 +1,38 @@
+import ArgumentParser
 import AzureWire
 import LuaHost
+import Scenario
+import UpgradeEngine
 
-/// A space of policies: each axis a field (`rollingUpgradePolicy.maxBatchInstancePercent`, or a
-/// script parameter `param.NAME`) with its values, given as `PATH=V1,V2,…` or, for whole numbers,
-/// `PATH=A..B:STEP`. Combinations are counted before any is made and made one at a time.
+/// A space of policies for `compare` and `tune`: each axis a field
+/// (`rollingUpgradePolicy.maxBatchInstancePercent`, or a script parameter `param.NAME`) with its
+/// values, given as `PATH=V1,V2,…` or, for whole numbers, `PATH=A..B:STEP`. Combinations are
+/// counted before any is made.
 struct PolicyGrid {
     /// The most combinations one command runs.
-    static let maxCombinations = 10_000
+    static let mostCombinations = 1_000
     /// The most values a range may expand to.
-    static let maxRangeValues = 1_000
+    static let mostRangeValues = 1_000
 
     /// Each axis: its path and values, in the order given.
     var axes: [(path: String, values: [String])] = []
+    /// How many combinations (at most `mostCombinations`).
+    private(set) var count = 1
 
-    /// Reads `texts` (each from `option`); exit 2 naming the option for anything malformed,
-    /// and when the combinations would be more than `maxCombinations`.
-    init(_ texts: [String], option: String) throws {
+    /// One combination, checked and ready to run.
+    struct Candidate {
+        /// Every `PATH=VALUE` of the combination, as given.
+        var combination: [PolicyOverride]
+        /// The scenario loaded with the combination's script parameters.
+        var definition: ScenarioDefinition
+        /// The combination's policy fields.
+        var overrides: [PolicyOverride]
+    }
+
+    /// Reads `texts` (each from `option`). Exit 2 naming the option for anything malformed, and
+    /// when the combinations would be more than `mostCombinations` or, with `seeds` of each, more
+    /// than `SeedRange.mostSeeds` runs.
+    init(_ texts: [String], option: String, seedsEach: Int) throws {
         for text in texts {
             guard let change = PolicyOverride(parsing: text) else {
                 throw fail(InputError(option, ScriptText.escaped(text),
@@ -23,21 +40,15 @@ struct PolicyGrid {
             }
             axes.append((change.path, try Self.values(change.value, option: option, text: text)))
         }
-        guard count != nil else {
-            throw fail(InputError(option, problem: "the values make more than \(Self.maxCombinations) combinations",
-                                  allowed: "at most \(Self.maxCombinations) combinations in all"))
-        }
-    }
-
-    /// How many combinations; nil when more than `maxCombinations`.
-    var count: Int? {
-        var total = 1
         for axis in axes {
-            let (product, overflow) = total.multipliedReportingOverflow(by: axis.values.count)
-            guard !overflow, product <= Self.maxCombinations else { return nil }
-            total = product
+            let (product, overflow) = count.multipliedReportingOverflow(by: axis.values.count)
+            guard !overflow, product <= Self.mostCombinations, product.multipliedReportingOverflow(by: seedsEach).partialValue <= SeedRange.mostSeeds,
+                  !product.multipliedReportingOverflow(by: seedsEach).overflow else {
+                throw fail(InputError(option, problem: "lists of \(axes.map { String($0.values.count) }.joined(separator: " × ")) values make more than \(Self.mostCombinations) combinations or more than \(SeedRange.mostSeeds) runs with \(seedsEach) seeds each",
+                                      allowed: "at most \(Self.mostCombinations) combinations (the product of the lists' lengths) and \(SeedRange.mostSeeds) runs (combinations × seeds)"))
+            }
+            count = product
         }
-        return total
     }
 
     /// The `index`-th combination (the last axis varies fastest).
@@ -51,6 +62,44 @@ struct PolicyGrid {
         return changes.reversed()
     }
 
+    /// Every combination, each with the scenario loaded once per distinct set of script
+    /// parameters and its policy fields applied: every problem of every combination is reported
+    /// before anything runs (exit 2).
+    func candidates(_ scenario: ScenarioArguments, seed: UInt64) throws -> [Candidate] {
+        let given = try parameterValues(scenario.parameters)
+        var definitions: [[String: String]: ScenarioDefinition] = [:]
+        var problems: [Diagnostic] = []
+        var candidates: [Candidate] = []
+        for index in 0..<count {
+            let combination = self.combination(index)
+            var parameters = given
+            for change in combination where change.path.hasPrefix("param.") { parameters[String(change.path.dropFirst(6))] = change.value }
+            let overrides = combination.filter { !$0.path.hasPrefix("param.") }
+            if definitions[parameters] == nil {
+                do {
+                    var options = try scenario.options(seed: seed, print: { printError("print: \($0)") })
+                    options.parameters = parameters
+                    let loaded = try ScenarioDefinition(path: scenario.scenario, options: options)
+                    if definitions.isEmpty { for warning in loaded.warnings { warn(warning) } }
+                    definitions[parameters] = loaded
+                } catch {
+                    problems += Diagnostic.of(error)
+                    continue
+                }
+            }
+            let definition = definitions[parameters]!
+            do { _ = try Rehearsal.scaleSet(definition, overrides: overrides) } catch { problems += Diagnostic.of(error) }
+            candidates.append(Candidate(combination: combination, definition: definition, overrides: overrides))
+        }
+        var seen = Set<String>()
+        problems = problems.filter { seen.insert("\($0.location ?? "") \($0.message)").inserted }
+        guard problems.isEmpty else {
+            report(problems)
+            throw ExitCode(2)
+        }
+        return candidates
+    }
+
     /// `V1,V2,…`, or `A..B:STEP` for whole numbers A ≤ B with STEP ≥ 1.
     static func values(_ text: String, option: String, text whole: String) throws -> [String] {
         let range = text.split(separator: ":", omittingEmptySubsequences: false)
@@ -61,8 +110,8 @@ struct PolicyGrid {
                 throw fail(InputError(option, ScriptText.escaped(whole), allowed: "a range A..B:STEP of whole numbers with A ≤ B and STEP ≥ 1"))
             }
             let (span, overflow) = b.subtractingReportingOverflow(a)
-            guard !overflow, span / step < maxRangeValues else {
-                throw fail(InputError(option, ScriptText.escaped(whole), allowed: "a range of at most \(maxRangeValues) values"))
+            guard !overflow, span / step < mostRangeValues else {
+                throw fail(InputError(option, ScriptText.escaped(whole), allowed: "a range of at most \(mostRangeValues) values"))
             }
             return stride(from: a, through: b, by: step).map(String.init)
         }

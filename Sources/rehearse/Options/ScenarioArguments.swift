@@ -34,15 +34,15 @@ struct ScenarioArguments: ParsableArguments {
         try checkPluginPaths(pluginPath)
         options.pluginPath = pluginPath
         options.strictWire = strictWire
-        let limits = [("--max-actions", maxActions), ("--max-events", maxEvents), ("--max-instances", maxInstances),
-                      ("--max-model-versions", maxModelVersions), ("--max-probes", maxProbes), ("--max-script-seconds", maxScriptSeconds),
-                      ("--max-script-instructions", maxScriptInstructions)]
-        for (option, value) in limits where value < 1 {
-            throw fail(InputError(option, String(value), allowed: "a whole number of at least 1"))
-        }
-        // The engine's queue numbers instances and actions in 32 bits.
-        for (option, value) in [("--max-actions", maxActions), ("--max-instances", maxInstances)] where value > Int(Int32.max) {
-            throw fail(InputError(option, String(value), allowed: "a whole number from 1 to \(Int32.max)"))
+        // Each limit through the one checked conversion: the engine's queue numbers instances
+        // and actions in 32 bits, the run backstop counts milliseconds in 32 bits, and every
+        // other count stops at 10^15 so that no arithmetic on it can overflow.
+        let most = CheckedNumber.largestCount, int32 = Int(Int32.max)
+        let limits = [("--max-actions", maxActions, int32), ("--max-events", maxEvents, most), ("--max-instances", maxInstances, int32),
+                      ("--max-model-versions", maxModelVersions, most), ("--max-probes", maxProbes, most),
+                      ("--max-script-seconds", maxScriptSeconds, Int(UInt32.max) / 1000), ("--max-script-instructions", maxScriptInstructions, most)]
+        for (option, value, largest) in limits {
+            do { _ = try CheckedNumber.whole(value, field: option, in: 1...largest) } catch { throw fail(error) }
         }
         options.limits.runWallClockMilliseconds = maxScriptSeconds * 1000
         options.limits.runInstructions = maxScriptInstructions

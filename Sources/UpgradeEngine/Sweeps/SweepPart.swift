@@ -1,0 +1,186 @@
+public import Formats
+
+/// One part of a sweep split over machines, as `sweep --shard I/N --json` prints it and
+/// `merge` reads it back: what was swept, which part, and the digest of every run of it. Every
+/// number is read through `CheckedNumber`, and the parts are merged into the report one process
+/// prints, or refused (a missing or repeated part, parts of different sweeps, a seed with two
+/// different results).
+public struct SweepPart: Equatable, Sendable {
+    /// What was swept and this part's runs.
+    public var report: SweepReport
+    /// Which part.
+    public var shard: Shard
+
+    /// Part `shard` holding `report`'s runs.
+    public init(report: SweepReport, shard: Shard) {
+        self.report = report
+        self.shard = shard
+    }
+
+    /// Why a part cannot be read, or parts cannot be merged: where (a field path such as
+    /// `runs[3].lowestHealthy`, a file, or `merge`) and what is wrong, with what is allowed.
+    public struct Failure: Error, Equatable, CustomStringConvertible {
+        /// The field, file or `merge`.
+        public var place: String
+        /// What is wrong and what is allowed.
+        public var problem: String
+
+        /// A failure at `place`.
+        public init(_ place: String, _ problem: String) {
+            self.place = place
+            self.problem = problem
+        }
+
+        public var description: String { "\(place): \(problem)" }
+    }
+
+    /// The longest time to finish a part may carry, in seconds: the longest duration.
+    static let longestSeconds = Double(ISODuration.longest / 1000)
+    /// The most instance-seconds a part may carry: every 32-bit instance down for the longest duration.
+    static let mostInstanceSeconds = Double(Int32.max) * longestSeconds
+
+    /// Reads a part `SweepJSON.part` wrote.
+    public static func read(_ value: JSON) throws(Failure) -> SweepPart {
+        func fail<T>(_ field: String, _ problem: String) throws(Failure) -> T { throw Failure(field, problem) }
+        guard value.field("rehearseSweepPart") == .int(1) else {
+            return try fail("rehearseSweepPart", "missing: this is not a part printed by rehearse sweep --shard I/N --json")
+        }
+        guard case .string(let scenario)? = value.field("scenario") else { return try fail("scenario", "expected a string") }
+        guard case .string(let seedText)? = value.field("seeds"), let parsed = SeedRange(parsing: seedText) else {
+            return try fail("seeds", "expected a seed range such as 0..999")
+        }
+        let seeds: SeedRange
+        do throws(NumberOutOfRange) { seeds = try parsed.checked(field: "seeds") } catch { return try fail("seeds", error.problem.message) }
+        guard case .string(let shardText)? = value.field("shard"), let shard = Shard(parsing: shardText) else {
+            return try fail("shard", "expected I/N with 1 ≤ I ≤ N")
+        }
+        guard case .array(let overrideItems)? = value.field("overrides") else { return try fail("overrides", "expected a list") }
+        var overrides: [String] = []
+        for (i, item) in overrideItems.enumerated() {
+            guard case .string(let text) = item else { return try fail("overrides[\(i)]", "expected a string") }
+            overrides.append(text)
+        }
+        var deadline: Millis?
+        if case .string(let text)? = value.field("deadline") {
+            guard case .success(let ms) = ISODuration.parse(text) else { return try fail("deadline", "expected an ISO 8601 duration") }
+            deadline = ms
+        }
+        guard case .array(let keyItems)? = value.field("expectations") else { return try fail("expectations", "expected a list") }
+        var keys: [SweepReport.ExpectationKey] = []
+        for (i, item) in keyItems.enumerated() {
+            guard case .string(let location)? = item.field("location"), case .string(let key)? = item.field("key"),
+                  case .string(let expected)? = item.field("expected") else {
+                return try fail("expectations[\(i)]", "expected location, key and expected strings")
+            }
+            keys.append(SweepReport.ExpectationKey(location: location, key: key, expected: expected))
+        }
+        guard case .array(let runItems)? = value.field("runs") else { return try fail("runs", "expected a list") }
+        var runs: [RunDigest] = []
+        runs.reserveCapacity(min(runItems.count, SeedRange.mostSeeds))
+        for (i, item) in runItems.enumerated() {
+            do throws(NumberOutOfRange) { runs.append(try digest(item)) } catch { return try fail("runs[\(i)].\(error.field)", error.problem.message) }
+        }
+        return SweepPart(report: SweepReport(scenario: scenario, seeds: seeds, overrides: overrides, runs: runs, expectations: keys,
+                                             deadline: deadline), shard: shard)
+    }
+
+    /// A run line read back; the refusal names the field and what it allows.
+    static func digest(_ item: JSON) throws(NumberOutOfRange) -> RunDigest {
+        func wrong(_ key: String, _ allowed: String) -> NumberOutOfRange {
+            NumberOutOfRange(field: key, value: item.member(key).map { String($0.serialized(pretty: false).prefix(40)) } ?? "missing",
+                             allowed: allowed)
+        }
+        func string(_ key: String) throws(NumberOutOfRange) -> String? {
+            switch item.member(key) {
+            case .string(let s)?: return s
+            case .null?: return nil
+            default: throw wrong(key, "a string or null")
+            }
+        }
+        func number(_ key: String, in range: ClosedRange<Double>) throws(NumberOutOfRange) -> Double? {
+            switch item.member(key) {
+            case .double(let d)?: return try CheckedNumber.finite(d, field: key, in: range)
+            case .int(let i)?: return try CheckedNumber.finite(Double(i), field: key, in: range)
+            case .null?: return nil
+            default: throw wrong(key, "a number from \(range.lowerBound) to \(range.upperBound), or null")
+            }
+        }
+        func ids(_ key: String) throws(NumberOutOfRange) -> [Int] {
+            guard case .array(let items)? = item.member(key) else { throw wrong(key, "a list of instance ids") }
+            var values: [Int] = []
+            for (i, value) in items.enumerated() {
+                guard case .int(let id) = value else { throw wrong(key, "a list of instance ids") }
+                values.append(try CheckedNumber.whole(id, field: "\(key)[\(i)]", in: 0...Int(Int32.max)))
+            }
+            return values
+        }
+        guard case .string(let seedText)? = item.member("seed"), let seed = UInt64(seedText) else {
+            throw wrong("seed", "a seed as a string of digits, such as \"42\"")
+        }
+        let code = try string("code"), errorCode = try string("errorCode")
+        let time = try number("timeToFinishSeconds", in: 0...longestSeconds)
+        var lowest: Int?
+        if let d = try number("lowestHealthy", in: 0...Double(Int32.max)) {
+            lowest = try CheckedNumber.whole(d, field: "lowestHealthy", in: 0...Int(Int32.max))
+        }
+        let unavailable = try number("unavailableInstanceSeconds", in: 0...mostInstanceSeconds)
+        guard case .bool(let hit)? = item.member("hitTimeLimit") else { throw wrong("hitTimeLimit", "true or false") }
+        guard case .array(let heldItems)? = item.member("held") else { throw wrong("held", "a list of true or false") }
+        var held: [Bool] = []
+        for value in heldItems {
+            guard case .bool(let b) = value else { throw wrong("held", "a list of true or false") }
+            held.append(b)
+        }
+        return RunDigest(seed: seed, code: code, errorCode: errorCode, timeToFinish: time, lowestHealthy: lowest, unavailable: unavailable,
+                         hitTimeLimit: hit, held: held, failed: try ids("failed"), leftBehind: try ids("leftBehind"))
+    }
+
+    /// The report of one sweep from its parts, `name` saying where each came from (its file):
+    /// the same parts give the same report in any order. Refused: parts of different sweeps,
+    /// a part missing or given twice, a seed outside the range, a seed whose runs in two parts
+    /// (or twice in one) differ (naming both), seeds left without a run.
+    public static func merge(_ given: [(name: String, part: SweepPart)]) throws(Failure) -> SweepReport {
+        guard !given.isEmpty else { throw Failure("merge", "needs the parts of a sweep; allowed rehearse merge part1.json part2.json …") }
+        // By shard, then name: every message below is the same whatever the argument order.
+        let parts = given.sorted { ($0.part.shard.index, $0.name) < ($1.part.shard.index, $1.name) }
+        let first = parts[0]
+        for (name, part) in parts.dropFirst() {
+            let a = first.part.report, b = part.report
+            let differences = [("scenario", a.scenario != b.scenario), ("seeds", a.seeds != b.seeds), ("overrides", a.overrides != b.overrides),
+                               ("deadline", a.deadline != b.deadline), ("expectations", a.expectations != b.expectations),
+                               ("shard count", first.part.shard.count != part.shard.count)].filter(\.1).map(\.0)
+            guard differences.isEmpty else {
+                throw Failure(name, "not a part of the same sweep as \(first.name): its \(differences.joined(separator: ", ")) differ")
+            }
+        }
+        let count = first.part.shard.count
+        for (previous, next) in zip(parts, parts.dropFirst()) where previous.part.shard.index == next.part.shard.index {
+            throw Failure("merge", "part \(next.part.shard) is given more than once: \(previous.name), \(next.name)")
+        }
+        // Indices are distinct and within 1...count: the first gap is the first part missing.
+        if parts.count != count {
+            let missing = (parts.enumerated().first { $0.offset + 1 != $0.element.part.shard.index }?.offset ?? parts.count) + 1
+            throw Failure("merge", "part \(missing)/\(count) is missing; given: \(given.map(\.name).joined(separator: ", "))")
+        }
+        let range = first.part.report.seeds
+        var bySeed: [UInt64: (name: String, run: RunDigest)] = [:]
+        for (name, part) in parts {
+            for (i, run) in part.report.runs.enumerated() {
+                guard range.contains(run.seed) else { throw Failure(name, "runs[\(i)].seed: seed \(run.seed) is not one of the seeds \(range)") }
+                if let earlier = bySeed[run.seed] {
+                    guard earlier.run == run else {
+                        throw Failure("merge", "seed \(run.seed) has different results in \(earlier.name) and \(name); allowed one result per seed")
+                    }
+                } else {
+                    bySeed[run.seed] = (name, run)
+                }
+            }
+        }
+        guard bySeed.count == range.count else {
+            throw Failure("merge", "the parts do not hold exactly the runs of seeds \(range): \(bySeed.count) runs for \(range.count) seeds")
+        }
+        var report = first.part.report
+        report.runs = bySeed.values.map(\.run).sorted { $0.seed < $1.seed }
+        return report
+    }
+}
