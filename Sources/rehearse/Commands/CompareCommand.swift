@@ -88,15 +88,15 @@ struct CompareCommand: ParsableCommand {
                                      expectations: SweepReport.keys(of: definition.expectations), deadline: deadline)
             rows.append(CompareText.Row(report: report))
         }
-        if let reportFile { try writePage(reportFile) { try SweepReportPage.html(rows.map(\.report), best: CompareText.best(rows)) } }
+        if let reportFile { try writePage(try openOutput(reportFile, option: "--report", role: "the report")) { try SweepReportPage.html(rows.map(\.report), best: CompareText.best(rows)) } }
         if json {
             print(JSON.array(rows.map { SweepJSON.report($0.report) }).serialized())
         } else if format.output == .table {
-            for line in CompareText.table(rows) { print(line) }
+            for line in CompareText.table(rows) { printText(line) }
         } else {
-            print("Compare \(scenario.scenario), seeds \(range) (\(range.count) runs per combination)")
-            print("")
-            for line in CompareText.table(rows) { print(line) }
+            printText("Compare \(scenario.scenario), seeds \(range) (\(range.count) runs per combination)")
+            printText("")
+            for line in CompareText.table(rows) { printText(line) }
         }
     }
 }

@@ -66,29 +66,26 @@ struct SweepCommand: ParsableCommand {
             part = parsed
         }
         let overrides = try parseOverrides(set)
+        let runsFile = try runs.map { try openOutput($0, option: "--runs", role: "the runs file") }
+        let pageFile = try reportFile.map { try openOutput($0, option: "--report", role: "the report") }
         let definition = try loadScenario(scenario, seed: range.first, print: { printError("print: \($0)") })
         do { _ = try Rehearsal.scaleSet(definition, overrides: overrides) } catch { throw fail(error) }
         let seeds = range.seeds(shard: part)
         let digests = try runSweep(definition, seeds: seeds, overrides: overrides, jobs: jobs)
         let report = SweepReport(scenario: scenario.scenario, seeds: range, overrides: overrides.map(\.description), runs: digests,
                                  expectations: SweepReport.keys(of: definition.expectations), deadline: deadline)
-        if let runs {
-            do {
-                let file = try EventsFile(path: runs)
-                for digest in digests { file.writeLine(SweepJSON.run(digest).serialized(pretty: false)) }
-                try file.finish()
-            } catch {
-                throw fail(InputError("--runs", runs, problem: "\(error)"))
-            }
+        if let runsFile {
+            for digest in digests { runsFile.writeLine(SweepJSON.run(digest).serialized(pretty: false)) }
+            try finishOutput(runsFile, option: "--runs")
         }
-        if let reportFile { try writePage(reportFile) { try SweepReportPage.html([report]) } }
+        if let pageFile { try writePage(pageFile) { try SweepReportPage.html([report]) } }
         if format.output == .table && !jsonFlag {
-            for line in Tables.runs(digests) { print(line) }
+            for line in Tables.runs(digests) { printText(line) }
         } else if json {
             print((part.map { SweepJSON.part(report, shard: $0) } ?? SweepJSON.report(report)).serialized())
         } else {
-            if let part { print("Part \(part) of the seeds") }
-            for line in SweepText.report(report) { print(line) }
+            if let part { printText("Part \(part) of the seeds") }
+            for line in SweepText.report(report) { printText(line) }
         }
     }
 }
@@ -115,11 +112,10 @@ func parseOverrides(_ texts: [String]) throws -> [PolicyOverride] {
     }
 }
 
-/// Writes an HTML page made by `make` to `path`; exit 2 naming the file when it cannot.
-func writePage(_ path: String, _ make: () throws -> String) throws {
-    do {
-        try make().write(toFile: path, atomically: true, encoding: .utf8)
-    } catch {
-        throw fail(InputError("--report", path, problem: "cannot be written: \(error)"))
-    }
+/// Writes an HTML page made by `make` into `file` (`--report`); exit 2 naming the file when it
+/// cannot be made or written.
+func writePage(_ file: OutputFile, _ make: () throws -> String) throws {
+    let page: String
+    do { page = try make() } catch { throw fail(InputError("--report", file.path, problem: "cannot be made: \(error)")) }
+    try finishOutput(file, option: "--report", writing: page)
 }
