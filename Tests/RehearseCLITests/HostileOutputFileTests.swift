@@ -77,6 +77,8 @@ final class HostileOutputFileTests: XCTestCase {
             let out = try runRehearse(["test", "scripts/ten-at-twenty.lua", "--junit", fifo])
             XCTAssertEqual(out.status, 0, out.stderr)
         }
+        XCTAssertFalse(xml.isEmpty, "nothing came through the FIFO")
+        guard !xml.isEmpty else { return }
         let parsed = try XMLDocument(data: Data(xml))
         XCTAssertEqual(try parsed.nodes(forXPath: "/testsuites/testsuite").count, 1)
         let page = try withFIFO { fifo in
