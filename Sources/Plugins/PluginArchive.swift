@@ -1,4 +1,5 @@
 import Crypto
+import Formats
 import Foundation
 import LuaHost
 
@@ -76,8 +77,8 @@ public enum PluginArchive {
     }
 
     /// Reads an archive as `pack` writes it, refusing anything else: entries other than regular
-    /// files and folders (links, devices, extended headers), absolute paths, `..`, paths outside
-    /// `NAME-VERSION/`, bad checksums, and sizes past the bounds. Returns files by path relative
+    /// files and folders (links, devices, extended headers), absolute paths, `..`, hidden names,
+    /// paths outside `NAME-VERSION/`, bad checksums, and sizes past the bounds. Returns files by path relative
     /// to the bundle, and the manifest they hold.
     public static func read(_ bytes: [UInt8], source: String) throws(PluginProblem) -> (manifest: PluginManifest, files: [String: [UInt8]]) {
         func refuse(_ why: String) -> PluginProblem { PluginProblem("\(source): \(why)") }
@@ -109,6 +110,11 @@ public enum PluginArchive {
             let components = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
             guard !path.hasPrefix("/"), !components.contains(".."), !components.contains(".") else {
                 throw refuse("\(path): absolute paths and '.' or '..' are refused")
+            }
+            // Hidden names are what `plugins pack` leaves out and `plugins verify` does not see:
+            // a bundle holding one could never be verified.
+            if let hidden = components.dropFirst().first(where: { $0.hasPrefix(".") }) {
+                throw refuse("\(path): '\(hidden)' is a hidden name (starting with '.'); a bundle holds no hidden files or folders")
             }
             let head = components[0]
             if root == nil { root = head }
@@ -150,9 +156,7 @@ public enum PluginArchive {
             for (relative, data) in files.sorted(by: { $0.key < $1.key }) {
                 let path = destination + "/" + relative
                 try fm.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-                guard fm.createFile(atPath: path, contents: Data(data), attributes: [.posixPermissions: 0o644]) else {
-                    throw PluginProblem("cannot write \(path)")
-                }
+                do { try OutputFile.write(data, to: path, role: "the bundle file") } catch { throw PluginProblem(error.description) }
             }
         } catch let problem as PluginProblem {
             throw problem

@@ -89,18 +89,92 @@ public enum PluginRepository {
         }
     }
 
-    /// Installs `requirements` from the repository at `repo` (a URL or a folder) into
+    /// Where a repository is: served over HTTP(S), or a folder on this machine.
+    public enum Source: Sendable, Equatable {
+        /// An http(s) URL; the index and relative archive names are under it.
+        case web(String)
+        /// An absolute folder path; nothing outside it is read.
+        case folder(String)
+
+        /// `--repo`: an http(s) URL, a `file://` URL or a folder path (made absolute, so that the
+        /// lock's `source` means the same from any folder). Any other scheme is refused.
+        public init(parsing text: String) throws(PluginProblem) {
+            if let scheme = PluginRepository.scheme(of: text) {
+                switch scheme {
+                case "http", "https": self = .web(text)
+                case "file": self = .folder(absolutePath(String(text.dropFirst("file://".count))))
+                default: throw PluginProblem("--repo \(text): a repository is an http(s) URL or a folder, not a \(scheme): URL")
+                }
+            } else {
+                self = .folder(absolutePath(text))
+            }
+        }
+
+        /// What holds the repository's file `name` (a relative name already checked).
+        func location(of name: String) -> Location {
+            switch self {
+            case .web(let base): return .web(join(base, name))
+            case .folder(let folder): return .file(folder: folder, name: name)
+            }
+        }
+    }
+
+    /// A file to read for an install: a URL over HTTP(S), or a file inside a folder repository.
+    public enum Location: Sendable, Equatable, CustomStringConvertible {
+        /// An http(s) URL.
+        case web(String)
+        /// `name` (relative, without `..`) inside the repository `folder`.
+        case file(folder: String, name: String)
+
+        /// The URL or the path.
+        public var description: String {
+            switch self {
+            case .web(let url): return url
+            case .file(let folder, let name): return join(folder, name)
+            }
+        }
+    }
+
+    /// The scheme of `text`, lowercased, when it starts with one (`https:`), else nil.
+    static func scheme(of text: String) -> String? {
+        guard let colon = text.firstIndex(of: ":") else { return nil }
+        let name = text[..<colon]
+        guard let first = name.first, first.isASCII, first.isLetter,
+              name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }) else { return nil }
+        return name.lowercased()
+    }
+
+    /// Where the archive an index entry names is: an http(s) URL as it is, or a name relative
+    /// to the index, resolved inside the repository. Anything else (an absolute path, another
+    /// scheme, `..`, `.`, an empty part, a character outside letters, digits and `._+~-`) is
+    /// refused: an index can name no file outside its repository, and a remote one no local file.
+    public static func archiveLocation(_ url: String, in source: Source, entry: String) throws(PluginProblem) -> Location {
+        if let scheme = scheme(of: url) {
+            guard scheme == "http" || scheme == "https" else {
+                throw PluginProblem("\(entry): url \"\(url)\" is refused; allowed an http(s) URL or a name relative to the index inside the repository")
+            }
+            return .web(url)
+        }
+        let parts = url.split(separator: "/", omittingEmptySubsequences: false)
+        let plain = parts.allSatisfy { part in
+            !part.isEmpty && part != "." && part != ".." && part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._+~-".contains($0)) }
+        }
+        guard plain else {
+            throw PluginProblem("\(entry): url \"\(url)\" leaves the repository or is not a plain name; allowed an http(s) URL or a name relative to the index (letters, digits and ._+~- in each part, no '..', no absolute path)")
+        }
+        return source.location(of: url)
+    }
+
+    /// Installs `requirements` from the repository `source` into
     /// `project/plugins/NAME-VERSION`, dependencies included, and records each in
-    /// `project/rehearse.lock`. `fetch` reads a URL or a path. Every archive's SHA-256 must match
+    /// `project/rehearse.lock`. `fetch` reads a location. Every archive's SHA-256 must match
     /// the index before anything is unpacked; a folder already there must hold the same files.
-    public static func install(_ requirements: [Requirement], repo: String, project: String,
-                               fetch: (String) throws -> [UInt8]) throws(PluginProblem) -> [PluginLock.Entry] {
-        // A repository folder is recorded absolute: the lock's `source` then means the same
-        // thing whichever folder `install` ran from.
-        let repo = repo.contains("://") ? repo : absolutePath(repo)
-        let indexURL = join(repo, indexName)
+    public static func install(_ requirements: [Requirement], from source: Source, project: String,
+                               fetch: (Location) throws -> [UInt8]) throws(PluginProblem) -> [PluginLock.Entry] {
+        let indexLocation = source.location(of: indexName)
+        let indexURL = indexLocation.description
         let indexBytes: [UInt8]
-        do { indexBytes = try fetch(indexURL) } catch { throw PluginProblem("cannot read the index: \(error)") }
+        do { indexBytes = try fetch(indexLocation) } catch { throw PluginProblem("cannot read the index: \(error)") }
         let index = try parseIndex(String(decoding: indexBytes, as: UTF8.self), source: indexURL)
         let resolver = BundleResolver<Entry>(candidates: { index[$0] ?? [] }, lookedIn: indexURL)
         for requirement in requirements { try resolver.select(requirement.name, range: requirement.range, by: "the install request") }
@@ -112,9 +186,10 @@ public enum PluginRepository {
         var fetched: [(entry: PluginLock.Entry, files: [String: [UInt8]])] = []
         for name in resolver.selected.keys.sorted() {
             let entry = resolver.selected[name]!
-            let url = entry.url.contains("://") || entry.url.hasPrefix("/") ? entry.url : join(repo, entry.url)
+            let location = try archiveLocation(entry.url, in: source, entry: "\(indexURL): \(entry.manifest.label)")
+            let url = location.description
             let bytes: [UInt8]
-            do { bytes = try fetch(url) } catch { throw PluginProblem("cannot download \(entry.manifest.label): \(error); nothing was installed") }
+            do { bytes = try fetch(location) } catch { throw PluginProblem("cannot download \(entry.manifest.label): \(error); nothing was installed") }
             let digest = PluginArchive.sha256(bytes)
             guard digest == entry.sha256 else {
                 throw PluginProblem("\(url): sha256 \(digest) does not match the index's \(entry.sha256); nothing was installed")
@@ -173,9 +248,9 @@ public enum PluginRepository {
             lock.entries.append(entry)
         }
         let installed = fetched.map(\.entry)
-        do { try lock.text.write(toFile: lockPath, atomically: true, encoding: .utf8) } catch {
+        do { try OutputFile.write(lock.text, to: lockPath, role: "the lock file") } catch {
             for (_, destination) in staged { try? FileManager.default.removeItem(atPath: destination) }
-            throw PluginProblem("cannot write \(lockPath): \(error.localizedDescription); nothing was installed")
+            throw PluginProblem("\(error); nothing was installed")
         }
         return installed
     }

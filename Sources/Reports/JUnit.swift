@@ -79,7 +79,16 @@ public enum JUnit {
         static func nodeEncoding(for key: any CodingKey) -> XMLEncoder.NodeEncoding { key.stringValue.isEmpty ? .element : .attribute }
     }
 
-    /// The XML document for `scenarios`.
+    /// The characters XML 1.0 cannot hold (controls other than tab, newline and carriage return;
+    /// U+FFFE and U+FFFF), each replaced in every string of the document by the visible escape a
+    /// terminal shows (`\u{1B}`), after `&` became `&amp;`. In attributes, tab, newline and
+    /// carriage return are written as character references, so that a parser keeps them.
+    static let forbidden: [(String, String)] = (Array(0x00...0x08) + [0x0B, 0x0C] + Array(0x0E...0x1F) + [0xFFFE, 0xFFFF]).map { (v: UInt32) in
+        let hex = String(v, radix: 16, uppercase: true)
+        return (String(Character(Unicode.Scalar(v)!)), "\\u{" + String(repeating: "0", count: max(0, 2 - hex.count)) + hex + "}")
+    }
+
+    /// The XML document for `scenarios`: well-formed whatever the paths, values and messages hold.
     public static func xml(_ scenarios: [Scenario]) throws -> String {
         let suites = scenarios.map { scenario -> Suite in
             let time = String(format: "%.3f", scenario.seconds)
@@ -108,6 +117,8 @@ public enum JUnit {
                           errors: suites.map(\.errors).reduce(0, +), testsuite: suites)
         let encoder = XMLEncoder()
         encoder.outputFormatting = [.prettyPrinted]
+        encoder.charactersEscapedInElements += forbidden + [("\r", "&#13;")]
+        encoder.charactersEscapedInAttributes += forbidden + [("\t", "&#9;"), ("\n", "&#10;"), ("\r", "&#13;")]
         let data = try encoder.encode(root, withRootKey: "testsuites", header: XMLHeader(version: 1.0, encoding: "UTF-8"))
         return String(decoding: data, as: UTF8.self)
     }

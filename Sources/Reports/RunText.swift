@@ -22,12 +22,14 @@ public enum RunText {
         var lines = [""]
         let summary = record.summary
         if let status = status(record, scaleSet: scaleSet, rest: rest) {
-            lines += ["Final status (az vmss rolling-upgrade get-latest):", status]
+            // The JSON one line an element: every line of this output is escaped on its own.
+            lines += ["Final status (az vmss rolling-upgrade get-latest):"] + status.split(separator: "\n").map(String.init)
         } else {
             lines.append("No rolling upgrade ran.")
         }
         if !summary.osUpgradeHistory.isEmpty {
-            lines += ["OS image upgrade history (az vmss get-os-upgrade-history):", history(record, scaleSet: scaleSet).serialized()]
+            lines += ["OS image upgrade history (az vmss get-os-upgrade-history):"]
+                + history(record, scaleSet: scaleSet).serialized().split(separator: "\n").map(String.init)
         }
         if !summary.skipped.isEmpty { lines.append("Skipped (SkipUpgrade): \(summary.skipped)") }
         if !summary.protected.isEmpty { lines.append("Protected (protectFromScaleSetActions): \(summary.protected)") }

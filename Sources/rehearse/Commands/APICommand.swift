@@ -21,7 +21,7 @@ struct APICommand: ParsableCommand {
         func run() throws {
             let catalog = PluginCatalog(searchPath: [root + "/plugins"])
             do {
-                for path in try ScriptingAPI.write(root: root, bundles: catalog.bundles.map(\.manifest)) { print(path) }
+                for path in try ScriptingAPI.write(root: root, bundles: catalog.bundles.map(\.manifest)) { printText(path) }
             } catch {
                 throw fail(InputError("api generate", problem: "cannot write the generated files: \(error)"))
             }

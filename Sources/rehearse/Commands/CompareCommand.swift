@@ -52,7 +52,7 @@ struct CompareCommand: ParsableCommand {
                                         batchSize: scaleSet.map { Planner.batchSize(capacity: $0.capacity, percent: rolling!.maxBatchInstancePercent) },
                                         unhealthyBudget: scaleSet.map { Planner.unhealthyAllowance(capacity: $0.capacity, percent: rolling!.maxUnhealthyInstancePercent) }))
         }
-        if let reportFile { try writePage(reportFile) { try SweepReportPage.html(rows.map(\.report), best: CompareText.best(rows)) } }
+        if let reportFile { try writePage(try openOutput(reportFile, option: "--report", role: "the report")) { try SweepReportPage.html(rows.map(\.report), best: CompareText.best(rows)) } }
         if json {
             print(JSON.array(rows.map { row in
                 guard !row.requirements.isEmpty, case .ordered(let fields) = SweepJSON.report(row.report) else { return SweepJSON.report(row.report) }
@@ -60,11 +60,11 @@ struct CompareCommand: ParsableCommand {
                                           JSONField("passed", .bool(RiskQuestion.passed(row.requirements)))])
             }).serialized())
         } else if format.output == .table {
-            for line in CompareText.table(rows) { print(line) }
+            for line in CompareText.table(rows) { printText(line) }
         } else {
-            print("Compare \(scenario.scenario), seeds \(range) (\(range.count) runs per combination)")
-            print("")
-            for line in CompareText.table(rows) { print(line) }
+            printText("Compare \(scenario.scenario), seeds \(range) (\(range.count) runs per combination)")
+            printText("")
+            for line in CompareText.table(rows) { printText(line) }
         }
         // With requirements, a gate: exit 1 when no combination met every one.
         if rows.contains(where: { !$0.requirements.isEmpty }), !rows.contains(where: { RiskQuestion.passed($0.requirements) }) {

@@ -35,7 +35,7 @@ struct MergeCommand: ParsableCommand {
         if json {
             print(SweepJSON.report(report).serialized())
         } else {
-            for line in SweepText.report(report) { print(line) }
+            for line in SweepText.report(report) { printText(line) }
         }
     }
 }

@@ -47,12 +47,12 @@ struct PlanCommand: ParsableCommand {
             return
         }
         if format.output == .table {
-            for line in Tables.plan(plan) { print(line) }
+            for line in Tables.plan(plan) { printText(line) }
             return
         }
-        for line in RunText.arithmetic(arithmetic, policy: scaleSet.policy.rolling) { print(line) }
-        print("")
-        for line in RunText.plan(plan) { print(line) }
+        for line in RunText.arithmetic(arithmetic, policy: scaleSet.policy.rolling) { printText(line) }
+        printText("")
+        for line in RunText.plan(plan) { printText(line) }
         for fragile in arithmetic.fragilities { warn(fragile.message, location: fragile.field) }
     }
 }

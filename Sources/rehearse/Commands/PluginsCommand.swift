@@ -44,6 +44,8 @@ struct PluginsCommand: ParsableCommand {
             try body()
         } catch let problem as PluginProblem {
             throw fail(problem)
+        } catch let refused as OutputFileError {
+            throw fail(InputError(what, problem: refused.description))
         } catch {
             throw fail(InputError(what, problem: "cannot \(what): \(error.localizedDescription)"))
         }
@@ -62,8 +64,8 @@ struct PluginsCommand: ParsableCommand {
                                    "bundles": .array(summaries.map(\.json)), "problems": .array(catalog.problems.map(JSON.string))]).serialized())
                 return
             }
-            for summary in summaries { print(summary.text) }
-            if summaries.isEmpty { print("no bundles on the plugin path: \(catalog.searchPath.joined(separator: ", "))") }
+            for summary in summaries { summary.lines.forEach(printText) }
+            if summaries.isEmpty { printText("no bundles on the plugin path: \(catalog.searchPath.joined(separator: ", "))") }
             for problem in catalog.problems { warn(problem) }
         }
     }
@@ -80,7 +82,7 @@ struct PluginsCommand: ParsableCommand {
                 throw fail(InputError("plugins show", name, problem: "no bundle of that name on the plugin path (\(catalog.searchPath.joined(separator: ", ")))",
                                       allowed: catalog.names.joined(separator: ", ")))
             }
-            print(output == .json ? summary.json.serialized() : summary.text)
+            if output == .json { print(summary.json.serialized()) } else { summary.lines.forEach(printText) }
         }
     }
 
@@ -101,7 +103,7 @@ struct PluginsCommand: ParsableCommand {
                 report(findings.map { Diagnostic(.error, $0.description) })
             }
             guard findings.isEmpty else { throw ExitCode(2) }
-            if output == .text { print("\(catalog.bundles.count) bundle(s) ok") }
+            if output == .text { printText("\(catalog.bundles.count) bundle(s) ok") }
         }
     }
 
@@ -114,8 +116,8 @@ struct PluginsCommand: ParsableCommand {
             try PluginsCommand.reportingProblems("write the archive") {
                 let (manifest, bytes) = try PluginArchive.pack(folder)
                 let path = PluginRepository.join(destination, PluginArchive.fileName(manifest))
-                try Data(bytes).write(to: URL(fileURLWithPath: path))
-                print("\(PluginArchive.sha256(bytes))  \(path)")
+                try OutputFile.write(bytes, to: path, role: "the archive")
+                printText("\(PluginArchive.sha256(bytes))  \(path)")
             }
         }
     }
@@ -129,8 +131,8 @@ struct PluginsCommand: ParsableCommand {
             try PluginsCommand.reportingProblems("write the index") {
                 let text = try PluginRepository.index(repository, baseURL: url)
                 let path = PluginRepository.join(repository, PluginRepository.indexName)
-                try text.write(toFile: path, atomically: true, encoding: .utf8)
-                print(path)
+                try OutputFile.write(text, to: path, role: "the index")
+                printText(path)
             }
         }
     }
@@ -145,22 +147,20 @@ struct PluginsCommand: ParsableCommand {
             do {
                 let wanted = try requirements.map { text throws(PluginProblem) in try PluginRepository.Requirement(parsing: text) }
                 guard !wanted.isEmpty else { throw PluginProblem("name at least one bundle, e.g. slow-boot@^1.1") }
-                let installed = try PluginRepository.install(wanted, repo: repo, project: project, fetch: fetch)
-                for entry in installed { print("\(entry.name) \(entry.version) -> \(entry.folder) (sha256 \(entry.archiveSHA256))") }
-                print("wrote \(PluginRepository.join(project, PluginLock.fileName))")
+                let installed = try PluginRepository.install(wanted, from: try PluginRepository.Source(parsing: repo), project: project, fetch: fetch)
+                for entry in installed { printText("\(entry.name) \(entry.version) -> \(entry.folder) (sha256 \(entry.archiveSHA256))") }
+                printText("wrote \(PluginRepository.join(project, PluginLock.fileName))")
             } catch let problem as PluginProblem {
                 throw fail(problem)
             }
         }
 
-        /// An http(s) URL through the downloader; anything else is a file path.
-        func fetch(_ location: String) throws -> [UInt8] {
-            let lowered = location.lowercased()
-            if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
-                return try Download.get(location, maxBytes: PluginArchive.maxArchiveBytes)
+        /// A URL through the downloader; a file of a folder repository only inside it.
+        func fetch(_ location: PluginRepository.Location) throws -> [UInt8] {
+            switch location {
+            case .web(let url): return try Download.get(url, maxBytes: PluginArchive.maxArchiveBytes)
+            case .file(let folder, let name): return try BoundedFile.readInside(folder, name, maxBytes: PluginArchive.maxArchiveBytes)
             }
-            let path = lowered.hasPrefix("file://") ? String(location.dropFirst(7)) : location
-            return try BoundedFile.read(path, maxBytes: PluginArchive.maxArchiveBytes)
         }
     }
 
@@ -176,7 +176,7 @@ struct PluginsCommand: ParsableCommand {
             for entry in lock.entries { differences += PluginLock.differences(entry, project: project) }
             report(differences.map { Diagnostic(.error, $0) })
             guard differences.isEmpty else { throw ExitCode(1) }
-            print("\(lock.entries.count) locked bundle(s) match \(path)")
+            printText("\(lock.entries.count) locked bundle(s) match \(path)")
         }
     }
 }
@@ -213,7 +213,8 @@ struct BundleSummary {
                  })])
     }
 
-    var text: String {
+    /// The lines `list` and `show` print for this bundle.
+    var lines: [String] {
         var lines = ["\(name): " + (chosen.map { "\($0.manifest.version) chosen (\(reason))" } ?? "no version usable: \(reason)")]
         for b in versions {
             let m = b.manifest
@@ -222,6 +223,6 @@ struct BundleSummary {
             if !m.dependencies.isEmpty { lines.append("    depends on " + m.dependencies.map { "\($0.name) \($0.range)" }.joined(separator: ", ")) }
             for export in m.exports.keys.sorted() { lines.append("    \(export): \(m.exports[export]!)") }
         }
-        return lines.joined(separator: "\n")
+        return lines
     }
 }

@@ -54,14 +54,14 @@ struct ProbeCommand: ParsableCommand {
             return
         }
         switch outcome.reply {
-        case .http(let status, _): print("\(url): HTTP \(status), \(outcome.bodyBytes) bytes of body read")
-        case .tcp(let connected): print("\(url): connection \(connected ? "opened" : "failed: \(outcome.failure ?? "refused")")")
-        default: print("\(url): no answer (\(outcome.failure ?? "unknown reason"))")
+        case .http(let status, _): printText("\(url): HTTP \(status), \(outcome.bodyBytes) bytes of body read")
+        case .tcp(let connected): printText("\(url): connection \(connected ? "opened" : "failed: \(outcome.failure ?? "refused")")")
+        default: printText("\(url): no answer (\(outcome.failure ?? "unknown reason"))")
         }
-        print("state: \(result.state.rawValue)")
+        printText("state: \(result.state.rawValue)")
         if let metrics = result.metrics {
-            print("phase: \(metrics.phase.map(String.init) ?? "none (last phase)")")
-            print("skipUpgrade: \(metrics.skipUpgrade)")
+            printText("phase: \(metrics.phase.map(String.init) ?? "none (last phase)")")
+            printText("skipUpgrade: \(metrics.skipUpgrade)")
         }
         for diagnostic in result.diagnostics { warn(diagnostic.message) }
         if result.state != .healthy { throw ExitCode(1) }

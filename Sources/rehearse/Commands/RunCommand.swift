@@ -38,37 +38,37 @@ struct RunCommand: ParsableCommand {
     func run() throws {
         let quiet = json || output != .text
         let printLine: (String) -> Void = { line in
-            if quiet { printError("print: \(line)") } else { print("print: \(line)") }
+            if quiet { printError("print: \(line)") } else { printText("print: \(line)") }
         }
         let overrides = try parseOverrides(set)
         var loaded = try loadScenario(scenario, seed: seed, print: printLine)
         // The report draws from every event.
         if reportFile != nil { loaded.settings.recordEvents = true }
         do { _ = try Rehearsal.scaleSet(loaded, overrides: overrides) } catch { throw fail(error) }
-        var eventFile: EventsFile?
-        if let events {
-            do { eventFile = try EventsFile(path: events) } catch { throw fail(error) }
-        }
+        // Opened before the run, so that a path that cannot be written costs no run; a run that
+        // fails leaves files already there as they were.
+        let eventFile = try events.map { try openOutput($0, option: "--events", role: "the events file") }
+        let pageFile = try reportFile.map { try openOutput($0, option: "--report", role: "the report") }
         let timeline = Timeline(verbose: verbose)
         let result: RunRecord
         do {
             // A print during the run carries its virtual time: "print PT1M30S: …".
             let timedLine: (Millis, String) -> Void = { time, line in
-                if quiet { printError("print \(ISODuration.format(time)): \(line)") } else { print("print \(ISODuration.format(time)): \(line)") }
+                if quiet { printError("print \(ISODuration.format(time)): \(line)") } else { printText("print \(ISODuration.format(time)): \(line)") }
             }
             result = try Rehearsal.run(loaded, seed: seed, overrides: overrides, printAt: timedLine) { event in
                 eventFile?.writeLine(event.jsonLine)
                 warnIfWire(event)
-                if !quiet, let line = timeline.line(for: event) { print(line) }
+                if !quiet, let line = timeline.line(for: event) { printText(line) }
             }
         } catch {
             throw fail(error.error)
         }
-        do { try eventFile?.finish() } catch { throw fail(error) }
+        if let eventFile { try finishOutput(eventFile, option: "--events") }
         if output == .json {
             print(RunJSON.summary(result, scaleSet: loaded.scaleSet).serialized())
         } else if output == .table {
-            for line in Tables.fleet(result) { print(line) }
+            for line in Tables.fleet(result) { printText(line) }
         } else if json && osUpgradeHistory {
             print(RunText.history(result, scaleSet: loaded.scaleSet).serialized())
         } else if json {
@@ -78,20 +78,21 @@ struct RunCommand: ParsableCommand {
                 printError("rehearse: no rolling upgrade ran, so get-latest has nothing to show")
             }
         } else {
-            for line in RunText.summary(result, scaleSet: loaded.scaleSet, rest: shape == .rest) { print(line) }
+            for line in RunText.summary(result, scaleSet: loaded.scaleSet, rest: shape == .rest) { printText(line) }
         }
-        if let reportFile {
+        if let pageFile {
+            let page: String
             do {
-                let page = try RunReport.html(result, scaleSet: try Rehearsal.scaleSet(loaded, overrides: overrides), scenario: scenario.scenario,
-                                              statusText: RunText.status(result, scaleSet: loaded.scaleSet, rest: false))
-                try page.write(toFile: reportFile, atomically: true, encoding: .utf8)
+                page = try RunReport.html(result, scaleSet: try Rehearsal.scaleSet(loaded, overrides: overrides), scenario: scenario.scenario,
+                                          statusText: RunText.status(result, scaleSet: loaded.scaleSet, rest: false))
             } catch {
-                throw fail(InputError("--report", reportFile, problem: "cannot be written: \(error)"))
+                throw fail(InputError("--report", pageFile.path, problem: "cannot be made: \(error)"))
             }
+            try finishOutput(pageFile, option: "--report", writing: page)
         }
         let failed = result.failedExpectations
         report(failed.flatMap { Diagnostic.of($0) })
         if !failed.isEmpty { throw ExitCode(1) }
-        if !quiet && !loaded.expectations.isEmpty { print("All \(loaded.expectations.count) expectation(s) held.") }
+        if !quiet && !loaded.expectations.isEmpty { printText("All \(loaded.expectations.count) expectation(s) held.") }
     }
 }

@@ -72,6 +72,8 @@ struct SweepCommand: ParsableCommand {
             part = parsed
         }
         let overrides = try parseOverrides(set)
+        let runsFile = try runs.map { try openOutput($0, option: "--runs", role: "the runs file") }
+        let pageFile = try reportFile.map { try openOutput($0, option: "--report", role: "the report") }
         let definition = try loadScenario(scenario, seed: range.first, print: { printError("print: \($0)") })
         do { _ = try Rehearsal.scaleSet(definition, overrides: overrides) } catch { throw fail(error) }
         let question = try risk.question(script: definition.risk, deadline: deadline)
@@ -100,18 +102,13 @@ struct SweepCommand: ParsableCommand {
         let ran = digests.isEmpty ? range : SeedRange(digests.first!.seed, digests.last!.seed)
         let report = SweepReport(scenario: scenario.scenario, seeds: part == nil ? ran : range, overrides: overrides.map(\.description), runs: digests,
                                  expectations: SweepReport.keys(of: definition.expectations), deadline: question?.deadline ?? deadline)
-        if let runs {
-            do {
-                let file = try EventsFile(path: runs)
-                for digest in digests { file.writeLine(SweepJSON.run(digest).serialized(pretty: false)) }
-                try file.finish()
-            } catch {
-                throw fail(InputError("--runs", runs, problem: "\(error)"))
-            }
+        if let runsFile {
+            for digest in digests { runsFile.writeLine(SweepJSON.run(digest).serialized(pretty: false)) }
+            try finishOutput(runsFile, option: "--runs")
         }
-        if let reportFile { try writePage(reportFile) { try SweepReportPage.html([report]) } }
+        if let pageFile { try writePage(pageFile) { try SweepReportPage.html([report]) } }
         if format.output == .table && !jsonFlag {
-            for line in Tables.runs(digests) { print(line) }
+            for line in Tables.runs(digests) { printText(line) }
         } else if json {
             var document = part.map { SweepJSON.part(report, shard: $0) } ?? SweepJSON.report(report)
             if let judged, let question, part == nil, case .ordered(var fields) = document {
@@ -121,12 +118,12 @@ struct SweepCommand: ParsableCommand {
             }
             print(document.serialized())
         } else {
-            if let part { print("Part \(part) of the seeds") }
-            for line in SweepText.report(report) { print(line) }
+            if let part { printText("Part \(part) of the seeds") }
+            for line in SweepText.report(report) { printText(line) }
             if let judged, let question {
-                print("")
-                for line in RiskText.requirements(judged, confidence: question.confidence) { print(line) }
-                if untilDecided { print("Stopped after \(digests.count) of \(range.count) seeds.") }
+                printText("")
+                for line in RiskText.requirements(judged, confidence: question.confidence) { printText(line) }
+                if untilDecided { printText("Stopped after \(digests.count) of \(range.count) seeds.") }
             }
         }
         // A gate: every requirement held, or exit 1 (a shard's part is judged when merged).
@@ -156,11 +153,10 @@ func parseOverrides(_ texts: [String]) throws -> [PolicyOverride] {
     }
 }
 
-/// Writes an HTML page made by `make` to `path`; exit 2 naming the file when it cannot.
-func writePage(_ path: String, _ make: () throws -> String) throws {
-    do {
-        try make().write(toFile: path, atomically: true, encoding: .utf8)
-    } catch {
-        throw fail(InputError("--report", path, problem: "cannot be written: \(error)"))
-    }
+/// Writes an HTML page made by `make` into `file` (`--report`); exit 2 naming the file when it
+/// cannot be made or written.
+func writePage(_ file: OutputFile, _ make: () throws -> String) throws {
+    let page: String
+    do { page = try make() } catch { throw fail(InputError("--report", file.path, problem: "cannot be made: \(error)")) }
+    try finishOutput(file, option: "--report", writing: page)
 }

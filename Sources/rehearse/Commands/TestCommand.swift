@@ -11,7 +11,7 @@ struct TestCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "test",
         abstract: "Run every scenario (*.lua with an expect) under the paths and report each; exit 1 if an expectation failed, 2 if a scenario could not run.",
-        discussion: "Folders are searched recursively; LuaLS definition files (---@meta) are skipped. --junit writes one testsuite per scenario and one testcase per expectation key."
+        discussion: "Folders are searched recursively; LuaLS definition files (---@meta) are skipped. --junit writes one testsuite per scenario and one testcase per expectation key and per requirement. A scenario with requirements (risk { } or --require) is swept over --seeds until every requirement is decided."
     )
 
     @Argument(help: "Scenario files or folders (default: scripts).") var paths: [String] = ["scripts"]
@@ -28,6 +28,7 @@ struct TestCommand: ParsableCommand {
 
     func run() throws {
         try checkPluginPaths(pluginPath)
+        let junitFile = try junit.map { try openOutput($0, option: "--junit", role: "the JUnit file") }
         let files = try paths.flatMap { try scenarios(under: $0) }
         guard !files.isEmpty else { throw fail(InputError(paths.joined(separator: " "), problem: "holds no scenario (*.lua with an expect)")) }
         let sweep = try SweepArguments.parse(["--seeds", seeds, "--jobs", String(jobs)] + (deadline.map { ["--deadline", $0] } ?? [])).checked()
@@ -60,16 +61,16 @@ struct TestCommand: ParsableCommand {
             if format.output != .text {
                 continue
             } else if let error {
-                print("ERROR \(file): \(error)")
+                printText("ERROR \(file): \(error)")
             } else if let failed = results.first(where: { !$0.held }) {
                 let count = results.count { !$0.held } + requirements.count { $0.verdict != .held }
-                print("FAIL  \(file): \(failed.key) is \(failed.actual), expected \(failed.expected) (expect at \(failed.location))"
+                printText("FAIL  \(file): \(failed.key) is \(failed.actual), expected \(failed.expected) (expect at \(failed.location))"
                     + (count > 1 ? " and \(count - 1) more" : ""))
             } else if let missed = requirements.first(where: { $0.verdict != .held }) {
                 let count = requirements.count { $0.verdict != .held }
-                print("FAIL  \(file): \(RiskText.summary(missed))" + (count > 1 ? " and \(count - 1) more" : ""))
+                printText("FAIL  \(file): \(RiskText.summary(missed))" + (count > 1 ? " and \(count - 1) more" : ""))
             } else {
-                print("ok    \(file) (\(results.count) expectation key\(results.count == 1 ? "" : "s")"
+                printText("ok    \(file) (\(results.count) expectation key\(results.count == 1 ? "" : "s")"
                     + (requirements.isEmpty ? ")" : ", \(requirements.count) requirement\(requirements.count == 1 ? "" : "s") held after \(requirements.map(\.share.total).max() ?? 0) runs)"))
             }
         }
@@ -87,16 +88,14 @@ struct TestCommand: ParsableCommand {
                 })),
             ]).serialized())
         } else if format.output == .table {
-            for line in Tables.scenarios(outcomes) { print(line) }
+            for line in Tables.scenarios(outcomes) { printText(line) }
         } else {
-            print("\(outcomes.count) scenario\(outcomes.count == 1 ? "" : "s"): \(outcomes.count - errors - failures) passed, \(failures) failed, \(errors) could not run")
+            printText("\(outcomes.count) scenario\(outcomes.count == 1 ? "" : "s"): \(outcomes.count - errors - failures) passed, \(failures) failed, \(errors) could not run")
         }
-        if let junit {
-            do {
-                try JUnit.xml(outcomes).write(toFile: junit, atomically: true, encoding: .utf8)
-            } catch {
-                throw fail(InputError("--junit", junit, problem: "cannot be written: \(error)"))
-            }
+        if let junitFile {
+            let xml: String
+            do { xml = try JUnit.xml(outcomes) } catch { throw fail(InputError("--junit", junitFile.path, problem: "cannot be made: \(error)")) }
+            try finishOutput(junitFile, option: "--junit", writing: xml)
         }
         if errors > 0 { throw ExitCode(2) }
         if failures > 0 { throw ExitCode(1) }

@@ -56,9 +56,9 @@ struct TuneCommand: ParsableCommand {
         if jsonFlag {
             print(RiskText.tuneJSON(outcome, objective: objective, confidence: question.confidence).serialized())
         } else {
-            print("Tune \(scenario.scenario): \(candidates.count) candidates, seeds \(range), \(question.requirements.map(\.description).joined(separator: ", ")), \(objective.maximises ? "maximise" : "minimise") \(objective)")
-            print("")
-            for line in RiskText.tune(outcome, objective: objective) { print(line) }
+            printText("Tune \(scenario.scenario): \(candidates.count) candidates, seeds \(range), \(question.requirements.map(\.description).joined(separator: ", ")), \(objective.maximises ? "maximise" : "minimise") \(objective)")
+            printText("")
+            for line in RiskText.tune(outcome, objective: objective) { printText(line) }
         }
         if outcome.best == nil { throw ExitCode(1) }
     }

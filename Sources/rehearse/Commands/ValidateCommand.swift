@@ -62,7 +62,7 @@ struct ValidateCommand: ParsableCommand {
     /// `FILE: ok (…)`, or with `--output json` one object: the file, what it is, and the scale
     /// set it describes.
     func ok(_ kind: String, _ d: ScaleSetDefinition?, _ text: String, extra: [JSONField] = []) {
-        guard format.output == .json else { return print("\(file): ok (\(text))") }
+        guard format.output == .json else { return printText("\(file): ok (\(text))") }
         var fields = [JSONField("file", .string(file)), JSONField("ok", .bool(true)), JSONField("kind", .string(kind))]
         if let d {
             fields += [JSONField("name", .string(d.name)), JSONField("capacity", .int(d.capacity)),

@@ -24,5 +24,8 @@ with tarfile.open(out, "w", format=tarfile.USTAR_FORMAT) as tar:
         add(tar, "evil-1.0.0/init.lua", b"return {}")
         add(tar, "evil-1.0.0/x", b"a file")
         add(tar, "evil-1.0.0/x/y", b"and a file below it")
+    elif kind == "hidden":
+        add(tar, "evil-1.0.0/init.lua", b"return {}")
+        add(tar, "evil-1.0.0/.hidden.lua", b"return {}")
     elif kind == "huge":
         add(tar, "evil-1.0.0/init.lua", b"-" * (5 << 20))
