@@ -29,9 +29,18 @@ public enum RunReport {
             var cause = "start"
             var alive = true
         }
-        var latest = 1
+        // Each instance as the run found it: its model from the first second; an id that did not
+        // exist then (one an `instances` list skips) has no lane until something creates it.
+        var latest = record.start?.latest ?? 1
         var now: [Int: Now] = [:]
-        for vm in record.instances where vm.id < record.instances.count { now[vm.id] = Now() }
+        for vm in record.instances where vm.id < record.instances.count {
+            if let start = record.start {
+                guard vm.id < start.versions.count, let version = start.versions[vm.id] else { continue }
+                now[vm.id] = Now(version: version)
+            } else {
+                now[vm.id] = Now()
+            }
+        }
         var created = Set<Int>()
         var segments: [Int: [Segment]] = [:]
         func state(_ n: Now) -> String {
@@ -141,6 +150,8 @@ public enum RunReport {
         }
         let budget = Planner.unhealthyAllowance(capacity: scaleSet.capacity, percent: record.policy.rolling.maxUnhealthyInstancePercent)
         let status = record.summary.status
+        let steps = capacity(record.events)
+        let low = record.summary.availability.map { (time: $0.lowestHealthyAt, serving: $0.lowestHealthy) }
         return .ordered([
             JSONField("scenario", .string(scenario)), JSONField("scaleSet", .string(scaleSet.name)), JSONField("seed", .string(String(record.seed))),
             JSONField("end", .int(record.summary.endTime)), JSONField("capacity", .int(scaleSet.capacity)),
@@ -149,7 +160,11 @@ public enum RunReport {
             JSONField("error", status?.error.map { .string("\($0.code): \($0.message)") } ?? .null),
             JSONField("status", statusText.map(JSON.string) ?? .null),
             JSONField("instances", .array(instances)), JSONField("markers", .array(markers)),
-            JSONField("serving", .array(capacity(record.events).map { .array([.int($0.time), .int($0.serving)]) })),
+            JSONField("serving", .array(steps.map { .array([.int($0.time), .int($0.serving)]) })),
+            JSONField("lowest", low.map { .ordered([JSONField("time", .int($0.time)), JSONField("serving", .int($0.serving))]) } ?? .null),
+            JSONField("upgradeWindow", record.summary.upgradeStarted.map { .array([.int($0), .int(record.summary.upgradeEnded ?? record.summary.endTime)]) }
+                ?? .null),
+            JSONField("ticks", .array(TimeAxis.ticks(end: record.summary.endTime).map { .array([.int($0.time), .string($0.label)]) })),
             JSONField("expectations", .array(record.expectations.map(\.json))),
         ])
     }

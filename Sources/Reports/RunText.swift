@@ -36,7 +36,7 @@ public enum RunText {
         if !summary.rollbackFailed.isEmpty { lines.append("Rollback failed (still on the new model): \(summary.rollbackFailed)") }
         lines += fleet(record)
         if let a = summary.availability {
-            lines.append("Availability: lowest healthy \(a.lowestHealthy) (capacity \(summary.capacity)), "
+            lines.append("Availability: lowest healthy \(a.lowestHealthy) at \(ISODuration.format(a.lowestHealthyAt)) (capacity \(summary.capacity)), "
                 + "\(String(format: "%.0f", a.unavailableInstanceSeconds)) instance-seconds unavailable")
         }
         if let start = summary.upgradeStarted {
@@ -133,6 +133,7 @@ public enum RunJSON {
             JSONField("upgradeSeconds", s.upgradeStarted.flatMap { start in s.upgradeEnded.map { .int(($0 - start) / 1000) } } ?? .null),
             JSONField("runEndSeconds", .int(s.endTime / 1000)), JSONField("hitTimeLimit", .bool(s.hitTimeLimit)),
             JSONField("lowestHealthy", s.availability.map { .int($0.lowestHealthy) } ?? .null),
+            JSONField("lowestHealthyAtSeconds", s.availability.map { .double(Double($0.lowestHealthyAt) / 1000) } ?? .null),
             JSONField("unavailableInstanceSeconds", s.availability.map { .double($0.unavailableInstanceSeconds) } ?? .null),
             JSONField("timeToFinishSeconds", s.availability.map { .double($0.timeToFinishSeconds) } ?? .null),
             JSONField("capacity", .int(s.capacity)),

@@ -3,51 +3,142 @@ import Foundation
 import Mustache
 public import UpgradeEngine
 
-/// `sweep --report` and `compare --report`: one self-contained HTML page of a sweep (or of every
-/// combination of a comparison, with the best row marked): each outcome's and expectation's share
-/// with its 95% interval, and histograms of time to finish and lowest healthy over every run.
+/// `sweep --report`, `compare --report` and `tune --report`: one self-contained HTML page.
+/// For a sweep: every share with its 95% interval (outcomes, error codes, expectations, the
+/// deadline), the requirements and their verdicts, the percentile tables, and histograms with
+/// axes. For several policies (a comparison or a search): one chart of P(Faulted) with its
+/// interval against the time to finish p95, each point labelled, the requirement's limit drawn,
+/// the feasible policies and the Pareto front marked, then each policy's section with its
+/// histograms on one shared scale. Every figure, extreme, bin and tick is computed here; the page
+/// only draws.
 public enum SweepReportPage {
+    /// One policy's part of the page.
+    public struct Entry: Sendable {
+        /// Its sweep.
+        public var report: SweepReport
+        /// Its requirements, judged (empty without requirements).
+        public var requirements: [RequirementResult]
+        /// `tune`'s standing, when the page is a search's.
+        public var standing: String?
+
+        /// An entry of `report`.
+        public init(report: SweepReport, requirements: [RequirementResult] = [], standing: String? = nil) {
+            self.report = report
+            self.requirements = requirements
+            self.standing = standing
+        }
+    }
+
     /// The page of `reports` (one for a sweep, one per combination for a comparison).
     public static func html(_ reports: [SweepReport], best: Int? = nil) throws -> String {
-        // Extremes and bins are computed here: the page receives 20 counts per figure, never
-        // every run's value (spreading 200,000 values into `Math.min` overflows a browser's stack).
-        let histograms: [JSON] = reports.map { r in
-            .ordered([
-                JSONField("timeToFinish", Histogram(r.runs.compactMap(\.timeToFinish)).json),
-                JSONField("lowestHealthy", Histogram(r.runs.compactMap(\.lowestHealthy).map(Double.init)).json),
-            ])
-        }
-        let data = JSON.ordered([
-            JSONField("reports", .array(reports.map(SweepJSON.report))), JSONField("histograms", .array(histograms)),
-            JSONField("best", best.map(JSON.int) ?? .null),
-        ])
-        let json = data.serialized(pretty: false).replacingOccurrences(of: "<", with: "\\u003c")
+        try html(entries: reports.map { Entry(report: $0) }, best: best)
+    }
+
+    /// The page of `entries`, `best` marked; `title` names the kind of page.
+    public static func html(entries: [Entry], best: Int? = nil, title: String? = nil) throws -> String {
+        let json = data(entries, best: best, title: title).serialized(pretty: false).replacingOccurrences(of: "<", with: "\\u003c")
         guard let url = Bundle.module.url(forResource: "sweep", withExtension: "mustache", subdirectory: "Templates") else {
             throw CocoaError(.fileNoSuchFile)
         }
         let template = try MustacheTemplate(string: try String(contentsOf: url, encoding: .utf8))
-        return template.render(["title": reports.first?.scenario ?? "sweep", "data": json])
+        return template.render(["title": entries.first?.report.scenario ?? "sweep", "data": json])
+    }
+
+    /// Everything the page draws.
+    static func data(_ entries: [Entry], best: Int?, title: String?) -> JSON {
+        // One scale for every policy's histogram of a figure, so two can be compared by eye.
+        func shared(_ values: [[Double]]) -> (Double, Double)? {
+            let all = values.flatMap { $0 }.filter(\.isFinite)
+            guard let lo = all.min(), let hi = all.max() else { return nil }
+            return (lo, hi)
+        }
+        let times = entries.map { $0.report.runs.compactMap(\.timeToFinish) }
+        let lowests = entries.map { $0.report.runs.compactMap(\.lowestHealthy).map(Double.init) }
+        let timeRange = shared(times), lowestRange = shared(lowests)
+        let points = entries.map { Pareto.Point($0.report.runs) }
+        let front = entries.count > 1 ? Pareto.front(points) : []
+        let faultedLimits = Set(entries.flatMap(\.requirements).compactMap { r -> Double? in
+            r.requirement.measure == .code("Faulted") && r.requirement.comparison == .atMost ? r.requirement.limit : nil
+        }).sorted()
+        let chartX = Axis.ticks(0, max(0.01, (entries.map { Share($0.report.runs.count { $0.code == "Faulted" }, of: $0.report.total).interval.upper }
+            + faultedLimits).max() ?? 0.01), most: 6)
+        let finite = points.map(\.finishP95).filter(\.isFinite)
+        let chartY = Axis.ticks(0, max(1, finite.max() ?? 1), most: 6)
+        return .ordered([
+            JSONField("title", title.map(JSON.string) ?? .null),
+            JSONField("best", best.map(JSON.int) ?? .null),
+            JSONField("front", .array(front.map(JSON.int))),
+            JSONField("faultedLimits", .array(faultedLimits.map(JSON.double))),
+            JSONField("chart", .ordered([JSONField("x", chartX.json), JSONField("y", chartY.json)])),
+            JSONField("entries", .array(entries.indices.map { i in
+                let e = entries[i]
+                let time = Histogram(times[i], range: timeRange), lowest = Histogram(lowests[i], range: lowestRange)
+                return .ordered([
+                    JSONField("report", SweepJSON.report(e.report)),
+                    JSONField("requirements", RiskText.json(e.requirements, confidence: e.requirements.first?.confidence ?? 0.95)),
+                    JSONField("passed", e.requirements.isEmpty ? .null : .bool(e.requirements.allSatisfy { $0.verdict == .held })),
+                    JSONField("standing", e.standing.map(JSON.string) ?? .null),
+                    JSONField("point", .ordered([JSONField("faulted", .double(SweepJSON.rounded(points[i].faulted))),
+                                                 JSONField("finishP95", points[i].finishP95.isFinite ? .double(points[i].finishP95) : .null)])),
+                    JSONField("histograms", .ordered([
+                        JSONField("timeToFinish", time.json(axis: timeRange.map { Axis.ticks($0.0, $0.1, most: 6) })),
+                        JSONField("lowestHealthy", lowest.json(axis: lowestRange.map { Axis.ticks($0.0, $0.1, most: 6) })),
+                    ])),
+                ])
+            })),
+        ])
     }
 }
 
-/// How one figure spread over the runs of a sweep: its lowest and highest value and how many
-/// runs fell in each of `bins` equal bins between them (the last bin holds the highest value;
-/// when every value is the same, the first bin holds them all). Values that are not finite are
-/// left out.
+/// Round tick values for a numeric axis from `low` to `high`: steps of 1, 2 or 5 times a power
+/// of ten, at most `most` ticks, covering the range.
+struct Axis: Equatable {
+    /// The axis's first and last value (ticks cover them).
+    var low: Double
+    var high: Double
+    /// The tick values, ascending.
+    var ticks: [Double]
+
+    static func ticks(_ low: Double, _ high: Double, most: Int) -> Axis {
+        guard low.isFinite, high.isFinite else { return Axis(low: 0, high: 1, ticks: [0, 1]) }
+        let span = max(high - low, abs(high) * 1e-9, 1e-9)
+        let raw = span / Double(max(1, most - 1))
+        let power = pow(10, (log10(raw)).rounded(.down))
+        let step = [1.0, 2, 5, 10].map { $0 * power }.first { $0 >= raw } ?? 10 * power
+        let first = (low / step).rounded(.down) * step, last = (high / step).rounded(.up) * step
+        var values: [Double] = []
+        var value = first
+        while value <= last + step / 2 && values.count < 1000 {
+            values.append((value / step).rounded() * step)
+            value += step
+        }
+        return Axis(low: first, high: max(last, first + step), ticks: values)
+    }
+
+    var json: JSON {
+        .ordered([JSONField("low", .double(low)), JSONField("high", .double(high)), JSONField("ticks", .array(ticks.map(JSON.double)))])
+    }
+}
+
+/// How one figure spread over the runs of a sweep: how many runs fell in each of `bins` equal
+/// bins over a range (the figure's own lowest and highest value, or a range shared by several
+/// sweeps; the last bin holds the highest value; when every value is the same, the first bin
+/// holds them all). Values that are not finite are left out.
 struct Histogram: Equatable {
     /// Bins of every histogram.
     static let bins = 20
     /// Runs counted.
     var runs = 0
-    /// The lowest and highest value counted; nil when no run had one.
+    /// The range binned; nil when no run had a value.
     var lowest: Double?
     var highest: Double?
     /// Runs per bin, `bins` of them.
     var counts = [Int](repeating: 0, count: Histogram.bins)
 
-    init(_ values: [Double]) {
+    /// The histogram of `values` over `range` (default: their own extremes).
+    init(_ values: [Double], range: (Double, Double)? = nil) {
         let finite = values.filter(\.isFinite)
-        guard let lo = finite.min(), let hi = finite.max() else { return }
+        guard let lo = range?.0 ?? finite.min(), let hi = range?.1 ?? finite.max(), !finite.isEmpty else { return }
         runs = finite.count
         lowest = lo
         highest = hi
@@ -61,12 +152,16 @@ struct Histogram: Equatable {
         }
     }
 
-    /// `{"runs": 200000, "min": 1200, "max": 5400, "most": 31000, "counts": [...]}`.
-    var json: JSON {
+    /// `{"runs": 200000, "min": 1200, "max": 5400, "most": 31000, "counts": [...], "axis": {...}}`.
+    func json(axis: Axis? = nil) -> JSON {
         .ordered([JSONField("runs", .int(runs)), JSONField("min", lowest.map(JSON.double) ?? .null),
                   JSONField("max", highest.map(JSON.double) ?? .null), JSONField("most", .int(counts.max() ?? 0)),
-                  JSONField("counts", .array(counts.map(JSON.int)))])
+                  JSONField("counts", .array(counts.map(JSON.int))), JSONField("axis", axis?.json ?? .null),
+                  JSONField("countTicks", Axis.ticks(0, Double(max(1, counts.max() ?? 1)), most: 4).json)])
     }
+
+    /// The histogram alone, for tests.
+    var json: JSON { json() }
 }
 
 extension Double {

@@ -45,6 +45,7 @@ public enum Rehearsal {
         var events: [Event] = []
         let keep = definition.settings.recordEvents
         let runtime = run.session.runtime
+        let start = sim.fleetStart
         let summary: RunSummary
         do {
             summary = try withoutActuallyEscaping(onEvent) { onEvent in
@@ -62,7 +63,7 @@ public enum Rehearsal {
         }
         let expectations = definition.expectations.flatMap { $0.results(summary: summary, upgrades: upgrades) }
         return RunRecord(seed: seed, policy: run.scaleSet.policy, events: events, summary: summary, instances: sim.instanceOutcomes,
-                         upgrades: upgrades, expectations: expectations)
+                         upgrades: upgrades, expectations: expectations, start: start)
     }
 
     /// The batches of the first rolling upgrade of a run with `seed`, from the health its

@@ -53,10 +53,12 @@ public struct RunRecord: Equatable, Sendable {
     public var upgrades: Int
     /// Every key of every expectation, in the order they were written, held or not.
     public var expectations: [ExpectationResult]
+    /// The fleet when the run began, before its first event; nil when not kept.
+    public var start: FleetStart?
 
     /// A record of one run.
     public init(seed: UInt64 = 0, policy: UpgradePolicy = UpgradePolicy(), events: [Event], summary: RunSummary,
-                instances: [InstanceOutcome], upgrades: Int = 0, expectations: [ExpectationResult] = []) {
+                instances: [InstanceOutcome], upgrades: Int = 0, expectations: [ExpectationResult] = [], start: FleetStart? = nil) {
         self.seed = seed
         self.policy = policy
         self.events = events
@@ -64,6 +66,7 @@ public struct RunRecord: Equatable, Sendable {
         self.instances = instances
         self.upgrades = upgrades
         self.expectations = expectations
+        self.start = start
     }
 
     /// The expectation keys the run did not meet.
@@ -89,5 +92,27 @@ extension Simulation {
                                    modelVersion: vm.modelVersion,
                                    health: vm.health.state, exists: exists, leftBehind: reason)
         }
+    }
+}
+
+/// The fleet as a run found it: each id's model version (nil for an id that did not exist, such
+/// as one an `instances` list skips), and the newest model version then.
+public struct FleetStart: Equatable, Sendable {
+    /// Per instance id, the model version it ran at the start; nil when it was not there.
+    public var versions: [Int?]
+    /// The newest model version at the start.
+    public var latest: Int
+
+    /// The fleet at the start.
+    public init(versions: [Int?], latest: Int) {
+        self.versions = versions
+        self.latest = latest
+    }
+}
+
+extension Simulation {
+    /// The fleet now, as a run's start: present instances' model versions and the newest one.
+    public var fleetStart: FleetStart {
+        FleetStart(versions: instances.map { $0.lifecycle == .deleted ? nil : $0.modelVersion }, latest: modelVersion)
     }
 }

@@ -12,14 +12,19 @@ struct AvailabilityMeter {
     private var lastSample: Millis = 0
     /// The fewest serving instances since `start`.
     private var lowest = Int.max
+    /// When the fleet first came down to `lowest` (milliseconds).
+    private var lowestAt: Millis = 0
     /// Σ (capacity − serving) × time since `start`, in instance-milliseconds.
     private var unavailable = 0.0
 
-    /// One more instance serves (`+1`) or one fewer (`-1`).
+    /// One more instance serves (`+1`) or one fewer (`-1`) at `time` (milliseconds).
     @inline(__always)
-    mutating func servingChanged(by delta: Int) {
+    mutating func servingChanged(by delta: Int, at time: Millis) {
         serving += delta
-        if start != nil && serving < lowest { lowest = serving }
+        if start != nil && serving < lowest {
+            lowest = serving
+            lowestAt = time
+        }
     }
 
     /// Adds the capacity lost between the last sample and `time` (milliseconds), `capacity`
@@ -36,12 +41,13 @@ struct AvailabilityMeter {
         start = time
         lastSample = time
         lowest = serving
+        lowestAt = time
     }
 
     /// The figures at `now` (milliseconds), or nil when no activity began.
     func availability(at now: Millis) -> Availability? {
         guard let start else { return nil }
-        return Availability(lowestHealthy: lowest == Int.max ? serving : lowest, unavailableInstanceSeconds: unavailable / 1000,
+        return Availability(lowestHealthy: lowest == Int.max ? serving : lowest, lowestHealthyAt: lowestAt, unavailableInstanceSeconds: unavailable / 1000,
                             timeToFinishSeconds: Double(now - start) / 1000)
     }
 }

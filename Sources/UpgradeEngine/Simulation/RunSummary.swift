@@ -14,6 +14,8 @@ public struct EngineError: Error, Equatable, CustomStringConvertible {
 public struct Availability: Equatable, Sendable {
     /// The fewest instances that were serving (running and committed Healthy).
     public var lowestHealthy: Int
+    /// When the fleet first came down to `lowestHealthy`, in milliseconds since the run began.
+    public var lowestHealthyAt: Millis
     /// Σ over time of (capacity − serving instances), in instance-seconds.
     public var unavailableInstanceSeconds: Double
     /// From the first upgrade activity to its end, in seconds.

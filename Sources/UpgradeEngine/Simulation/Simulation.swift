@@ -352,7 +352,7 @@ public final class Simulation {
     func servingMayHaveChanged(_ id: Int, was: Bool, health: HealthState) {
         let serving = isServing(id)
         guard serving != was else { return }
-        meter.servingChanged(by: serving ? 1 : -1)
+        meter.servingChanged(by: serving ? 1 : -1, at: now)
         let state = instances[id].health.state
         let reason = state != health ? state.rawValue : instances[id].lifecycle.rawValue
         emit(.servingChanged(serving: serving, count: meter.serving, reason: reason), instance: id)

@@ -187,18 +187,41 @@ public enum Tune {
     /// The candidates no other candidate beats on all of P(Faulted), p95 and lowest healthy p5
     /// while being strictly better on one; infeasible candidates left out.
     static func paretoFront(_ results: [Result]) -> [Int] {
-        func point(_ r: Result) -> (Double, Double, Double) {
-            let report = SweepReport(scenario: "", seeds: SeedRange(0, 0), overrides: [], runs: r.runs, expectations: [], deadline: nil)
-            let faulted = Share(r.runs.count { $0.code == "Faulted" }, of: r.runs.count).fraction
-            return (faulted, report.timeToFinish.percentile(95) ?? .infinity, -(report.lowestHealthy.percentile(5) ?? -.infinity))
-        }
         let eligible = results.indices.filter { results[$0].standing != .infeasible && !results[$0].runs.isEmpty }
-        let points = Dictionary(uniqueKeysWithValues: eligible.map { ($0, point(results[$0])) })
-        return eligible.filter { i in
-            let p = points[i]!
-            return !eligible.contains { j in
-                let q = points[j]!
-                return j != i && q.0 <= p.0 && q.1 <= p.1 && q.2 <= p.2 && (q.0 < p.0 || q.1 < p.1 || q.2 < p.2)
+        let front = Pareto.front(eligible.map { Pareto.Point(results[$0].runs) })
+        return front.map { eligible[$0] }
+    }
+}
+
+/// The Pareto front of policies over risk, time and capacity: P(Faulted), the time to finish
+/// p95 (both lower is better) and the lowest healthy p5 (higher is better).
+public enum Pareto {
+    /// One policy's figures.
+    public struct Point: Equatable, Sendable {
+        /// P(Faulted), 0...1.
+        public var faulted: Double
+        /// Time to finish p95, seconds (+∞ without upgrade activity).
+        public var finishP95: Double
+        /// Lowest healthy p5 (−∞ without upgrade activity).
+        public var lowestP5: Double
+
+        /// The figures of `runs`.
+        public init(_ runs: [RunDigest]) {
+            let report = SweepReport(scenario: "", seeds: SeedRange(0, 0), overrides: [], runs: runs, expectations: [], deadline: nil)
+            faulted = Share(runs.count { $0.code == "Faulted" }, of: runs.count).fraction
+            finishP95 = report.timeToFinish.percentile(95) ?? .infinity
+            lowestP5 = report.lowestHealthy.percentile(5) ?? -.infinity
+        }
+    }
+
+    /// The indexes of the points no other point dominates (as good on all three, better on one).
+    public static func front(_ points: [Point]) -> [Int] {
+        points.indices.filter { i in
+            let p = points[i]
+            return !points.indices.contains { j in
+                let q = points[j]
+                return j != i && q.faulted <= p.faulted && q.finishP95 <= p.finishP95 && q.lowestP5 >= p.lowestP5
+                    && (q.faulted < p.faulted || q.finishP95 < p.finishP95 || q.lowestP5 > p.lowestP5)
             }
         }
     }

@@ -52,7 +52,8 @@ struct CompareCommand: ParsableCommand {
                                         batchSize: scaleSet.map { Planner.batchSize(capacity: $0.capacity, percent: rolling!.maxBatchInstancePercent) },
                                         unhealthyBudget: scaleSet.map { Planner.unhealthyAllowance(capacity: $0.capacity, percent: rolling!.maxUnhealthyInstancePercent) }))
         }
-        if let reportFile { try writePage(try openOutput(reportFile, option: "--report", role: "the report")) { try SweepReportPage.html(rows.map(\.report), best: CompareText.best(rows)) } }
+        if let reportFile { try writePage(try openOutput(reportFile, option: "--report", role: "the report")) { try SweepReportPage.html(entries: rows.map { SweepReportPage.Entry(report: $0.report, requirements: $0.requirements) },
+                                                                                                                                     best: CompareText.best(rows), title: "compare") } }
         if json {
             print(JSON.array(rows.map { row in
                 guard !row.requirements.isEmpty, case .ordered(let fields) = SweepJSON.report(row.report) else { return SweepJSON.report(row.report) }

@@ -106,7 +106,7 @@ struct SweepCommand: ParsableCommand {
             for digest in digests { runsFile.writeLine(SweepJSON.run(digest).serialized(pretty: false)) }
             try finishOutput(runsFile, option: "--runs")
         }
-        if let pageFile { try writePage(pageFile) { try SweepReportPage.html([report]) } }
+        if let pageFile { try writePage(pageFile) { try SweepReportPage.html(entries: [SweepReportPage.Entry(report: report, requirements: judged ?? [])]) } }
         if format.output == .table && !jsonFlag {
             for line in Tables.runs(digests) { printText(line) }
         } else if json {

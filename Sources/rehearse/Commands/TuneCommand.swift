@@ -29,6 +29,8 @@ struct TuneCommand: ParsableCommand {
     var minimize: String?
     @Option(help: "What to make largest: lowestHealthy.p5.") var maximize: String?
     @Flag(name: .customLong("json"), help: "Print the search as JSON.") var jsonFlag = false
+    @Option(name: .customLong("report"), help: "Write a self-contained HTML page of the search (the policies' chart, the Pareto front) to this file.")
+    var reportFile: String?
 
     func run() throws {
         let (range, jobs, deadline) = try sweep.checked()
@@ -38,6 +40,7 @@ struct TuneCommand: ParsableCommand {
         guard let question = try risk.question(script: candidates[0].definition.risk, deadline: deadline) else {
             throw fail(InputError("tune", problem: "needs at least one requirement", allowed: "--require \"Faulted <= 1%\" or a risk { } in the script"))
         }
+        let pageFile = try reportFile.map { try openOutput($0, option: "--report", role: "the report") }
         let bar = ProgressBar(total: candidates.count.multipliedReportingOverflow(by: range.count).partialValue)
         defer { bar.finish() }
         let outcome: Tune.Outcome
@@ -53,6 +56,14 @@ struct TuneCommand: ParsableCommand {
             throw fail(error)
         }
         bar.finish()
+        if let pageFile {
+            let entries = outcome.candidates.enumerated().map { i, c in
+                SweepReportPage.Entry(report: SweepReport(scenario: scenario.scenario, seeds: SeedRange(range.first, range.first &+ UInt64(max(c.runs.count, 1) - 1)),
+                                                          overrides: c.label, runs: c.runs, expectations: c.keys, deadline: question.deadline),
+                                      requirements: c.requirements, standing: c.standing.rawValue)
+            }
+            try writePage(pageFile) { try SweepReportPage.html(entries: entries, best: outcome.best, title: "tune") }
+        }
         if jsonFlag {
             print(RiskText.tuneJSON(outcome, objective: objective, confidence: question.confidence).serialized())
         } else {
