@@ -59,6 +59,33 @@ public struct PlannedBatch: Equatable, Sendable {
     public var phase: Int?
     /// Its instances, in upgrade order.
     public var instances: [PlannedInstance]
+    /// Why it holds these instances (filled by `Planner.plan`; empty in a running upgrade's batches).
+    public var why: [BatchRule] = []
+}
+
+/// A rule that put a batch where it is and made it the size it is (SPEC §4).
+public enum BatchRule: Equatable, Sendable {
+    /// A batch never crosses a phase: this one is of phase N (nil: the instances without a
+    /// number, after every numbered phase).
+    case phase(Int?)
+    /// Zones go one at a time (zonal, enableCrossZoneUpgrade off): this batch is of one zone.
+    case zone(String)
+    /// A batch never crosses an update domain (regional or cross-zone Uniform).
+    case updateDomain(Int)
+    /// A batch never crosses a fault domain (Flexible with more than one).
+    case faultDomain(Int)
+    /// prioritizeUnhealthyInstances: unhealthy instances go first within their phase.
+    case unhealthyFirst
+    /// The full batch size: floor(capacity × maxBatchInstancePercent / 100), at least 1.
+    case batchSize(size: Int, percent: Int, capacity: Int)
+    /// The unhealthy budget cut the batch short: `size` wanted, `budget` instances may be
+    /// unhealthy and `unhealthyNow` already are, so `room` healthy ones may go down.
+    case shrunkByBudget(size: Int, budget: Int, unhealthyNow: Int)
+    /// The last of its group (phase and boundary): fewer left than the batch size.
+    case restOfGroup(left: Int, size: Int)
+    /// The upgrade takes no instance down (MaxSurge creates new instances first, or an in-place
+    /// change): batches never shrink.
+    case takesNoneDown
 }
 
 /// The ordered batches of a rolling upgrade and the instances it leaves out.
@@ -94,6 +121,9 @@ struct BatchQueue: Sendable {
     }
 
     var isEmpty: Bool { group >= groups.count }
+
+    /// The next instance `next` would take.
+    var peek: PlannedInstance? { group < groups.count ? groups[group].members[offset] : nil }
 
     /// Cuts the next batch: at most `size` instances of the current group, and no more healthy
     /// ones than `room` (the unhealthy budget left), but never fewer than one instance.
@@ -220,10 +250,30 @@ public enum Planner {
         let size = batchSize(capacity: capacity, percent: policy.maxBatchInstancePercent)
         let unhealthyNow = inputs.count(where: \.unhealthy)
         let room = takesDown ? unhealthyAllowance(capacity: capacity, percent: policy.maxUnhealthyInstancePercent) - unhealthyNow : Int.max
+        let budget = unhealthyAllowance(capacity: capacity, percent: policy.maxUnhealthyInstancePercent)
+        let zonal = zonal && !policy.enableCrossZoneUpgrade
         var batches: [PlannedBatch] = []
         // The health each instance has at the start, which the plan assumes stays as it is.
-        while let next = queue.next(size: size, room: room, isUnhealthy: \.unhealthy) {
-            batches.append(next.batch)
+        while let first = queue.peek, let next = queue.next(size: size, room: room, isUnhealthy: \.unhealthy) {
+            var batch = next.batch
+            batch.why.append(.phase(batch.phase))
+            if zonal, let zone = first.zone {
+                batch.why.append(.zone(zone))
+            } else if orchestration == .uniform {
+                batch.why.append(.updateDomain(first.updateDomain))
+            } else if faultDomains > 1 {
+                batch.why.append(.faultDomain(first.faultDomain))
+            }
+            if policy.prioritizeUnhealthyInstances && batch.instances.contains(where: \.unhealthy) { batch.why.append(.unhealthyFirst) }
+            if next.shrunk {
+                batch.why.append(.shrunkByBudget(size: size, budget: budget, unhealthyNow: unhealthyNow))
+            } else if batch.instances.count < size {
+                batch.why.append(.restOfGroup(left: batch.instances.count, size: size))
+            } else {
+                batch.why.append(.batchSize(size: size, percent: policy.maxBatchInstancePercent, capacity: capacity))
+            }
+            if !takesDown { batch.why.append(.takesNoneDown) }
+            batches.append(batch)
         }
         return UpgradePlan(batches: batches, skipped: skipped, protected: protected,
                            withoutMetrics: inputs.filter(\.withoutMetrics).map(\.id).sorted())
