@@ -42,6 +42,8 @@ stds.rehearse = {
     "at",
     "expect",
     "update_model",
+    "update_policy",
+    "reimage",
     "cancel",
     "manual_upgrade",
     "start_os_upgrade",

@@ -41,7 +41,8 @@ public struct InstanceOutcome: Equatable, Sendable {
 public struct RunRecord: Equatable, Sendable {
     /// The seed of the run's random numbers (`math.random` and every seeded injector).
     public var seed: UInt64
-    /// The upgrade policy in effect: the definition's, with any overrides applied.
+    /// The upgrade policy in effect when the run ended: the definition's, with any overrides
+    /// applied, then each `update_policy` of the run.
     public var policy: UpgradePolicy
     /// Every event, in the order they happened (empty when the run did not keep them).
     public var events: [Event]
