@@ -36,6 +36,16 @@ final class SpecFourthPrintingTests: XCTestCase {
         }
         """
 
+    /// A health function whose application refuses connections for `seconds` after each (re)start.
+    private func bootsIn(_ seconds: Int) -> String {
+        """
+        health(function(vm, now)
+          if now - vm.startedAt < \(seconds) then return nil end
+          return { applicationHealthState = "Healthy" }
+        end)
+        """
+    }
+
     private func healthyTimes(_ events: [Event], instance: Int) -> [Millis] {
         events.compactMap { event in
             guard event.instance == instance, case .healthChanged(_, .healthy, _) = event.payload else { return nil }
@@ -104,14 +114,41 @@ final class SpecFourthPrintingTests: XCTestCase {
         XCTAssertEqual(record.policy.rolling.maxBatchInstancePercent, 20)
     }
 
+    func testUpdatePolicyMergesTheFieldsGivenIntoThePolicyInEffect() throws {
+        var base = UpgradePolicy(mode: .manual)
+        base.rolling.maxSurge = true
+        base.rolling.pauseTimeBetweenBatches = 10_000
+        let change = try JSON.parse(#"{"mode": "rolling", "rollingUpgradePolicy": {"maxUnhealthyInstancePercent": 10}}"#)
+        let (merged, problems) = UpgradePolicy.merge(change, onto: base)
+        XCTAssertEqual(problems, [])
+        XCTAssertEqual(merged.mode, .rolling)
+        XCTAssertEqual(merged.rolling.maxUnhealthyInstancePercent, 10)
+        XCTAssertTrue(merged.rolling.maxSurge)
+        XCTAssertEqual(merged.rolling.setBooleans, ["maxSurge"])
+        XCTAssertEqual(merged.rolling.pauseTimeBetweenBatches, 10_000)
+        XCTAssertEqual(merged.changedFields(from: base), ["mode", "rollingUpgradePolicy.maxUnhealthyInstancePercent"])
+    }
+
+    func testRollbackOnBreachIsRefusedOnFlexibleByUpdatePolicyAsByTheDefinition() throws {
+        var definition = ScaleSetDefinition(name: "web", capacity: 4)
+        definition.orchestration = .flexible
+        definition.healthExtension = HealthExtensionSettings(protocol: .http, port: 8000)
+        let sim = try Simulation(definition)
+        var policy = sim.policy
+        policy.rolling.rollbackFailedInstancesOnPolicyBreach = true
+        var definitionWithIt = definition
+        definitionWithIt.policy = policy
+        XCTAssertThrowsError(try sim.updatePolicy(policy)) { error in
+            XCTAssertEqual((error as? EngineError)?.message, definitionWithIt.validate().map(\.description).joined(separator: "; "))
+        }
+        XCTAssertEqual(sim.policy, definition.policy)
+    }
+
     func testRunningUpgradeKeepsItsPolicyAndTheNextUsesTheNewOne() throws {
         // One update domain, so batches are cut by the policy alone.
         let (record, events, _) = try run("""
             \(slowBootScaleSet.replacingOccurrences(of: "gracePeriod = 600 },", with: "gracePeriod = 600 }, updateDomains = 1,"))
-            health(function(vm, now)
-              if now - vm.startedAt < 30 then return nil end
-              return { applicationHealthState = "Healthy" }
-            end)
+            \(bootsIn(30))
             at("PT1M", function() update_model { image = "v2" } end)
             at("PT3M", function() update_policy { rollingUpgradePolicy = { maxBatchInstancePercent = 50, maxUnhealthyInstancePercent = 50 } } end)
             at("PT1H", function() update_model { image = "v3" } end)
@@ -208,10 +245,7 @@ final class SpecFourthPrintingTests: XCTestCase {
         // The application listens 50 s after each (re)start; a reimage takes 200 s here.
         let (record, events, _) = try run("""
             \(slowBootScaleSet)
-            health(function(vm, now)
-              if now - vm.startedAt < 50 then return nil end
-              return { applicationHealthState = "Healthy" }
-            end)
+            \(bootsIn(50))
             fault(function(vm, op, now) if op == "reimage" then return { duration = 200 } end end)
             at("PT5M", function() reimage { 1, 2 } end)
             at("PT15M", function() end)
@@ -249,10 +283,7 @@ final class SpecFourthPrintingTests: XCTestCase {
     func testFailedInstanceLeadsTheNextUpgradesFirstBatch() throws {
         let (record, events, _) = try run("""
             \(slowBootScaleSet)
-            health(function(vm, now)
-              if now - vm.startedAt < 40 then return nil end
-              return { applicationHealthState = "Healthy" }
-            end)
+            \(bootsIn(40))
             fault(function(vm, op, now)
               if op == "upgrade" and vm.id == 7 and vm.model.version == 1 and vm.state.failedOnce == nil then
                 vm.state.failedOnce = true

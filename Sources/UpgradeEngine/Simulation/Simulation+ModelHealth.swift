@@ -36,8 +36,11 @@ extension Simulation {
     /// probe's (binary http); nil when they report no health.
     public func probeSettings(ofVersion version: Int) -> HealthExtensionSettings? {
         if let settings = setup.extensions[version - 1] { return settings }
-        return definition.loadBalancerProbe ? HealthExtensionSettings(protocol: .http, requestPath: "/", typeHandlerVersion: "1.0") : nil
+        return definition.loadBalancerProbe ? Self.loadBalancerProbeSettings : nil
     }
+
+    /// A load-balancer probe, probed as the extension's binary http would be.
+    static let loadBalancerProbeSettings = HealthExtensionSettings(protocol: .http, requestPath: "/", typeHandlerVersion: "1.0")
 
     /// Whether the newest model has a health source (Rolling mode and OS upgrades need one).
     public var hasHealthSource: Bool { definition.hasHealthSource(extension: setup.extensions[models.count - 1]) }

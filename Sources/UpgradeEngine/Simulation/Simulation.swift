@@ -36,8 +36,6 @@ public final class Simulation {
 
     /// How instances are probed and judged, and the run's bounds.
     struct RunSetup {
-        /// The first model's probe settings (a load-balancer probe acts as binary http).
-        let probeSettings: HealthExtensionSettings?
         /// Milliseconds between two probes of one instance of the first model.
         let probeInterval: Millis
         /// Whether some model has a health source, so instances may be probed at all.
@@ -198,15 +196,8 @@ public final class Simulation {
         self.capacity = definition.capacity
         policy = definition.policy
         models = [definition.model]
-        let probeSettings: HealthExtensionSettings?
-        if let settings = definition.healthExtension {
-            probeSettings = settings
-        } else if definition.loadBalancerProbe {
-            probeSettings = HealthExtensionSettings(protocol: .http, requestPath: "/", typeHandlerVersion: "1.0")
-        } else {
-            probeSettings = nil
-        }
-        setup = RunSetup(probeSettings: probeSettings, probeInterval: (probeSettings?.intervalInSeconds ?? 5) * 1000,
+        let probeSettings = definition.healthExtension ?? (definition.loadBalancerProbe ? Self.loadBalancerProbeSettings : nil)
+        setup = RunSetup(probeInterval: (probeSettings?.intervalInSeconds ?? 5) * 1000,
                          probing: probeSettings != nil, judge: ProbeJudge(probeSettings ?? HealthExtensionSettings()),
                          extensions: [definition.healthExtension], byVersion: [probeSettings.map(ProbeConfig.init)],
                          behaviours: Behaviours(health: health, phases: phases, faults: faults, deferrals: deferrals))
