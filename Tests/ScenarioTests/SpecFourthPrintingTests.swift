@@ -239,6 +239,30 @@ final class SpecFourthPrintingTests: XCTestCase {
         XCTAssertEqual(facts.duration, 60_000)
     }
 
+    func testChangingTheExtensionInPlaceRestartsHealthWithTheNewSettings() throws {
+        // From rich http to tcp with 600 s of grace: each instance is Initializing again when the
+        // in-place upgrade ends, then Healthy on its first tcp probe; no wire warning on the way.
+        let (record, events, _) = try run("""
+            \(slowBootScaleSet)
+            health(function(vm, now) return { applicationHealthState = "Healthy" } end)
+            at("PT1M", function() update_model { healthExtension = { protocol = "tcp", port = 22, gracePeriod = 600 } } end)
+            expect { code = "Completed" }
+            """)
+        XCTAssertEqual(record.failedExpectations.map(\.key), [])
+        XCTAssertFalse(events.contains { $0.kind == .wireWarning })
+        let upgraded = events.compactMap { event -> Millis? in
+            guard event.instance == 0, case .operationFinished(.upgrade, _, true) = event.payload else { return nil }
+            return event.time
+        }
+        XCTAssertEqual(upgraded.count, 1)
+        XCTAssertEqual(healthyTimes(events, instance: 0).last, upgraded.first)
+        let operations = events.compactMap { event -> OperationFacts? in
+            if case .operationStarted(let facts) = event.payload { return facts }
+            return nil
+        }
+        XCTAssertTrue(operations.allSatisfy { !$0.disruptive })
+    }
+
     // MARK: Reimage
 
     func testReimagedInstanceIsInitializingAgainAndHealthyOnlyWhenItsApplicationAnswers() throws {
