@@ -72,6 +72,14 @@ final class SpecFourthPrintingTests: XCTestCase {
         XCTAssertEqual(record.policy.mode, .rolling)
         XCTAssertEqual(RunJSON.summary(record, scaleSet: ScaleSetDefinition(name: "web", capacity: 10)).field("policy")?.field("mode"),
                        .string("Rolling"))
+        // The events file: policyUpdated's fields; healthExtension only on the update that adds it.
+        let policyJSON = try XCTUnwrap(events.first { $0.kind == .policyUpdated }?.json)
+        XCTAssertEqual(policyJSON.field("mode"), .string("Rolling"))
+        XCTAssertEqual(policyJSON.object?["runningUpgrade"], .null)
+        XCTAssertEqual(policyJSON.field("policy")?.field("rollingUpgradePolicy")?.field("pauseTimeBetweenBatches"), .string("PT10S"))
+        let modelJSON = events.filter { $0.kind == .modelUpdated }.map(\.json)
+        XCTAssertEqual(modelJSON.map { $0.field("healthExtension")?.field("protocol") }, [.string("http"), nil])
+        XCTAssertEqual(modelJSON.map { $0.field("generic") }, [.bool(false), .bool(false)])
         // Adding the extension is an in-place change: the manual upgrade takes no instance down.
         let manual = events.compactMap { event -> OperationFacts? in
             if case .operationStarted(let facts) = event.payload, facts.targetVersion == 2 { return facts }
