@@ -203,6 +203,7 @@ final class SpecFourthPrintingTests: XCTestCase {
         }
         XCTAssertEqual(check.map(\.counted), [[8, 9]])
         XCTAssertEqual(status.progress.pendingInstanceCount, 10)
+        XCTAssertEqual(record.instances.map(\.health), Array(repeating: .healthy, count: 8) + [.unknown, .unknown])
     }
 
     func testVMModelShowsTheExtensionAndRemovingItIsRefusedInRollingMode() throws {

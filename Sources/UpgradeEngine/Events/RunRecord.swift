@@ -27,7 +27,8 @@ public struct InstanceOutcome: Equatable, Sendable {
     public var updateDomain: Int = 0
     /// The model version it runs at the end.
     public var modelVersion: Int
-    /// Its committed health at the end.
+    /// Its committed health at the end; Unknown when the model it runs has no health extension
+    /// while others of the scale set have one (it has no health state of its own).
     public var health: HealthState
     /// False once it was deleted (scale-in, a MaxSurge batch, a failed creation).
     public var exists: Bool
@@ -88,7 +89,7 @@ extension Simulation {
             }
             return InstanceOutcome(id: vm.id, name: vm.name, zone: vm.zone, faultDomain: vm.faultDomain, updateDomain: vm.updateDomain,
                                    modelVersion: vm.modelVersion,
-                                   health: vm.health.state, exists: exists, leftBehind: reason)
+                                   health: health(of: vm.id), exists: exists, leftBehind: reason)
         }
     }
 }
