@@ -231,7 +231,10 @@ extension Simulation {
             probes.last[id] = LastProbe(state: verdict, metrics: nil, metricsDeferred: true)
         } else {
             // A probe that gets no reply: its result comes when the extension's timeout ends.
-            if case .timeout = reply { return queue.schedule(.probeTimedOut(id: Int32(id), generation: Int32(truncatingIfNeeded: probes.generation[id])), at: now + probeTimeout) }
+            if case .timeout = reply {
+                let generation = Int32(truncatingIfNeeded: probes.generation[id])
+                return queue.schedule(.probeTimedOut(id: Int32(id), generation: generation), at: now + probeTimeout)
+            }
             let result = config.judge.evaluate(reply, strictWire: setup.strictWire)
             if !result.diagnostics.isEmpty { warn(result.diagnostics, about: id) }
             probes.last[id] = LastProbe(state: result.state, metrics: result.metrics, metricsDeferred: result.metricsDeferred)
