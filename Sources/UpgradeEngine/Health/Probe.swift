@@ -151,9 +151,7 @@ struct ProbeJudge: Equatable, Sendable {
     private func refusedMetrics(_ reply: ProbeReply) -> [WireDiagnostic] {
         let carriesMetrics: Bool
         switch reply {
-        // Metrics a source kept for later are not known to exist (a model whose extension changed
-        // from rich http to tcp is probed by a source that still keeps them).
-        case .structured(_, let metrics): carriesMetrics = metrics != nil && metrics != .deferred
+        case .structured(_, let metrics): carriesMetrics = metrics != nil
         case .http(_, let body): carriesMetrics = (try? JSON.parse(body, maxBytes: maxProbeBodyBytes))?.member("customMetrics") != nil
         default: carriesMetrics = false
         }

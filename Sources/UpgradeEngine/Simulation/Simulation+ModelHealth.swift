@@ -17,6 +17,18 @@ struct ProbeConfig: Equatable {
     }
 }
 
+extension ProbeReply {
+    /// The reply without metrics kept by the source for later (`MetricsPayload.deferred`), which
+    /// may or may not exist: a named state, or a state whose metrics were kept, with none.
+    var forgettingKeptMetrics: ProbeReply {
+        switch self {
+        case .named(let state): return .structured(state: state.rawValue, metrics: nil)
+        case .structured(let state, .deferred?): return .structured(state: state, metrics: nil)
+        default: return self
+        }
+    }
+}
+
 /// What a model update does to the Application Health extension of the new model.
 public enum HealthExtensionChange: Equatable, Sendable {
     /// The new model has the extension with these settings (added, or changed in place).

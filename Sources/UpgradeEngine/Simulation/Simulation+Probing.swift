@@ -219,7 +219,13 @@ extension Simulation {
     /// instance's model's (`probeConfig`).
     @inline(__always)
     private func take(_ reply: ProbeReply, from id: Int) throws {
-        guard setup.uniformProbing else { return try take(reply, from: id, probeConfig(of: id)) }
+        guard setup.uniformProbing else {
+            let config = probeConfig(of: id)
+            // A source that keeps metrics for later (made for the first model's rich states) says
+            // nothing of metrics sent to a model whose extension reports binary states or tcp.
+            let keptForLater = setup.judge.namesStates && !config.judge.namesStates
+            return try take(keptForLater ? reply.forgettingKeptMetrics : reply, from: id, config)
+        }
         try take(reply, from: id, ProbeConfig(judge: setup.judge, interval: setup.probeInterval))
     }
 
