@@ -43,6 +43,8 @@ stds.rehearse = {
     "expect",
     "risk",
     "update_model",
+    "update_policy",
+    "reimage",
     "cancel",
     "manual_upgrade",
     "start_os_upgrade",

@@ -2,6 +2,18 @@ public import Formats
 public import UpgradeEngine
 
 extension HealthExtensionSettings {
+    /// The settings as the extension's `settings` object, plus `typeHandlerVersion`; parsing this
+    /// gives the same settings back.
+    public var json: JSON {
+        var fields: [String: JSON] = [
+            "protocol": .string(`protocol`.rawValue), "intervalInSeconds": .int(intervalInSeconds),
+            "numberOfProbes": .int(numberOfProbes), "gracePeriod": .int(gracePeriod), "typeHandlerVersion": .string(typeHandlerVersion),
+        ]
+        if let port { fields["port"] = .int(port) }
+        if let requestPath { fields["requestPath"] = .string(requestPath) }
+        return .object(fields)
+    }
+
     /// Parses the extension's `settings` object (keys case-insensitive), plus `typeHandlerVersion`,
     /// reporting every problem at once. `requestPath` given for tcp is a problem, not ignored.
     public static func parse(_ value: JSON, prefix: String = "healthExtension") throws(ValidationFailure) -> (HealthExtensionSettings, [Problem]) {
@@ -46,13 +58,14 @@ extension HealthExtensionSettings {
         return (settings, warnings)
     }
 
-    /// The extension as an ARM resource (seed 002's `extensionProfile.extensions[]` entry):
+    /// The extension as an ARM resource (seed 002's `extensionProfile.extensions[]` entry, or
+    /// the body of its REST `PUT …/extensions/…`, whose `location` changes nothing):
     /// `name`, and `properties` with `publisher` Microsoft.ManagedServices, `type`
     /// ApplicationHealthLinux or ApplicationHealthWindows, `typeHandlerVersion`,
     /// `autoUpgradeMinorVersion` and `settings`.
     static func parseARM(_ members: [String: JSON], _ properties: JSON, prefix: String) throws(ValidationFailure) -> (HealthExtensionSettings, [Problem]) {
         var reader = FieldReader(prefix: prefix)
-        reader.refuseUnknown(members, known: ["name", "properties"])
+        reader.refuseUnknown(members, known: ["name", "location", "properties"])
         guard let inner = properties.object else {
             throw ValidationFailure([Problem(field: "\(prefix).properties", "is \(properties.kindName); expected an object")])
         }

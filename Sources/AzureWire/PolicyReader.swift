@@ -34,14 +34,23 @@ extension UpgradePolicy {
 
     /// Parses an already decoded `upgradePolicy` value; problems name fields under `prefix`.
     public static func parse(_ value: JSON, prefix: String = "upgradePolicy") throws(ValidationFailure) -> UpgradePolicy {
+        let (policy, problems) = merge(value, onto: UpgradePolicy(), prefix: prefix)
+        guard problems.isEmpty else { throw ValidationFailure(problems) }
+        return policy
+    }
+
+    /// The fields of `value` (an `upgradePolicy` object, as `parse` reads it) merged into
+    /// `base`: a field given replaces the base's, one left out keeps it. A field that cannot be
+    /// read keeps the base's value and is among the problems, every one at once.
+    public static func merge(_ value: JSON, onto base: UpgradePolicy, prefix: String = "upgradePolicy") -> (UpgradePolicy, [Problem]) {
         var policyValue = value
         if let inner = value.field("properties")?.field("upgradePolicy") ?? value.field("upgradePolicy") {
             policyValue = inner
         }
         var reader = FieldReader(prefix: prefix)
-        var policy = UpgradePolicy()
+        var policy = base
         guard let members = policyValue.object else {
-            throw ValidationFailure([Problem(field: prefix, "is \(policyValue.kindName); expected an object with mode and rollingUpgradePolicy")])
+            return (base, [Problem(field: prefix, "is \(policyValue.kindName); expected an object with mode and rollingUpgradePolicy")])
         }
         reader.refuseUnknown(members, known: ["mode", "rollingUpgradePolicy", "automaticOSUpgradePolicy"])
         if let mode = policyValue.field("mode") {
@@ -52,19 +61,18 @@ extension UpgradePolicy {
             }
         }
         if let rolling = policyValue.field("rollingUpgradePolicy") {
-            policy.rolling = reader.rollingPolicy(rolling)
+            policy.rolling = reader.rollingPolicy(rolling, onto: base.rolling)
         }
         if let automatic = policyValue.field("automaticOSUpgradePolicy") {
-            policy.automaticOS = reader.automaticOSPolicy(automatic)
+            policy.automaticOS = reader.automaticOSPolicy(automatic, onto: base.automaticOS)
         }
-        guard reader.problems.isEmpty else { throw ValidationFailure(reader.problems) }
-        return policy
+        return (policy, reader.problems)
     }
 }
 
 extension FieldReader {
-    mutating func automaticOSPolicy(_ value: JSON) -> AutomaticOSUpgradePolicy {
-        var p = AutomaticOSUpgradePolicy()
+    mutating func automaticOSPolicy(_ value: JSON, onto base: AutomaticOSUpgradePolicy = AutomaticOSUpgradePolicy()) -> AutomaticOSUpgradePolicy {
+        var p = base
         let path = "automaticOSUpgradePolicy"
         guard object(value, path, known: ["enableAutomaticOSUpgrade", "disableAutomaticRollback", "useRollingUpgradePolicy",
                                           "osRollingUpgradeDeferral"]) else { return p }
@@ -75,8 +83,8 @@ extension FieldReader {
         return p
     }
 
-    mutating func rollingPolicy(_ value: JSON) -> RollingUpgradePolicy {
-        var p = RollingUpgradePolicy()
+    mutating func rollingPolicy(_ value: JSON, onto base: RollingUpgradePolicy = RollingUpgradePolicy()) -> RollingUpgradePolicy {
+        var p = base
         let path = "rollingUpgradePolicy"
         guard object(value, path, known: ["maxBatchInstancePercent", "maxUnhealthyInstancePercent",
                                           "maxUnhealthyUpgradedInstancePercent", "pauseTimeBetweenBatches",

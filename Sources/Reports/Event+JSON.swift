@@ -1,5 +1,6 @@
 public import Formats
 public import UpgradeEngine
+import AzureWire
 
 /// Events as JSON lines: `time` (seconds), `kind`, `instance`, `batch`, `phase`, `detail`, and
 /// beside them the payload's typed fields (listed per kind in the README).
@@ -31,9 +32,16 @@ extension Event {
 
     var payloadFields: [String: JSON] {
         switch payload {
-        case .modelUpdated(let version, let changes, let via):
-            return ["version": .int(version), "changes": .object(changes.mapValues(JSON.string)), "generic": .bool(changes.isEmpty),
-                    "via": via.map(JSON.string) ?? .null]
+        case .modelUpdated(let version, let changes, let via, let health):
+            var fields: [String: JSON] = ["version": .int(version), "changes": .object(changes.mapValues(JSON.string)),
+                                          "generic": .bool(changes.isEmpty && health == nil), "via": via.map(JSON.string) ?? .null]
+            // Only an update that adds, changes or removes the extension says so.
+            switch health {
+            case .set(let settings)?: fields["healthExtension"] = settings.json
+            case .remove?: fields["healthExtension"] = .bool(false)
+            case nil: break
+            }
+            return fields
         case .upgradeStarted(let upgrade, let target, let reason, let candidates, let capacity, let size, let skipped, let protected):
             return ["upgrade": .int(upgrade), "targetVersion": .int(target), "reason": .string(reason), "candidates": .int(candidates),
                     "capacity": .int(capacity), "batchSize": .int(size), "skipped": Self.ids(skipped), "protected": Self.ids(protected)]
@@ -100,6 +108,11 @@ extension Event {
             return ["byAction": .bool(byAction)]
         case .imageRestoreStarted(_, let version):
             return ["targetVersion": .int(version)]
+        case .policyUpdated(let policy, let changed, let running):
+            return ["mode": .string(policy.mode.rawValue), "changed": .array(changed.map(JSON.string)), "policy": policy.json,
+                    "runningUpgrade": running.map(JSON.int) ?? .null]
+        case .reimage(let ids, let reimaging):
+            return ["ids": ids.map(Self.ids) ?? .string("*"), "reimaging": .int(reimaging)]
         }
     }
 }

@@ -6,10 +6,17 @@ extension Event {
     /// The one-line text of the timeline, rendered from the payload.
     public var detail: String {
         switch payload {
-        case .modelUpdated(let version, let changes, let via):
-            if changes.isEmpty { return "generic model update (model v\(version) unchanged)" }
-            let changed = changes.keys.sorted().map { "\($0)=\(changes[$0]!)" }.joined(separator: ", ")
-            return "model v\(version): \(changed)" + (via.map { " (\($0))" } ?? "")
+        case .modelUpdated(let version, let changes, let via, let health):
+            if changes.isEmpty && health == nil { return "generic model update (model v\(version) unchanged)" }
+            var changed = changes.keys.sorted().map { "\($0)=\(changes[$0]!)" }
+            switch health {
+            case .set(let settings)?:
+                changed.append("healthExtension=\(settings.protocol.rawValue)" + (settings.port.map { ":\($0)" } ?? "") + (settings.requestPath ?? "")
+                               + " every \(settings.intervalInSeconds) s, grace \(settings.gracePeriod) s")
+            case .remove?: changed.append("healthExtension removed")
+            case nil: break
+            }
+            return "model v\(version): \(changed.joined(separator: ", "))" + (via.map { " (\($0))" } ?? "")
         case .upgradeStarted(let upgrade, let target, let reason, let candidates, let capacity, let size, let skipped, let protected):
             return "rolling upgrade \(upgrade) to model v\(target) (\(reason)): \(candidates) of \(capacity) instances, batches of \(size)"
                 + (skipped.isEmpty ? "" : ", skipped \(skipped)") + (protected.isEmpty ? "" : ", protected \(protected)")
@@ -86,6 +93,11 @@ extension Event {
             return byAction ? "OS upgrade approved" : "OS upgrade deferral ended"
         case .imageRestoreStarted(let name, let version):
             return "restoring \(name) to its previous image (model v\(version)): not Healthy within 5 minutes of its upgrade"
+        case .policyUpdated(let policy, let changed, let running):
+            return "upgrade policy: mode \(policy.mode.rawValue)" + (changed.isEmpty ? ", nothing changed" : "; changed \(changed.joined(separator: ", "))")
+                + (running.map { "; rolling upgrade \($0) keeps the policy it started with, the next one uses this" } ?? "")
+        case .reimage(let ids, let reimaging):
+            return "reimage of \(ids.map { $0.map(String.init).joined(separator: ", ") } ?? "*"): \(reimaging) instance(s) restart on the model they run"
         }
     }
 }

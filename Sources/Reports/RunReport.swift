@@ -66,7 +66,7 @@ public enum RunReport {
         for event in record.events {
             let t = event.time, cause = "\(event.kind.rawValue): \(event.detail)"
             switch event.payload {
-            case .modelUpdated(let version, _, _):
+            case .modelUpdated(let version, _, _, _):
                 latest = max(latest, version)
                 for id in now.keys.sorted() { settle(id, at: t, cause: cause) }
             case .operationStarted(let facts):

@@ -129,6 +129,7 @@ public enum RunJSON {
         return .ordered([
             JSONField("scaleSet", .string(scaleSet.name)), JSONField("seed", .string(String(record.seed))),
             JSONField("status", s.status?.json() ?? .null),
+            JSONField("policy", record.policy.json),
             JSONField("upgrades", .int(record.upgrades)),
             JSONField("upgradeSeconds", s.upgradeStarted.flatMap { start in s.upgradeEnded.map { .int(($0 - start) / 1000) } } ?? .null),
             JSONField("runEndSeconds", .int(s.endTime / 1000)), JSONField("hitTimeLimit", .bool(s.hitTimeLimit)),

@@ -100,14 +100,23 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
         return reply
     }
 
-    /// Any answer, at the top of `stack`: nil, a body string, a table with a state and metrics,
-    /// or { status, body }. A result that cannot be read sets `problem`.
+    /// Any answer, at the top of `stack`: nil (a refused connection: the result at once), a body
+    /// string, a table with a state and metrics, { status, body }, or { timeout = true } (the
+    /// application accepted the connection and never replied). A result that cannot be read
+    /// sets `problem`.
     private func read(_ stack: LuaStack, slot: Int, problem: inout String?) -> ProbeReply {
         switch stack.type(at: -1) {
         case .nil, .none: return .noAnswer
         case .string: return .http(status: 200, body: stack.string(at: -1, maxBytes: maxBodyCopy)!)
         case .table:
             let table = stack.table(at: -1)!
+            if table.type("timeout") != .nil {
+                guard table.bool("timeout") == true, table.entryCount == 1 else {
+                    problem = "health returned timeout with other fields or not true; { timeout = true } alone says the application accepted the connection and never replied"
+                    return .noAnswer
+                }
+                return .timeout
+            }
             let state = Self.state(table)
             if state == nil, table.type("status") != .nil {
                 guard let status = table.integer("status"), (100...599).contains(status) else {

@@ -66,9 +66,10 @@ enum ModelAttributes {
     }
 
     /// The attributes as scripts see them in `vm.model`: dotted names nested again
-    /// (`imageReference.sku` is `vm.model.imageReference.sku`).
-    static func luaValue(_ attributes: [String: String], version: Int) -> LuaValue {
-        var model: [String: LuaValue] = ["version": .integer(version)]
+    /// (`imageReference.sku` is `vm.model.imageReference.sku`), with `version` and
+    /// `healthExtension` (whether the model has the Application Health extension).
+    static func luaValue(_ attributes: [String: String], version: Int, healthExtension: Bool) -> LuaValue {
+        var model: [String: LuaValue] = ["version": .integer(version), "healthExtension": .bool(healthExtension)]
         var groups: [String: [String: LuaValue]] = [:]
         for (key, value) in attributes {
             if let dot = key.firstIndex(of: "."), nested[String(key[..<dot])] != nil {

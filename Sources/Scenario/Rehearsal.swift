@@ -62,7 +62,7 @@ public enum Rehearsal {
             throw RunFailure(seed: seed, error: ScenarioError(error))
         }
         let expectations = definition.expectations.flatMap { $0.results(summary: summary, upgrades: upgrades) }
-        return RunRecord(seed: seed, policy: run.scaleSet.policy, events: events, summary: summary, instances: sim.instanceOutcomes,
+        return RunRecord(seed: seed, policy: sim.policy, events: events, summary: summary, instances: sim.instanceOutcomes,
                          upgrades: upgrades, expectations: expectations, start: start)
     }
 

@@ -35,6 +35,8 @@ final class ScriptRuntime {
     @exclusivity(unchecked) var now: Millis = 0
     /// Model attributes by version (version n is `models[n - 1]`).
     var models: [[String: String]]
+    /// Whether each model version has the Application Health extension (`vm.model.healthExtension`).
+    var healthExtensions = [false]
     /// One `vm.model` table per model version, made when an instance first shows it and shared by
     /// every instance on that version: a long attribute (a 15 MB `image`) exists once, not once
     /// per instance.
@@ -58,12 +60,13 @@ final class ScriptRuntime {
     }
 
     /// Forgets what a previous simulation left (the `vm` tables, later model versions).
-    func reset(model: [String: String]) {
+    func reset(model: [String: String], healthExtension: Bool) {
         for ref in vms.compactMap(\.table) { state.release(ref) }
         for ref in modelTables.compactMap({ $0 }) { state.release(ref) }
         modelTables = []
         vms = []
         models = [model]
+        healthExtensions = [healthExtension]
         now = 0
     }
 
@@ -72,10 +75,15 @@ final class ScriptRuntime {
     /// does not keep a table per instance ever made.
     func observe(_ event: Event) {
         switch event.payload {
-        case .modelUpdated(let version, let changes, _) where version > models.count:
+        case .modelUpdated(let version, let changes, _, let health) where version > models.count:
             var attributes = models[models.count - 1]
             for (key, value) in changes { attributes[key] = value }
             models.append(attributes)
+            switch health {
+            case .set?: healthExtensions.append(true)
+            case .remove?: healthExtensions.append(false)
+            case nil: healthExtensions.append(healthExtensions[healthExtensions.count - 1])
+            }
         case .instanceDeleted:
             if let id = event.instance, id < vms.count, let ref = vms[id].table {
                 state.release(ref)
@@ -159,7 +167,8 @@ final class ScriptRuntime {
         let index = min(max(version, 1), models.count) - 1
         if index >= modelTables.count { modelTables += Array(repeating: nil, count: index + 1 - modelTables.count) }
         if let ref = modelTables[index] { return ref }
-        let ref = state.reference(ModelAttributes.luaValue(models[index], version: index + 1))
+        let ref = state.reference(ModelAttributes.luaValue(models[index], version: index + 1,
+                                                           healthExtension: index < healthExtensions.count && healthExtensions[index]))
         modelTables[index] = ref
         return ref
     }

@@ -1,3 +1,4 @@
+import AzureWire
 import Formats
 import LuaHost
 import UpgradeEngine
@@ -90,18 +91,28 @@ extension ScriptSession {
         }
         registerAction("update_model") { sim, args in
             var changes: [String: String] = [:]
+            var health: HealthExtensionChange?
             if args.count >= 1 && args.type(1) != .nil {
-                guard let fields = try args.table(1).fields else {
+                guard var fields = try args.table(1).fields else {
                     throw LuaArgumentError(position: 1, problem: "expected a table of model attributes such as { image = \"v2\" }")
                 }
+                if let value = fields.removeValue(forKey: "healthExtension") { health = try Self.healthExtensionChange(value) }
                 let (read, problems) = ModelAttributes.read(fields)
                 if let (field, message) = problems.first {
                     throw LuaArgumentError(position: 1, problem: "attribute \(field): \(message)")
                 }
                 changes = read
             }
-            try sim.updateModel(changes)
+            try sim.updateModel(changes, healthExtension: health)
         }
+        registerAction("update_policy") { sim, args in
+            guard args.count >= 1, args.type(1) == .table else {
+                throw LuaArgumentError(position: 1, problem: "expected the fields of ARM's upgradePolicy to change, such as { mode = \"Rolling\", rollingUpgradePolicy = { maxUnhealthyInstancePercent = 10 } }")
+            }
+            let (merged, problems) = UpgradePolicy.merge(json(try args.value(1)), onto: sim.policy)
+            try sim.updatePolicy(merged, readProblems: problems)
+        }
+        registerAction("reimage") { sim, args in try sim.reimage(ids: try Self.instanceIDs(args)) }
         registerAction("cancel") { sim, _ in try sim.cancelRollingUpgrade() }
         registerAction("manual_upgrade") { sim, args in try sim.manualUpgrade(ids: try Self.instanceIDs(args)) }
         registerAction("start_os_upgrade") { sim, args in
@@ -130,6 +141,20 @@ extension ScriptSession {
             throw LuaArgumentError(position: 1, problem: "expected a list of instance ids such as { 1, 2 }, or \"*\"")
         }
         return items.compactMap(\.intValue)
+    }
+
+    /// `healthExtension = { … }` of `update_model` (the extension's settings, or the ARM shapes
+    /// the definition accepts), or `false` to remove it.
+    static func healthExtensionChange(_ value: LuaValue) throws -> HealthExtensionChange {
+        if case .bool(false) = value { return .remove }
+        guard case .table = value else {
+            throw LuaArgumentError(position: 1, problem: "healthExtension is \(value.typeName); expected its settings such as { protocol = \"http\", port = 8000, requestPath = \"/health\" }, or false to remove it")
+        }
+        do {
+            return .set(try HealthExtensionSettings.parse(json(value)).0)
+        } catch {
+            throw LuaArgumentError(position: 1, problem: error.problems.map(\.description).joined(separator: "; "))
+        }
     }
 
     /// `{ image = "..." }` or nothing: the one optional string field of an action's table.

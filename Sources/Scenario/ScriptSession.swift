@@ -101,7 +101,7 @@ final class ScriptSession {
     func makeSimulation(_ scaleSet: ScaleSetDefinition, settings: RunSettings) throws(ScenarioError) -> Simulation {
         let sim: Simulation
         do {
-            runtime.reset(model: scaleSet.model)
+            runtime.reset(model: scaleSet.model, healthExtension: scaleSet.healthExtension != nil)
             sim = try Simulation(scaleSet, health: health.map { LuaHealthSource(runtime, $0, definition: scaleSet) },
                                  phases: phase.map { LuaPhaseSource(runtime, $0) }, faults: fault.map { LuaFaultInjector(runtime, $0) },
                                  deferrals: deferral.map { LuaDeferralSource(runtime, $0) })
@@ -110,6 +110,7 @@ final class ScriptSession {
         }
         // A fleet listed by a document may start on two model versions.
         runtime.models = sim.models
+        runtime.healthExtensions = Array(repeating: scaleSet.healthExtension != nil, count: sim.models.count)
         sim.strictWire = settings.strictWire
         sim.limits = settings.runLimits
         sim.asksForProbeRuns = settings.probesInRuns

@@ -51,7 +51,9 @@ public enum ScriptingAPI {
         Function(name: "scaleset", kind: .definition, doc: ["Describes the scale set (exactly once per scenario)."],
                  params: [("definition", "rehearse.ScaleSet")]),
         Function(name: "health", kind: .callback,
-                 doc: ["Answers every health probe. Return a table, a raw body string, { status = 503, body = \"...\" } or nil (no answer)."],
+                 doc: ["Answers every health probe. Return a table, a raw body string, { status = 503, body = \"...\" },",
+                       "nil (a refused connection: the result at once) or { timeout = true } (accepted and never replied:",
+                       "the result, Unknown over http/https and Unhealthy over tcp, 30 s later; the next probe starts then)."],
                  params: [("fn", "rehearse.HealthFunction")]),
         Function(name: "phase", kind: .callback,
                  doc: ["Shorthand for the rollingUpgrade custom metric: called for each instance when a rolling upgrade",
@@ -74,8 +76,19 @@ public enum ScriptingAPI {
                        "{ require = { \"Faulted <= 1%\", \"deadline >= 95%\" }, deadline = \"PT60M\", confidence = 0.95 }."],
                  params: [("requirements", "{require: string[], deadline?: string, confidence?: number}")]),
         Function(name: "update_model", kind: .action,
-                 doc: ["Updates the scale set model; no argument (or no change) is a generic update, which restarts a rolling upgrade."],
-                 params: [("changes?", "table<string, string|number|boolean>")]),
+                 doc: ["Updates the scale set model; no argument (or no change) is a generic update, which restarts a rolling upgrade.",
+                       "healthExtension = { ... } adds or changes the Application Health extension in the new model (in place),",
+                       "healthExtension = false removes it: an instance reports health only while its model has it."],
+                 params: [("changes?", "table<string, string|number|boolean|rehearse.HealthExtension>")]),
+        Function(name: "update_policy", kind: .action,
+                 doc: ["Changes the upgrade policy: fields of ARM's upgradePolicy (mode, rollingUpgradePolicy,",
+                       "automaticOSUpgradePolicy) merged into the policy in effect, checked as the definition's (every problem",
+                       "at once). A running rolling upgrade keeps its policy; the next one uses the new one."],
+                 params: [("policy", "rehearse.UpgradePolicyChange")]),
+        Function(name: "reimage", kind: .action,
+                 doc: ["Reimages the given instances, or every instance with \"*\": each restarts on the model it runs",
+                       "(Initializing again); refused for protected instances."],
+                 params: [("ids", "integer[]|\"*\"")]),
         Function(name: "cancel", kind: .action, doc: ["Cancels the running rolling upgrade (an error when none runs)."], params: []),
         Function(name: "manual_upgrade", kind: .action, doc: ["Upgrades the given instances at once, or every instance with \"*\"."],
                  params: [("ids", "integer[]|\"*\"")]),
@@ -121,6 +134,7 @@ public enum ScriptingAPI {
 
     static let classes: [LuaClass] = [
         LuaClass(name: "rehearse.Model", fields: [("version", "integer", "model version the instance runs (1 = the starting model)"),
+                                                 ("healthExtension", "boolean", "the model has the Application Health extension"),
                                                  ("image?", "string", ""), ("imageReference?", "rehearse.ImageReference", ""),
                                                  ("sku?", "rehearse.Sku", "the VM size, as az vmss show's sku"),
                                                  ("[string]", "string|integer|table", "")]),
@@ -129,12 +143,12 @@ public enum ScriptingAPI {
             ("zone?", "string", "availability zone, nil in a regional scale set"), ("faultDomain", "integer", ""),
             ("updateDomain", "integer", ""), ("model", "rehearse.Model", ""),
             ("state", "table", "per-instance data the script may keep between calls"),
-            ("startedAt", "number", "virtual time (s) of its last (re)start: boot, disruptive upgrade, rollback, create"),
+            ("startedAt", "number", "virtual time (s) of its last (re)start: boot, disruptive upgrade, reimage, rollback, create"),
             ("lastOperation?", "rehearse.Operation", "the last operation that ended on it; nil before any"),
             ("replaces?", "integer", "for an instance MaxSurge created, the id of the instance it replaces"),
         ]),
         LuaClass(name: "rehearse.Operation", fields: [
-            ("kind", "\"upgrade\"|\"create\"|\"delete\"|\"rollback\"", ""),
+            ("kind", "\"upgrade\"|\"create\"|\"delete\"|\"rollback\"|\"reimage\"", ""),
             ("outcome", "\"succeeded\"|\"failed\"", ""), ("endedAt", "number", "virtual time (s) it ended"),
         ]),
         LuaClass(name: "rehearse.ImageReference", fields: [
@@ -158,6 +172,11 @@ public enum ScriptingAPI {
         LuaClass(name: "rehearse.UpgradePolicy", fields: [
             ("mode", "\"Automatic\"|\"Manual\"|\"Rolling\"", ""), ("rollingUpgradePolicy?", "rehearse.RollingUpgradePolicy", ""),
             ("automaticOSUpgradePolicy?", "rehearse.AutomaticOSUpgradePolicy", ""),
+        ]),
+        LuaClass(name: "rehearse.UpgradePolicyChange", fields: [
+            ("mode?", "\"Automatic\"|\"Manual\"|\"Rolling\"", "left out: unchanged"),
+            ("rollingUpgradePolicy?", "rehearse.RollingUpgradePolicy", "the fields given change, the others stay"),
+            ("automaticOSUpgradePolicy?", "rehearse.AutomaticOSUpgradePolicy", "the fields given change, the others stay"),
         ]),
         LuaClass(name: "rehearse.HealthExtension", fields: [
             ("protocol", "\"tcp\"|\"http\"|\"https\"", ""), ("port?", "integer", "1-65535, required for tcp"),
@@ -186,13 +205,14 @@ public enum ScriptingAPI {
             ("applicationHealthState?", "\"Healthy\"|\"Unhealthy\"|string", ""),
             ("customMetrics?", "string|table", "JSON string (wire form) or a table"),
             ("status?", "integer", "with status: a raw HTTP answer"), ("body?", "string", ""),
+            ("timeout?", "true", "alone: the application accepted the connection and never replied (30 s)"),
         ]),
     ]
 
     static let aliases: [(String, String)] = [
         ("rehearse.HealthFunction", "fun(vm: rehearse.VM, now: number): rehearse.HealthAnswer|string|nil"),
         ("rehearse.HealthWrapper", "fun(inner: rehearse.HealthFunction): rehearse.HealthFunction"),
-        ("rehearse.FaultFunction", "fun(vm: rehearse.VM, op: \"upgrade\"|\"create\"|\"delete\"|\"rollback\", now: number): {fail?: boolean, duration?: string|number}|nil"),
+        ("rehearse.FaultFunction", "fun(vm: rehearse.VM, op: \"upgrade\"|\"create\"|\"delete\"|\"rollback\"|\"reimage\", now: number): {fail?: boolean, duration?: string|number}|nil"),
     ]
 
     /// `expect`'s keys as a LuaLS class, from `Expectation.keys`.

@@ -4,6 +4,7 @@
 
 ---@class rehearse.Model
 ---@field version integer  model version the instance runs (1 = the starting model)
+---@field healthExtension boolean  the model has the Application Health extension
 ---@field image? string
 ---@field imageReference? rehearse.ImageReference
 ---@field sku? rehearse.Sku  the VM size, as az vmss show's sku
@@ -17,12 +18,12 @@
 ---@field updateDomain integer
 ---@field model rehearse.Model
 ---@field state table  per-instance data the script may keep between calls
----@field startedAt number  virtual time (s) of its last (re)start: boot, disruptive upgrade, rollback, create
+---@field startedAt number  virtual time (s) of its last (re)start: boot, disruptive upgrade, reimage, rollback, create
 ---@field lastOperation? rehearse.Operation  the last operation that ended on it; nil before any
 ---@field replaces? integer  for an instance MaxSurge created, the id of the instance it replaces
 
 ---@class rehearse.Operation
----@field kind "upgrade"|"create"|"delete"|"rollback"
+---@field kind "upgrade"|"create"|"delete"|"rollback"|"reimage"
 ---@field outcome "succeeded"|"failed"
 ---@field endedAt number  virtual time (s) it ended
 
@@ -57,6 +58,11 @@
 ---@field mode "Automatic"|"Manual"|"Rolling"
 ---@field rollingUpgradePolicy? rehearse.RollingUpgradePolicy
 ---@field automaticOSUpgradePolicy? rehearse.AutomaticOSUpgradePolicy
+
+---@class rehearse.UpgradePolicyChange
+---@field mode? "Automatic"|"Manual"|"Rolling"  left out: unchanged
+---@field rollingUpgradePolicy? rehearse.RollingUpgradePolicy  the fields given change, the others stay
+---@field automaticOSUpgradePolicy? rehearse.AutomaticOSUpgradePolicy  the fields given change, the others stay
 
 ---@class rehearse.HealthExtension
 ---@field protocol "tcp"|"http"|"https"
@@ -96,6 +102,7 @@
 ---@field customMetrics? string|table  JSON string (wire form) or a table
 ---@field status? integer  with status: a raw HTTP answer
 ---@field body? string
+---@field timeout? true  alone: the application accepted the connection and never replied (30 s)
 
 ---@class rehearse.Expectations
 ---@field code? string  runningStatus.code: RollingForward, Cancelled, Completed or Faulted
@@ -114,14 +121,16 @@
 
 ---@alias rehearse.HealthFunction fun(vm: rehearse.VM, now: number): rehearse.HealthAnswer|string|nil
 ---@alias rehearse.HealthWrapper fun(inner: rehearse.HealthFunction): rehearse.HealthFunction
----@alias rehearse.FaultFunction fun(vm: rehearse.VM, op: "upgrade"|"create"|"delete"|"rollback", now: number): {fail?: boolean, duration?: string|number}|nil
+---@alias rehearse.FaultFunction fun(vm: rehearse.VM, op: "upgrade"|"create"|"delete"|"rollback"|"reimage", now: number): {fail?: boolean, duration?: string|number}|nil
 
 ---Describes the scale set (exactly once per scenario).
 ---(definition)
 ---@param definition rehearse.ScaleSet
 function scaleset(definition) end
 
----Answers every health probe. Return a table, a raw body string, { status = 503, body = "..." } or nil (no answer).
+---Answers every health probe. Return a table, a raw body string, { status = 503, body = "..." },
+---nil (a refused connection: the result at once) or { timeout = true } (accepted and never replied:
+---the result, Unknown over http/https and Unhealthy over tcp, 30 s later; the next probe starts then).
 ---(callback)
 ---@param fn rehearse.HealthFunction
 function health(fn) end
@@ -163,9 +172,24 @@ function expect(expectations) end
 function risk(requirements) end
 
 ---Updates the scale set model; no argument (or no change) is a generic update, which restarts a rolling upgrade.
+---healthExtension = { ... } adds or changes the Application Health extension in the new model (in place),
+---healthExtension = false removes it: an instance reports health only while its model has it.
 ---(action)
----@param changes? table<string, string|number|boolean>
+---@param changes? table<string, string|number|boolean|rehearse.HealthExtension>
 function update_model(changes) end
+
+---Changes the upgrade policy: fields of ARM's upgradePolicy (mode, rollingUpgradePolicy,
+---automaticOSUpgradePolicy) merged into the policy in effect, checked as the definition's (every problem
+---at once). A running rolling upgrade keeps its policy; the next one uses the new one.
+---(action)
+---@param policy rehearse.UpgradePolicyChange
+function update_policy(policy) end
+
+---Reimages the given instances, or every instance with "*": each restarts on the model it runs
+---(Initializing again); refused for protected instances.
+---(action)
+---@param ids integer[]|"*"
+function reimage(ids) end
 
 ---Cancels the running rolling upgrade (an error when none runs).
 ---(action)

@@ -11,6 +11,7 @@ public struct Event: Equatable, Sendable {
         case upgradeFaulted, upgradeCancelled, rollbackStarted, surgeCreated, surgeFallback, instanceDeleted
         case scaled, manualUpgrade, automaticUpgrade, actionFailed, wireWarning, metricsMissing, runEnded
         case imageReleased, osUpgradeDeferred, osUpgradeApproved, imageRestoreStarted
+        case policyUpdated, reimage
     }
 
     /// Milliseconds since the scenario epoch.
@@ -98,8 +99,9 @@ public struct PhaseCount: Equatable, Sendable {
 /// What happened, by kind, with its facts.
 public enum Payload: Equatable, Sendable {
     /// A new model version (`changes` sorted by attribute) or, with no change, a generic update.
-    /// `via` names an OS image or extension upgrade that made it.
-    case modelUpdated(version: Int, changes: [String: String], via: String?)
+    /// `via` names an OS image or extension upgrade that made it; `healthExtension` what it did to
+    /// the Application Health extension (nil: nothing).
+    case modelUpdated(version: Int, changes: [String: String], via: String?, healthExtension: HealthExtensionChange? = nil)
     case upgradeStarted(upgrade: Int, targetVersion: Int, reason: String, candidates: Int, capacity: Int, batchSize: Int,
                         skipped: [Int], protected: [Int])
     case metricsRead(phases: [PhaseCount])
@@ -148,6 +150,12 @@ public enum Payload: Equatable, Sendable {
     /// An automatic OS upgrade returns an instance that did not become Healthy in time to the
     /// model (image) it ran before.
     case imageRestoreStarted(name: String, toVersion: Int)
+    /// The upgrade policy changed (`update_policy`): the policy now in effect, the ARM paths of
+    /// the fields that changed, and the rolling upgrade still running with the policy it
+    /// started with (nil: none runs).
+    case policyUpdated(UpgradePolicy, changed: [String], runningUpgrade: Int?)
+    /// A reimage of `ids` (nil: `*`): `reimaging` instances restart on the model they run.
+    case reimage(ids: [Int]?, reimaging: Int)
 
     /// The kind this payload is.
     public var kind: Event.Kind {
@@ -182,6 +190,8 @@ public enum Payload: Equatable, Sendable {
         case .osUpgradeDeferred: return .osUpgradeDeferred
         case .osUpgradeApproved: return .osUpgradeApproved
         case .imageRestoreStarted: return .imageRestoreStarted
+        case .policyUpdated: return .policyUpdated
+        case .reimage: return .reimage
         }
     }
 }

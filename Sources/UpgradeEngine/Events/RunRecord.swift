@@ -27,7 +27,8 @@ public struct InstanceOutcome: Equatable, Sendable {
     public var updateDomain: Int = 0
     /// The model version it runs at the end.
     public var modelVersion: Int
-    /// Its committed health at the end.
+    /// Its committed health at the end; Unknown when the model it runs has no health extension
+    /// while others of the scale set have one (it has no health state of its own).
     public var health: HealthState
     /// False once it was deleted (scale-in, a MaxSurge batch, a failed creation).
     public var exists: Bool
@@ -41,7 +42,8 @@ public struct InstanceOutcome: Equatable, Sendable {
 public struct RunRecord: Equatable, Sendable {
     /// The seed of the run's random numbers (`math.random` and every seeded injector).
     public var seed: UInt64
-    /// The upgrade policy in effect: the definition's, with any overrides applied.
+    /// The upgrade policy in effect when the run ended: the definition's, with any overrides
+    /// applied, then each `update_policy` of the run.
     public var policy: UpgradePolicy
     /// Every event, in the order they happened (empty when the run did not keep them).
     public var events: [Event]
@@ -90,7 +92,7 @@ extension Simulation {
             }
             return InstanceOutcome(id: vm.id, name: vm.name, zone: vm.zone, faultDomain: vm.faultDomain, updateDomain: vm.updateDomain,
                                    modelVersion: vm.modelVersion,
-                                   health: vm.health.state, exists: exists, leftBehind: reason)
+                                   health: health(of: vm.id), exists: exists, leftBehind: reason)
         }
     }
 }

@@ -2,8 +2,11 @@ public import Formats
 
 /// What an instance answered to one probe of the health extension.
 public enum ProbeReply: Equatable, Sendable {
-    /// No answer: a timeout (30 s), a refused connection, or the instance is down.
+    /// No answer at once: a refused connection (nothing listens yet) or the instance is down.
     case noAnswer
+    /// The application accepted the connection and never replied: the extension's result comes
+    /// when its 30 s timeout ends (`probeTimeout`), and the next probe starts then.
+    case timeout
     /// An HTTP(S) response: its status and body, as the extension reads them off the wire.
     case http(status: Int, body: String)
     /// A TCP probe: whether the connection opened.
@@ -81,6 +84,10 @@ public struct ProbeResult: Equatable, Sendable {
     }
 }
 
+/// How long the extension waits for a reply before the probe's result is "no answer", in
+/// milliseconds (its HTTP client's and TCP dialer's timeout).
+public let probeTimeout: Millis = 30_000
+
 /// Bodies larger than this are not read (Unknown), so a hostile endpoint cannot exhaust memory.
 public let maxProbeBodyBytes = 64 * 1024
 
@@ -95,7 +102,7 @@ extension HealthExtensionSettings {
 
 /// The part of the settings that judging a probe needs, without strings, so the engine can keep
 /// one and judge every probe without copying the settings.
-struct ProbeJudge: Sendable {
+struct ProbeJudge: Equatable, Sendable {
     let `protocol`: ProbeProtocol
     let richStates: Bool
 
@@ -124,7 +131,7 @@ struct ProbeJudge: Sendable {
         switch `protocol` {
         case .tcp:
             switch reply {
-            case .noAnswer, .tcp(connected: false): return ProbeResult(state: .unhealthy)
+            case .noAnswer, .timeout, .tcp(connected: false): return ProbeResult(state: .unhealthy)
             default: return ProbeResult(state: .healthy, diagnostics: refusedMetrics(reply))
             }
         case .http, .https:
@@ -159,7 +166,7 @@ struct ProbeJudge: Sendable {
         var diagnostics: [WireDiagnostic] = []
         var metricsFromWire = false
         switch reply {
-        case .noAnswer, .tcp: return ProbeResult(state: .unknown)
+        case .noAnswer, .timeout, .tcp: return ProbeResult(state: .unknown)
         case .structured(let state, let metrics):
             stateText = state
             metricsPayload = metrics
@@ -299,25 +306,29 @@ public struct HealthTracker: Equatable, Sendable {
     var candidate: HealthState?
     let probesNeeded: Int32
     var streak: Int32 = 0
+    /// The grace period in milliseconds (at most 14,400,000: 32 bits keep the tracker's size).
+    let graceMillis: Int32
     /// When the instance last (re)started, in milliseconds.
     public private(set) var startedAt: Millis
-    let graceMillis: Millis
+    /// When grace ends for the current start (or for the extension installed since), in milliseconds.
+    public private(set) var graceEndsAt: Millis
 
-    /// A tracker for an instance started at `startedAt` (milliseconds): Initializing.
-    public init(settings: HealthExtensionSettings, startedAt: Millis) {
+    /// A tracker for an instance started at `startedAt` (milliseconds): Initializing, its grace
+    /// measured from `graceFrom` (default: the start; the moment the health extension was
+    /// installed on an instance already running).
+    public init(settings: HealthExtensionSettings, startedAt: Millis, graceFrom: Millis? = nil) {
         probesNeeded = Int32(clamping: settings.numberOfProbes)
-        graceMillis = settings.gracePeriod * 1000
+        graceMillis = Int32(clamping: settings.gracePeriod * 1000)
         expiryState = settings.graceExpiryState
         self.startedAt = startedAt
+        graceEndsAt = (graceFrom ?? startedAt) + Millis(graceMillis)
     }
-
-    /// When grace ends for the current start.
-    public var graceEndsAt: Millis { startedAt + graceMillis }
 
     /// The instance (re)started: back to Initializing.
     public mutating func restart(at time: Millis) {
         state = .initializing
         startedAt = time
+        graceEndsAt = time + Millis(graceMillis)
         candidate = nil
         streak = 0
     }

@@ -114,16 +114,30 @@ public struct ScaleSetDefinition: Equatable, Sendable {
     /// Whether instances report health at all.
     public var hasHealthSource: Bool { healthExtension != nil || (orchestration == .uniform && loadBalancerProbe) }
 
-    /// Every problem with the definition, all at once. `healthSourceDeclared`: a health source
-    /// was given but its settings were refused (reported on their own), so the rule that Rolling
-    /// needs one is not broken as well: one problem never causes another.
-    /// What Azure refuses about automatic OS image upgrades (SPEC §6).
-    private func automaticOSProblems(healthSourceDeclared: Bool) -> [Problem] {
-        let automatic = policy.automaticOS
-        guard automatic.enableAutomaticOSUpgrade else { return [] }
-        let field = "upgradePolicy.automaticOSUpgradePolicy.enableAutomaticOSUpgrade"
+    /// Whether instances running a model with `extension` (nil: none) report health at all.
+    public func hasHealthSource(extension: HealthExtensionSettings?) -> Bool {
+        `extension` != nil || (orchestration == .uniform && loadBalancerProbe)
+    }
+
+    /// What Azure refuses about `policy` on this scale set, every problem at once: a rollback
+    /// on Flexible orchestration, Rolling mode or automatic OS image upgrades without a health
+    /// source (`healthSource`: the model has one, or a health source was declared but its
+    /// settings were refused and are reported on their own: one problem never causes another),
+    /// MaxSurge with automatic OS upgrades on Flexible. The definition's policy and every
+    /// `update_policy` are checked with it.
+    public func policyProblems(_ policy: UpgradePolicy, healthSource: Bool) -> [Problem] {
         var problems: [Problem] = []
-        if !hasHealthSource && !healthSourceDeclared {
+        if policy.rolling.rollbackFailedInstancesOnPolicyBreach && orchestration == .flexible {
+            problems.append(Problem(field: "upgradePolicy.rollingUpgradePolicy.rollbackFailedInstancesOnPolicyBreach",
+                                    "true is for Uniform orchestration only (Azure's rolling upgrade documentation); this scale set is Flexible"))
+        }
+        if policy.mode == .rolling && !healthSource {
+            problems.append(Problem(field: "upgradePolicy.mode", Self.noHealthSourceMessage + (orchestration == .flexible && loadBalancerProbe ? " (Flexible orchestration needs the health extension; a load-balancer probe is not enough)" : "")))
+        }
+        let automatic = policy.automaticOS
+        guard automatic.enableAutomaticOSUpgrade else { return problems }
+        let field = "upgradePolicy.automaticOSUpgradePolicy.enableAutomaticOSUpgrade"
+        if !healthSource {
             problems.append(Problem(field: field, "automatic OS image upgrades need a health source: add healthExtension" + (orchestration == .uniform ? " or loadBalancerProbe" : " (Flexible orchestration: a load-balancer probe is not enough)")))
         }
         if policy.rolling.maxSurge && orchestration == .flexible {
@@ -149,14 +163,7 @@ public struct ScaleSetDefinition: Equatable, Sendable {
         if (healthExtension != nil || healthSourceDeclared) && loadBalancerProbe {
             problems.append(Problem(field: "loadBalancerProbe", "Only one source of health monitoring can be used: this scale set has the Application Health extension and a load-balancer probe; keep one"))
         }
-        if policy.rolling.rollbackFailedInstancesOnPolicyBreach && orchestration == .flexible {
-            problems.append(Problem(field: "upgradePolicy.rollingUpgradePolicy.rollbackFailedInstancesOnPolicyBreach",
-                                    "true is for Uniform orchestration only (Azure's rolling upgrade documentation); this scale set is Flexible"))
-        }
-        if policy.mode == .rolling && !hasHealthSource && !healthSourceDeclared {
-            problems.append(Problem(field: "upgradePolicy.mode", Self.noHealthSourceMessage + (orchestration == .flexible && loadBalancerProbe ? " (Flexible orchestration needs the health extension; a load-balancer probe is not enough)" : "")))
-        }
-        problems += automaticOSProblems(healthSourceDeclared: healthSourceDeclared)
+        problems += policyProblems(policy, healthSource: hasHealthSource || healthSourceDeclared)
         if let fleet {
             problems += fleetProblems()
             let ids = Set(fleet.map(\.id))
@@ -238,12 +245,20 @@ public struct Instance: Sendable {
     /// Exists and can serve or be upgraded (not being created or deleted).
     public var isPresent: Bool { lifecycle != .deleted && lifecycle != .creating && lifecycle != .deleting }
 
-    /// Still down from an upgrade or a rollback that restarted it: its health started again when
-    /// that operation ended and has not left Initializing. Such an instance counts as unhealthy
-    /// at every pre-batch check (SPEC §4.5), whoever started the operation.
+    /// Still down from an upgrade, a rollback or a reimage that restarted it: its health started
+    /// again when that operation ended and has not left Initializing. Such an instance counts as
+    /// unhealthy at every pre-batch check (SPEC §4.5), whoever started the operation.
     public var isBootingAfterUpgrade: Bool {
         guard health.state == .initializing, let op = lastOperation, op.restarted else { return false }
-        return (op.kind == .upgrade || op.kind == .rollback) && op.endedAt == health.startedAt
+        return (op.kind == .upgrade || op.kind == .rollback || op.kind == .reimage) && op.endedAt == health.startedAt
+    }
+
+    /// Its latest upgrade or rollback failed (and no other operation ended on it since):
+    /// prioritizeUnhealthyInstances takes it first with the unhealthy ones (seed 001: "failed or
+    /// unhealthy").
+    public var lastUpgradeFailed: Bool {
+        guard let op = lastOperation else { return false }
+        return (op.kind == .upgrade || op.kind == .rollback) && !op.succeeded
     }
 }
 

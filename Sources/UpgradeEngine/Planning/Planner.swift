@@ -22,6 +22,9 @@ public struct PlanInput: Equatable, Sendable {
     public var skip: Bool
     /// A candidate whose latest answer was not Healthy: its metrics (phase, skip) do not count.
     public var withoutMetrics = false
+    /// Its latest upgrade or rollback failed: prioritizeUnhealthyInstances takes it first, with
+    /// the unhealthy ones.
+    public var failed = false
 
     /// An instance to plan.
     public init(id: Int, zone: String? = nil, faultDomain: Int = 0, updateDomain: Int = 0, unhealthy: Bool = false,
@@ -208,7 +211,7 @@ public enum Planner {
         }
         func key(_ p: PlanInput, _ index: Int) -> Key {
             let zone = p.zone.flatMap(zoneRank) ?? 0
-            var k = Key(phase: p.phase ?? Int.max, urgent: prioritize && p.unhealthy ? 0 : 1, boundary: 0, zone: 0, order: 0, id: p.id, index: index)
+            var k = Key(phase: p.phase ?? Int.max, urgent: prioritize && (p.unhealthy || p.failed) ? 0 : 1, boundary: 0, zone: 0, order: 0, id: p.id, index: index)
             switch boundary {
             case .zone:
                 k.boundary = zone

@@ -24,9 +24,11 @@ extension Simulation {
             } else if candidate && rich {
                 missing.append(vm.id)
             }
-            return PlanInput(id: vm.id, zone: vm.zone, faultDomain: vm.faultDomain, updateDomain: vm.updateDomain,
-                             unhealthy: vm.health.state.countsAsUnhealthy, upToDate: vm.modelVersion == modelVersion,
-                             protected: vm.protectFromScaleSetActions, phase: metrics?.phase, skip: metrics?.skipUpgrade ?? false)
+            var input = PlanInput(id: vm.id, zone: vm.zone, faultDomain: vm.faultDomain, updateDomain: vm.updateDomain,
+                                  unhealthy: health(of: vm.id).countsAsUnhealthy, upToDate: vm.modelVersion == modelVersion,
+                                  protected: vm.protectFromScaleSetActions, phase: metrics?.phase, skip: metrics?.skipUpgrade ?? false)
+            input.failed = vm.lastUpgradeFailed
+            return input
         }
         // Naming them matters only where phases or skips are in use at all.
         guard metricsInUse else { return inputs }
@@ -45,6 +47,6 @@ extension Simulation {
         if assumingModelChange { for i in inputs.indices { inputs[i].upToDate = false } }
         return Planner.plan(inputs, capacity: inputs.count, zonal: !definition.zones.isEmpty,
                             orchestration: definition.orchestration, faultDomains: definition.effectiveFaultDomains,
-                            policy: definition.policy.rolling, takesDown: !definition.policy.rolling.maxSurge)
+                            policy: policy.rolling, takesDown: !policy.rolling.maxSurge)
     }
 }

@@ -90,3 +90,33 @@ public struct UpgradePolicy: Equatable, Sendable {
         self.automaticOS = automaticOS
     }
 }
+
+extension UpgradePolicy {
+    /// The fields whose value differs from `old`, as ARM paths (`mode`,
+    /// `rollingUpgradePolicy.maxUnhealthyInstancePercent`, …), in the order ARM lists them.
+    public func changedFields(from old: UpgradePolicy) -> [String] {
+        var changed: [String] = []
+        if mode != old.mode { changed.append("mode") }
+        let r = rolling, o = old.rolling
+        let rollingFields: [(String, Bool)] = [
+            ("maxBatchInstancePercent", r.maxBatchInstancePercent != o.maxBatchInstancePercent),
+            ("maxUnhealthyInstancePercent", r.maxUnhealthyInstancePercent != o.maxUnhealthyInstancePercent),
+            ("maxUnhealthyUpgradedInstancePercent", r.maxUnhealthyUpgradedInstancePercent != o.maxUnhealthyUpgradedInstancePercent),
+            ("pauseTimeBetweenBatches", r.pauseTimeBetweenBatches != o.pauseTimeBetweenBatches),
+            ("prioritizeUnhealthyInstances", r.prioritizeUnhealthyInstances != o.prioritizeUnhealthyInstances),
+            ("enableCrossZoneUpgrade", r.enableCrossZoneUpgrade != o.enableCrossZoneUpgrade),
+            ("maxSurge", r.maxSurge != o.maxSurge),
+            ("rollbackFailedInstancesOnPolicyBreach", r.rollbackFailedInstancesOnPolicyBreach != o.rollbackFailedInstancesOnPolicyBreach),
+        ]
+        changed += rollingFields.filter(\.1).map { "rollingUpgradePolicy.\($0.0)" }
+        let a = automaticOS, b = old.automaticOS
+        let automaticFields: [(String, Bool)] = [
+            ("enableAutomaticOSUpgrade", a.enableAutomaticOSUpgrade != b.enableAutomaticOSUpgrade),
+            ("disableAutomaticRollback", a.disableAutomaticRollback != b.disableAutomaticRollback),
+            ("useRollingUpgradePolicy", a.useRollingUpgradePolicy != b.useRollingUpgradePolicy),
+            ("osRollingUpgradeDeferral", a.osRollingUpgradeDeferral != b.osRollingUpgradeDeferral),
+        ]
+        changed += automaticFields.filter(\.1).map { "automaticOSUpgradePolicy.\($0.0)" }
+        return changed
+    }
+}

@@ -6,6 +6,9 @@ import Formats
 enum Scheduled: Sendable {
     /// Probe instance `id` if its probe generation is still `generation`.
     case probe(id: Int32, generation: Int32)
+    /// The result of instance `id`'s unanswered probe arrives (30 s after it started), if its
+    /// probe generation is still `generation`; its next probe starts then.
+    case probeTimedOut(id: Int32, generation: Int32)
     /// Operation `token` on instance `id` ends.
     case operationDone(id: Int32, token: Int32)
     /// Scenario action number `index`.

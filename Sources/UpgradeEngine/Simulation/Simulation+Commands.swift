@@ -2,25 +2,48 @@ public import Formats
 
 /// What users do to a scale set during a scenario.
 extension Simulation {
-    /// Updates the model with `changes` (attribute → value). No changes, or changes that leave
-    /// the model as it is, make a generic update: the version stays and, in Rolling mode, a
-    /// rolling upgrade checks every instance against it (the way to restart one).
-    public func updateModel(_ changes: [String: String]) throws {
+    /// Updates the model with `changes` (attribute → value) and `healthExtension` (nil: as it
+    /// is). No changes, or changes that leave the model as it is, make a generic update: the
+    /// version stays and, in Rolling mode, a rolling upgrade checks every instance against it
+    /// (the way to restart one). Adding, changing or removing the health extension is a change
+    /// applied in place; removing it is refused when the policy needs a health source, adding it
+    /// beside a load-balancer probe too (one health source only).
+    public func updateModel(_ changes: [String: String], healthExtension: HealthExtensionChange? = nil) throws {
         var attributes = models[models.count - 1]
         for (key, value) in changes { attributes[key] = value }
-        let generic = attributes == models[models.count - 1]
+        let oldExtension = setup.extensions[models.count - 1]
+        var newExtension = oldExtension
+        switch healthExtension {
+        case .set(let settings)?:
+            if definition.loadBalancerProbe {
+                throw EngineError("update_model refused: Only one source of health monitoring can be used: this scale set has a load-balancer probe; the Application Health extension cannot be added beside it")
+            }
+            let problems = settings.validate().problems
+            if !problems.isEmpty { throw EngineError("update_model refused: " + problems.map(\.description).joined(separator: "; ")) }
+            newExtension = settings
+        case .remove?:
+            newExtension = nil
+            let problems = definition.policyProblems(policy, healthSource: definition.hasHealthSource(extension: nil))
+            if !problems.isEmpty {
+                throw EngineError("update_model refused: without the health extension the policy in effect is refused: " + problems.map(\.description).joined(separator: "; "))
+            }
+        case nil: break
+        }
+        let generic = attributes == models[models.count - 1] && newExtension == oldExtension
         if let problem = ModelLimits.problem(attributes) { throw EngineError("update_model refused: \(problem)") }
         if !generic && models.count >= limits.modelVersions {
             reachLimit("modelVersions", limits.modelVersions, detail: "a model update")
             throw EngineError(counters.limitReached!.description)
         }
         if !generic {
-            models.append(attributes)
-            emit(.modelUpdated(version: modelVersion, changes: changes.filter { models[models.count - 2][$0.key] != $0.value }, via: nil))
+            appendModel(attributes, extension: newExtension)
+            let moved: HealthExtensionChange? = newExtension == oldExtension ? nil : newExtension.map(HealthExtensionChange.set) ?? .remove
+            emit(.modelUpdated(version: modelVersion, changes: changes.filter { models[models.count - 2][$0.key] != $0.value }, via: nil,
+                               healthExtension: moved))
         } else {
             emit(.modelUpdated(version: modelVersion, changes: [:], via: nil))
         }
-        switch definition.policy.mode {
+        switch policy.mode {
         case .rolling:
             try requestRollingUpgrade(reason: generic ? "generic model update" : "model update")
         case .automatic:
@@ -43,20 +66,36 @@ extension Simulation {
     /// once. Refused whole when an id does not exist or is protected.
     public func manualUpgrade(ids: [Int]?) throws {
         let chosen = ids ?? presentInstances.map(\.id)
-        if ids != nil {
-            let missing = chosen.filter { $0 < 0 || $0 >= instances.count || !instances[$0].isPresent }
-            if !missing.isEmpty {
-                throw EngineError("manual upgrade refused: instance(s) \(missing.map(String.init).joined(separator: ", ")) do not exist")
-            }
-            let protected = Set(chosen.filter { instances[$0].protectFromScaleSetActions }).sorted()
-            if !protected.isEmpty {
-                throw EngineError("InstanceIds may not contain instances that are protected from scale set actions. The following instance ids are protected from scale set action: \(protected.map(String.init).joined(separator: ", ")).")
-            }
-        }
+        if ids != nil { try refuseMissingOrProtected(chosen, action: "manual upgrade") }
         let targets = chosen.filter { $0 >= 0 && $0 < instances.count && instances[$0].isPresent && !instances[$0].protectFromScaleSetActions }
             .filter { instances[$0].modelVersion != modelVersion && operations[$0] == nil }
         emit(.manualUpgrade(ids: ids == nil ? nil : chosen, upgrading: targets.count, version: modelVersion))
         for id in targets { try beginOperation(.upgrade, on: id, targetVersion: modelVersion, upgrade: nil) }
+    }
+
+    /// Reimages `ids` (nil: every instance, like `*`): a disruptive operation on the model each
+    /// already runs (it restarts at Initializing). Refused whole when an id does not exist or is
+    /// protected, with the text a manual upgrade gets; instances busy with another operation are
+    /// left as they are.
+    public func reimage(ids: [Int]?) throws {
+        let chosen = ids ?? presentInstances.map(\.id)
+        if ids != nil { try refuseMissingOrProtected(chosen, action: "reimage") }
+        let targets = chosen.filter { instances[$0].isPresent && !instances[$0].protectFromScaleSetActions && operations[$0] == nil }
+        emit(.reimage(ids: ids == nil ? nil : chosen, reimaging: targets.count))
+        for id in targets { try beginOperation(.reimage, on: id, targetVersion: instances[id].modelVersion, upgrade: nil) }
+    }
+
+    /// Refuses an action on `ids` naming an instance that does not exist, or one protected from
+    /// scale set actions (Azure's text for a manual upgrade, ids ascending).
+    private func refuseMissingOrProtected(_ ids: [Int], action: String) throws(EngineError) {
+        let missing = ids.filter { $0 < 0 || $0 >= instances.count || !instances[$0].isPresent }
+        if !missing.isEmpty {
+            throw EngineError("\(action) refused: instance(s) \(missing.map(String.init).joined(separator: ", ")) do not exist")
+        }
+        let protected = Set(ids.filter { instances[$0].protectFromScaleSetActions }).sorted()
+        if !protected.isEmpty {
+            throw EngineError("InstanceIds may not contain instances that are protected from scale set actions. The following instance ids are protected from scale set action: \(protected.map(String.init).joined(separator: ", ")).")
+        }
     }
 
     /// Scales to `count` instances: new ones get the latest model; scale-in removes the

@@ -68,7 +68,7 @@ extension Simulation {
     /// runs the `latest` version, the model's `image` becomes `version` and an automatic OS
     /// upgrade starts (a newer one supersedes it). Otherwise nothing changes; the event says why.
     public func releasePlatformImage(version: String) throws {
-        let automatic = definition.policy.automaticOS
+        let automatic = policy.automaticOS
         guard automatic.enableAutomaticOSUpgrade else {
             emit(.imageReleased(version: version, outcome: .automaticUpgradesOff))
             return
@@ -94,7 +94,7 @@ extension Simulation {
     }
 
     private func platformUpgrade(attribute: String, value: String, what: String, os: OSUpgradeTerms?) throws {
-        guard definition.hasHealthSource else {
+        guard hasHealthSource else {
             throw EngineError("\(what) refused: it runs as a rolling upgrade and needs a health probe or the Application Health extension")
         }
         var attributes = models[models.count - 1]
@@ -104,7 +104,7 @@ extension Simulation {
             reachLimit("modelVersions", limits.modelVersions, detail: what)
             throw EngineError(counters.limitReached!.description)
         }
-        models.append(attributes)
+        appendModel(attributes, extension: setup.extensions[models.count - 1])
         emit(.modelUpdated(version: modelVersion, changes: [attribute: value], via: what))
         try requestRollingUpgrade(reason: what, os: os)
     }

@@ -17,6 +17,9 @@ extension Simulation {
         case .rollback:
             disruptive = true
             duration = timings.rollback
+        case .reimage:
+            disruptive = true
+            duration = timings.disruptiveUpgrade
         case .create:
             disruptive = false
             duration = timings.create
@@ -31,9 +34,9 @@ extension Simulation {
         operations[id] = op
         noteActivity()
         switch kind {
-        case .upgrade, .rollback:
+        case .upgrade, .rollback, .reimage:
             updateInstance(id) { vm in
-                vm.lifecycle = kind == .upgrade ? .upgrading : .rollingBack
+                vm.lifecycle = kind == .rollback ? .rollingBack : .upgrading
                 if disruptive { vm.health.restart(at: now) }
             }
             if disruptive { stopProbing(id) }
@@ -53,14 +56,16 @@ extension Simulation {
     func finishOperation(_ id: Int, _ op: PendingOperation) throws {
         let succeeded = !op.fail
         switch op.kind {
-        case .upgrade, .rollback:
+        case .upgrade, .rollback, .reimage:
+            let before = instances[id].modelVersion
             updateInstance(id) { vm in
                 vm.lifecycle = .running
                 if succeeded { vm.modelVersion = op.targetVersion }
                 if op.disruptive { vm.health.restart(at: now) }
                 vm.lastOperation = OperationRecord(kind: op.kind, succeeded: succeeded, endedAt: now, restarted: op.disruptive)
             }
-            if op.disruptive { startProbing(id) }
+            let extensionMoved = healthExtensionMoved(id, from: before)
+            if op.disruptive || extensionMoved { startProbing(id) }
         case .create:
             if succeeded {
                 updateInstance(id) { vm in

@@ -1,4 +1,5 @@
 import CMemoryHints
+import Formats
 
 /// Instances, their placement and their probes: the health state machine fed by the health source.
 extension Simulation {
@@ -15,13 +16,13 @@ extension Simulation {
         } else {
             spot = spreader.place()
         }
-        let settings = probeSettings ?? HealthExtensionSettings()
+        let settings = probeSettings(ofVersion: version)
         var instance = Instance(id: id, name: "\(definition.name)_\(id)", zone: spot.zone, faultDomain: spot.faultDomain,
                                 updateDomain: spot.updateDomain, modelVersion: version,
                                 protectFromScaleSetActions: definition.protected.contains(id),
                                 protectFromScaleIn: definition.protectedFromScaleIn.contains(id), lifecycle: lifecycle,
-                                health: HealthTracker(settings: settings, startedAt: now))
-        if probeSettings == nil { instance.health.markHealthyWithoutProbes() }
+                                health: HealthTracker(settings: settings ?? HealthExtensionSettings(), startedAt: now))
+        if settings == nil { instance.health.markHealthyWithoutProbes() }
         instances.append(instance)
         probes.last.append(nil)
         probes.generation.append(0)
@@ -38,7 +39,8 @@ extension Simulation {
         if outOfDate {
             var previous = definition.model
             previous[ScaleSetDefinition.previousModelAttribute] = "true"
-            models = [previous, definition.model]
+            models = [previous]
+            appendModel(definition.model, extension: definition.healthExtension)
         }
         let byID = Dictionary(fleet.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         let last = fleet.map(\.id).max() ?? -1
@@ -64,15 +66,16 @@ extension Simulation {
         let id = instances.count
         instances.append(Instance(id: id, name: "\(definition.name)_\(id)", zone: nil, faultDomain: 0, updateDomain: 0, modelVersion: 1,
                                   protectFromScaleSetActions: false, protectFromScaleIn: false, lifecycle: .deleted,
-                                  health: HealthTracker(settings: probeSettings ?? HealthExtensionSettings(), startedAt: now)))
+                                  health: HealthTracker(settings: HealthExtensionSettings(), startedAt: now)))
         probes.last.append(nil)
         probes.generation.append(0)
     }
 
-    /// (Re)starts setup.probing of instance `id` from now (its grace clock restarted with its health).
+    /// (Re)starts probing instance `id` from now (its grace clock restarted with its health),
+    /// when the model it runs has a health source.
     func startProbing(_ id: Int) {
         probes.generation[id] += 1
-        guard setup.probing else {
+        guard reportsHealth(id) else {
             updateInstance(id) { $0.health.markHealthyWithoutProbes() }
             return
         }
@@ -212,21 +215,54 @@ extension Simulation {
     }
 
     /// Instance `id`'s answer to the probe made now: judged, recorded, the next probe scheduled.
+    /// Every model probed as the first reads the setup's judge and interval; otherwise the
+    /// instance's model's (`probeConfig`).
     @inline(__always)
     private func take(_ reply: ProbeReply, from id: Int) throws {
+        guard setup.uniformProbing else {
+            let config = probeConfig(of: id)
+            // A source that keeps metrics for later (made for the first model's rich states) says
+            // nothing of metrics sent to a model whose extension reports binary states or tcp.
+            let keptForLater = setup.judge.namesStates && !config.judge.namesStates
+            return try take(keptForLater ? reply.forgettingKeptMetrics : reply, from: id, config)
+        }
+        try take(reply, from: id, ProbeConfig(judge: setup.judge, interval: setup.probeInterval))
+    }
+
+    @inline(__always)
+    private func take(_ reply: ProbeReply, from id: Int, _ config: ProbeConfig) throws {
         let state: HealthState
-        if let verdict = setup.judge.quickVerdict(reply) {
+        if let verdict = config.judge.quickVerdict(reply) {
             state = verdict
             probes.last[id] = LastProbe(state: verdict, metrics: nil, metricsDeferred: true)
         } else {
-            let result = setup.judge.evaluate(reply, strictWire: setup.strictWire)
+            // A probe that gets no reply: its result comes when the extension's timeout ends.
+            if case .timeout = reply {
+                let generation = Int32(truncatingIfNeeded: probes.generation[id])
+                return queue.schedule(.probeTimedOut(id: Int32(id), generation: generation), at: now + probeTimeout)
+            }
+            let result = config.judge.evaluate(reply, strictWire: setup.strictWire)
             if !result.diagnostics.isEmpty { warn(result.diagnostics, about: id) }
             probes.last[id] = LastProbe(state: result.state, metrics: result.metrics, metricsDeferred: result.metricsDeferred)
             state = result.state
         }
+        try commit(state, of: id, nextProbeAt: now + config.interval)
+    }
+
+    /// The result of instance `id`'s probe that got no reply, 30 s after it started: judged as
+    /// the extension judges a timeout, grace looked at now, and the next probe starts at once.
+    func takeTimeout(_ id: Int) throws {
+        let state = probeConfig(of: id).judge.evaluate(.timeout, strictWire: false).state
+        probes.last[id] = LastProbe(state: state, metrics: nil, metricsDeferred: false)
+        try commit(state, of: id, nextProbeAt: now)
+    }
+
+    /// Records probe result `state` of instance `id` now and schedules its next probe.
+    @inline(__always)
+    private func commit(_ state: HealthState, of id: Int, nextProbeAt next: Millis) throws {
         let before = instances[id].health.state, wasServing = isServing(id)
         let change = instances[id].health.record(state, at: now)
-        queue.schedule(.probe(id, generation: probes.generation[id]), at: now + setup.probeInterval)
+        queue.schedule(.probe(id, generation: probes.generation[id]), at: next)
         if let change {
             emit(.healthChanged(from: before, to: instances[id].health.state, reason: change), instance: id)
             servingMayHaveChanged(id, was: wasServing, health: before)

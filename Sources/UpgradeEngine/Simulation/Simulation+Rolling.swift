@@ -24,7 +24,7 @@ extension Simulation {
         let inputs = try planInputs()
         // An automatic OS upgrade batches with the default policy unless told to use the scale
         // set's (SPEC §6).
-        let policy = os?.usesDefaultPolicy == true ? RollingUpgradePolicy() : definition.policy.rolling
+        let policy = os?.usesDefaultPolicy == true ? RollingUpgradePolicy() : self.policy.rolling
         let (queue, skipped, protected) = Planner.queue(inputs, zonal: !definition.zones.isEmpty,
                                                         orchestration: definition.orchestration,
                                                         faultDomains: definition.effectiveFaultDomains,
@@ -95,7 +95,12 @@ extension Simulation {
 
 /// The scale set as the rolling upgrade reads it.
 extension Simulation: FleetView {
-    func health(of id: Int) -> HealthState { instances[id].health.state }
+    /// The committed health; Unknown for an instance whose model has no health source while
+    /// the scale set's others have one (it has no health state of its own, SPEC §6).
+    func health(of id: Int) -> HealthState {
+        guard setup.uniformProbing || reportsHealth(id) else { return .unknown }
+        return instances[id].health.state
+    }
     func isPresent(_ id: Int) -> Bool { instances[id].isPresent }
     func isRunning(_ id: Int) -> Bool { instances[id].lifecycle == .running }
     func isDeleted(_ id: Int) -> Bool { instances[id].lifecycle == .deleted }
@@ -109,9 +114,9 @@ extension Simulation: FleetView {
         // Fields read in place: binding an element copies the instance (and retains its strings).
         instances.indices.filter { id in
             guard instances[id].isPresent else { return false }
-            if instances[id].health.state.countsAsUnhealthy || instances[id].isBootingAfterUpgrade { return true }
+            if health(of: id).countsAsUnhealthy || instances[id].isBootingAfterUpgrade { return true }
             guard let op = operations[id] else { return false }
-            return (op.kind == .upgrade || op.kind == .rollback) && op.disruptive
+            return op.kind != .create && op.kind != .delete && op.disruptive
         }
     }
     var existingCount: Int { instances.count { $0.lifecycle != .deleted } }

@@ -10,6 +10,9 @@ public import Formats
 public final class Simulation {
     /// The scale set simulated.
     public let definition: ScaleSetDefinition
+    /// The upgrade policy in effect: the definition's, then each `updatePolicy`'s (a rolling
+    /// upgrade keeps the policy it started with).
+    public internal(set) var policy: UpgradePolicy
     /// How instances are probed and judged, the run's bounds, the scenario's behaviours and who
     /// is told what happens.
     @exclusivity(unchecked) var setup: RunSetup
@@ -33,14 +36,19 @@ public final class Simulation {
 
     /// How instances are probed and judged, and the run's bounds.
     struct RunSetup {
-        /// Health extension settings in effect (a load-balancer probe acts as binary http).
-        let probeSettings: HealthExtensionSettings?
-        /// Milliseconds between two probes of one instance.
+        /// Milliseconds between two probes of one instance of the first model.
         let probeInterval: Millis
-        /// Whether instances are probed at all (there is a health source).
-        let probing: Bool
-        /// Judges each probe (the settings' string-free part).
+        /// Whether some model has a health source, so instances may be probed at all.
+        var probing: Bool
+        /// Judges each probe of the first model (the settings' string-free part).
         let judge: ProbeJudge
+        /// The Application Health extension of each model version (version n at n - 1; nil: none).
+        var extensions: [HealthExtensionSettings?]
+        /// How instances of each model version are probed (nil: they report no health).
+        var byVersion: [ProbeConfig?]
+        /// Every model version is probed as the first: the hot path reads `judge` and
+        /// `probeInterval` without looking at the instance's model.
+        var uniformProbing = true
         var strictWire = false
         var limits = RunLimits()
         /// The behaviours the scenario gave: health answers, phases, operation faults, deferrals.
@@ -131,8 +139,9 @@ public final class Simulation {
         var osUpgrades: [RollingUpgrade] = []
     }
 
-    /// Health extension settings in effect (a load-balancer probe acts as binary http).
-    public var probeSettings: HealthExtensionSettings? { setup.probeSettings }
+    /// Probe settings of the newest model (a load-balancer probe acts as binary http); nil when
+    /// it has no health source.
+    public var probeSettings: HealthExtensionSettings? { probeSettings(ofVersion: modelVersion) }
     /// The newest model version.
     public var modelVersion: Int { models.count }
     /// Whether a health source that answers runs of probes is asked for them (the default), or
@@ -185,17 +194,12 @@ public final class Simulation {
         guard problems.isEmpty else { throw ValidationFailure(problems) }
         self.definition = definition
         self.capacity = definition.capacity
+        policy = definition.policy
         models = [definition.model]
-        let probeSettings: HealthExtensionSettings?
-        if let settings = definition.healthExtension {
-            probeSettings = settings
-        } else if definition.loadBalancerProbe {
-            probeSettings = HealthExtensionSettings(protocol: .http, requestPath: "/", typeHandlerVersion: "1.0")
-        } else {
-            probeSettings = nil
-        }
-        setup = RunSetup(probeSettings: probeSettings, probeInterval: (probeSettings?.intervalInSeconds ?? 5) * 1000,
+        let probeSettings = definition.healthExtension ?? (definition.loadBalancerProbe ? Self.loadBalancerProbeSettings : nil)
+        setup = RunSetup(probeInterval: (probeSettings?.intervalInSeconds ?? 5) * 1000,
                          probing: probeSettings != nil, judge: ProbeJudge(probeSettings ?? HealthExtensionSettings()),
+                         extensions: [definition.healthExtension], byVersion: [probeSettings.map(ProbeConfig.init)],
                          behaviours: Behaviours(health: health, phases: phases, faults: faults, deferrals: deferrals))
         spreader = Spreader(zones: definition.zones, faultDomains: definition.effectiveFaultDomains,
                             updateDomains: definition.effectiveUpdateDomains)
@@ -282,11 +286,15 @@ public final class Simulation {
             let id = Int(narrow)
             guard Int32(truncatingIfNeeded: probes.generation[id]) == generation else { return }
             // Not bound to a name: that would retain the source for every probe.
-            if runs {
+            if runs && setup.uniformProbing {
                 try probeRun(id, health: health.unsafelyUnwrapped)
             } else {
                 try probe(id, health: health)
             }
+        case .probeTimedOut(let narrow, let generation):
+            let id = Int(narrow)
+            guard Int32(truncatingIfNeeded: probes.generation[id]) == generation else { return }
+            try takeTimeout(id)
         case .operationDone(let narrow, let token):
             let id = Int(narrow)
             guard let op = operations[id], Int32(truncatingIfNeeded: op.token) == token else { return }

@@ -1,0 +1,411 @@
+import AzureWire
+import Formats
+import Reports
+import Scenario
+import UpgradeEngine
+import XCTest
+
+/// SPEC's fourth printing (issue 28): seed 001's own workflow (Manual, the extension added to the
+/// model, the instances upgraded, then Rolling), the extension as part of the model, reimage,
+/// "failed or unhealthy" first, refused versus unanswered probes, seed 002's REST extension body.
+final class SpecFourthPrintingTests: XCTestCase {
+    /// Runs `text` and returns the record, its events and what the script printed.
+    private func run(_ text: String) throws -> (RunRecord, [Event], [String]) {
+        var printed: [String] = []
+        let loaded = try load(path: try writeScenario(text), options: options(printed: { printed.append($0) }))
+        var events: [Event] = []
+        let record = try loaded.run { events.append($0) }
+        return (record, events, printed)
+    }
+
+    /// The events of rolling upgrade `number` (from its start to the next one's).
+    private func upgrade(_ number: Int, of events: [Event]) -> [Event] {
+        var current = 0
+        return events.filter { event in
+            if case .upgradeStarted(let n, _, _, _, _, _, _, _) = event.payload { current = n }
+            return current == number
+        }
+    }
+
+    /// 10 instances in Rolling mode whose health extension gives a slow boot 600 s of grace.
+    private let slowBootScaleSet = """
+        scaleset {
+          name = "web", capacity = 10, model = { image = "v1" },
+          upgradePolicy = { mode = "Rolling", rollingUpgradePolicy = { prioritizeUnhealthyInstances = true } },
+          healthExtension = { protocol = "http", port = 8000, requestPath = "/health", gracePeriod = 600 },
+        }
+        """
+
+    /// A health function whose application refuses connections for `seconds` after each (re)start.
+    private func bootsIn(_ seconds: Int) -> String {
+        """
+        health(function(vm, now)
+          if now - vm.startedAt < \(seconds) then return nil end
+          return { applicationHealthState = "Healthy" }
+        end)
+        """
+    }
+
+    private func healthyTimes(_ events: [Event], instance: Int) -> [Millis] {
+        events.compactMap { event in
+            guard event.instance == instance, case .healthChanged(_, .healthy, _) = event.payload else { return nil }
+            return event.time
+        }
+    }
+
+    // MARK: Seed 001's workflow
+
+    func testSeed001WorkflowManualThenExtensionThenRollingCompletes() throws {
+        let (record, events) = try runScenario(repositoryRoot + "/scripts/seed001-adopt-rolling.lua")
+        XCTAssertEqual(record.failedExpectations.map(\.key), [])
+        XCTAssertEqual(record.summary.status?.code, .completed)
+        XCTAssertEqual(record.summary.status?.progress.successfulInstanceCount, 10)
+        XCTAssertEqual(record.upgrades, 1)
+        // The refused switch at 30 s changed nothing; the one at 5 min is in the stream and the outcome.
+        let updates = events.compactMap { event -> (UpgradePolicy, [String], Int?)? in
+            if case .policyUpdated(let policy, let changed, let running) = event.payload { return (policy, changed, running) }
+            return nil
+        }
+        XCTAssertEqual(updates.map(\.0.mode), [.rolling])
+        XCTAssertEqual(updates.first?.1, ["mode", "rollingUpgradePolicy.pauseTimeBetweenBatches"])
+        XCTAssertEqual(updates.first?.2, nil)
+        XCTAssertEqual(record.policy.mode, .rolling)
+        XCTAssertEqual(RunJSON.summary(record, scaleSet: ScaleSetDefinition(name: "web", capacity: 10)).field("policy")?.field("mode"),
+                       .string("Rolling"))
+        // The events file: policyUpdated's fields; healthExtension only on the update that adds it.
+        let policyJSON = try XCTUnwrap(events.first { $0.kind == .policyUpdated }?.json)
+        XCTAssertEqual(policyJSON.field("mode"), .string("Rolling"))
+        XCTAssertEqual(policyJSON.object?["runningUpgrade"], .null)
+        XCTAssertEqual(policyJSON.field("policy")?.field("rollingUpgradePolicy")?.field("pauseTimeBetweenBatches"), .string("PT10S"))
+        let modelJSON = events.filter { $0.kind == .modelUpdated }.map(\.json)
+        XCTAssertEqual(modelJSON.map { $0.field("healthExtension")?.field("protocol") }, [.string("http"), nil])
+        XCTAssertEqual(modelJSON.map { $0.field("generic") }, [.bool(false), .bool(false)])
+        // Adding the extension is an in-place change: the manual upgrade takes no instance down.
+        let manual = events.compactMap { event -> OperationFacts? in
+            if case .operationStarted(let facts) = event.payload, facts.targetVersion == 2 { return facts }
+            return nil
+        }
+        XCTAssertEqual(manual.count, 10)
+        XCTAssertTrue(manual.allSatisfy { !$0.disruptive })
+        // Each instance reports health from the moment its model has the extension (150 s), not before.
+        XCTAssertEqual(healthyTimes(events, instance: 0).first, 150_000)
+        XCTAssertEqual(events.first { $0.kind == .healthChanged }?.time, 150_000)
+    }
+
+    func testRollingWithoutHealthSourceRefusedWithAzuresTextAndCatchable() throws {
+        let (record, events, printed) = try run("""
+            scaleset { name = "web", capacity = 4, model = { image = "v1" }, upgradePolicy = { mode = "Manual" } }
+            at("PT10S", function()
+              local ok, message = pcall(update_policy, { mode = "Rolling" })
+              print(tostring(ok)); print(message)
+            end)
+            """)
+        XCTAssertEqual(printed.first, "false")
+        XCTAssertEqual(printed.last?.hasSuffix(ScaleSetDefinition.noHealthSourceMessage), true)
+        XCTAssertEqual(record.policy.mode, .manual)
+        XCTAssertFalse(events.contains { $0.kind == .policyUpdated })
+    }
+
+    func testUpdatePolicyReportsEveryProblemAtOnce() throws {
+        let (record, _, printed) = try run("""
+            \(baseScaleSet)
+            at("PT10S", function()
+              local _, message = pcall(update_policy, { mode = "Sideways",
+                rollingUpgradePolicy = { maxBatchInstancePercent = 200, pauseTimeBetweenBatches = "PT1M1M" } })
+              print(message)
+            end)
+            """)
+        let message = try XCTUnwrap(printed.first)
+        for field in ["upgradePolicy.mode", "rollingUpgradePolicy.maxBatchInstancePercent", "rollingUpgradePolicy.pauseTimeBetweenBatches"] {
+            XCTAssertTrue(message.contains(field), "\(field) missing from \(message)")
+        }
+        XCTAssertEqual(record.policy.rolling.maxBatchInstancePercent, 20)
+    }
+
+    func testUpdatePolicyMergesTheFieldsGivenIntoThePolicyInEffect() throws {
+        var base = UpgradePolicy(mode: .manual)
+        base.rolling.maxSurge = true
+        base.rolling.pauseTimeBetweenBatches = 10_000
+        let change = try JSON.parse(#"{"mode": "rolling", "rollingUpgradePolicy": {"maxUnhealthyInstancePercent": 10}}"#)
+        let (merged, problems) = UpgradePolicy.merge(change, onto: base)
+        XCTAssertEqual(problems, [])
+        XCTAssertEqual(merged.mode, .rolling)
+        XCTAssertEqual(merged.rolling.maxUnhealthyInstancePercent, 10)
+        XCTAssertTrue(merged.rolling.maxSurge)
+        XCTAssertEqual(merged.rolling.setBooleans, ["maxSurge"])
+        XCTAssertEqual(merged.rolling.pauseTimeBetweenBatches, 10_000)
+        XCTAssertEqual(merged.changedFields(from: base), ["mode", "rollingUpgradePolicy.maxUnhealthyInstancePercent"])
+    }
+
+    func testRollbackOnBreachIsRefusedOnFlexibleByUpdatePolicyAsByTheDefinition() throws {
+        var definition = ScaleSetDefinition(name: "web", capacity: 4)
+        definition.orchestration = .flexible
+        definition.healthExtension = HealthExtensionSettings(protocol: .http, port: 8000)
+        let sim = try Simulation(definition)
+        var policy = sim.policy
+        policy.rolling.rollbackFailedInstancesOnPolicyBreach = true
+        var definitionWithIt = definition
+        definitionWithIt.policy = policy
+        XCTAssertThrowsError(try sim.updatePolicy(policy)) { error in
+            XCTAssertEqual((error as? EngineError)?.message, definitionWithIt.validate().map(\.description).joined(separator: "; "))
+        }
+        XCTAssertEqual(sim.policy, definition.policy)
+    }
+
+    func testRunningUpgradeKeepsItsPolicyAndTheNextUsesTheNewOne() throws {
+        // One update domain, so batches are cut by the policy alone.
+        let (record, events, _) = try run("""
+            \(slowBootScaleSet.replacingOccurrences(of: "gracePeriod = 600 },", with: "gracePeriod = 600 }, updateDomains = 1,"))
+            \(bootsIn(30))
+            at("PT1M", function() update_model { image = "v2" } end)
+            at("PT3M", function() update_policy { rollingUpgradePolicy = { maxBatchInstancePercent = 50, maxUnhealthyInstancePercent = 50 } } end)
+            at("PT1H", function() update_model { image = "v3" } end)
+            expect { code = "Completed" }
+            """)
+        let starts = events.compactMap { event -> Int? in
+            if case .upgradeStarted(_, _, _, _, _, let size, _, _) = event.payload { return size }
+            return nil
+        }
+        XCTAssertEqual(starts, [2, 5])
+        XCTAssertEqual(batches(upgrade(1, of: events)).count, 5)
+        XCTAssertEqual(batches(upgrade(2, of: events)).count, 2)
+        let running = events.compactMap { event -> Int?? in
+            if case .policyUpdated(_, _, let running) = event.payload { return running }
+            return nil
+        }
+        XCTAssertEqual(running, [1])
+        XCTAssertEqual(record.policy.rolling.maxBatchInstancePercent, 50)
+        XCTAssertEqual(record.summary.status?.policy.maxBatchInstancePercent, 50)
+    }
+
+    // MARK: The extension belongs to the model
+
+    func testInstancesWithoutTheExtensionFaultTheUpgradeBeforeTheFirstBatch() throws {
+        let (record, events, _) = try run("""
+            scaleset { name = "web", capacity = 10, model = { image = "v1" }, upgradePolicy = { mode = "Manual" } }
+            health(function(vm, now) return { applicationHealthState = "Healthy" } end)
+            at("PT1M", function()
+              update_model { healthExtension = { protocol = "http", port = 8000, requestPath = "/health" } }
+            end)
+            at("PT2M", function() manual_upgrade { 0, 1, 2, 3, 4, 5, 6, 7 } end)
+            at("PT5M", function()
+              update_policy { mode = "Rolling", rollingUpgradePolicy = { maxUnhealthyInstancePercent = 10 } }
+            end)
+            at("PT6M", function() update_model { image = "v2" } end)
+            """)
+        let status = try XCTUnwrap(record.summary.status)
+        XCTAssertEqual(status.code, .faulted)
+        XCTAssertEqual(status.error?.code, "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade")
+        XCTAssertEqual(status.error?.details.map(\.target), ["web/virtualMachines/8", "web/virtualMachines/9"])
+        let check = events.compactMap { event -> ThresholdCheck? in
+            if case .preBatchCheck(let check) = event.payload { return check }
+            return nil
+        }
+        XCTAssertEqual(check.map(\.counted), [[8, 9]])
+        XCTAssertEqual(status.progress.pendingInstanceCount, 10)
+        XCTAssertEqual(record.instances.map(\.health), Array(repeating: .healthy, count: 8) + [.unknown, .unknown])
+    }
+
+    func testVMModelShowsTheExtensionAndRemovingItIsRefusedInRollingMode() throws {
+        // fault reads vm.model before each operation: 60 s with the extension, 90 s without.
+        let (record, events, printed) = try run("""
+            scaleset { name = "web", capacity = 2, model = { image = "v1" }, upgradePolicy = { mode = "Manual" } }
+            fault(function(vm, op, now) return { duration = vm.model.healthExtension and 60 or 90 } end)
+            at("PT1M", function() update_model { healthExtension = { protocol = "tcp", port = 22 } } end)
+            at("PT2M", function() manual_upgrade { 0 } end)
+            at("PT5M", function() reimage("*") end)
+            at("PT10M", function()
+              update_policy { mode = "Rolling" }
+              local ok = pcall(update_model, { healthExtension = false })
+              print(tostring(ok))
+              update_policy { mode = "Manual" }
+              update_model { healthExtension = false }
+            end)
+            """)
+        let durations = events.compactMap { event -> (OperationKind, Int?, Millis)? in
+            if case .operationStarted(let facts) = event.payload { return (facts.kind, event.instance, facts.duration) }
+            return nil
+        }
+        XCTAssertEqual(durations.map(\.0), [.upgrade, .reimage, .reimage])
+        XCTAssertEqual(durations.map(\.2), [90_000, 60_000, 90_000])
+        XCTAssertEqual(printed, ["false"])
+        XCTAssertEqual(record.policy.mode, .manual)
+        let versions = events.compactMap { event -> Int? in
+            if case .modelUpdated(let version, _, _, _) = event.payload { return version }
+            return nil
+        }
+        XCTAssertEqual(versions, [2, 3])
+    }
+
+    func testAScaleSetWhoseFirstModelHasTheExtensionShowsItInVMModel() throws {
+        let (_, events, _) = try run("""
+            \(baseScaleSet)
+            fault(function(vm, op, now) return { duration = vm.model.healthExtension and 60 or 90 } end)
+            at("PT1M", function() update_model { image = "v2" } end)
+            """)
+        let first = events.first { $0.kind == .operationStarted }
+        guard case .operationStarted(let facts)? = first?.payload else { return XCTFail("no operation") }
+        XCTAssertEqual(facts.duration, 60_000)
+    }
+
+    func testChangingTheExtensionInPlaceRestartsHealthWithTheNewSettings() throws {
+        // From rich http to tcp with 600 s of grace: each instance is Initializing again when the
+        // in-place upgrade ends, then Healthy on its first tcp probe; no wire warning on the way.
+        let (record, events, _) = try run("""
+            \(slowBootScaleSet)
+            health(function(vm, now) return { applicationHealthState = "Healthy" } end)
+            at("PT1M", function() update_model { healthExtension = { protocol = "tcp", port = 22, gracePeriod = 600 } } end)
+            expect { code = "Completed" }
+            """)
+        XCTAssertEqual(record.failedExpectations.map(\.key), [])
+        XCTAssertFalse(events.contains { $0.kind == .wireWarning })
+        let upgraded = events.compactMap { event -> Millis? in
+            guard event.instance == 0, case .operationFinished(.upgrade, _, true) = event.payload else { return nil }
+            return event.time
+        }
+        XCTAssertEqual(upgraded.count, 1)
+        XCTAssertEqual(healthyTimes(events, instance: 0).last, upgraded.first)
+        let operations = events.compactMap { event -> OperationFacts? in
+            if case .operationStarted(let facts) = event.payload { return facts }
+            return nil
+        }
+        XCTAssertTrue(operations.allSatisfy { !$0.disruptive })
+    }
+
+    // MARK: Reimage
+
+    func testReimagedInstanceIsInitializingAgainAndHealthyOnlyWhenItsApplicationAnswers() throws {
+        // The application listens 50 s after each (re)start; a reimage takes 200 s here.
+        let (record, events, _) = try run("""
+            \(slowBootScaleSet)
+            \(bootsIn(50))
+            fault(function(vm, op, now) if op == "reimage" then return { duration = 200 } end end)
+            at("PT5M", function() reimage { 1, 2 } end)
+            at("PT15M", function() end)
+            """)
+        let started = events.filter { $0.kind == .operationStarted }
+        XCTAssertEqual(started.map(\.instance), [1, 2])
+        for event in started {
+            guard case .operationStarted(let facts) = event.payload else { continue }
+            XCTAssertEqual(facts.kind, .reimage)
+            XCTAssertTrue(facts.disruptive)
+            XCTAssertEqual(facts.targetVersion, 1)
+            XCTAssertEqual(facts.duration, 200_000)
+        }
+        // Down at 300 s (Initializing), back at 500 s, Healthy once it answers at 550 s.
+        let leftService = events.first { $0.instance == 1 && $0.kind == .servingChanged && $0.time == 300_000 }
+        guard case .servingChanged(false, _, let reason)? = leftService?.payload else { return XCTFail("instance 1 kept serving") }
+        XCTAssertEqual(reason, HealthState.initializing.rawValue)
+        XCTAssertEqual(healthyTimes(events, instance: 1), [50_000, 550_000])
+        XCTAssertEqual(record.instances[1].modelVersion, 1)
+        XCTAssertEqual(record.instances[1].health, .healthy)
+    }
+
+    func testReimageOfAProtectedInstanceIsRefusedWithTheManualUpgradesText() throws {
+        let sim = try Simulation(ScaleSetDefinition(name: "web", capacity: 8).with { $0.protected = [2, 7] })
+        var reimage: EngineError?, manual: EngineError?
+        do { try sim.reimage(ids: [7, 1, 2]) } catch let error as EngineError { reimage = error }
+        do { try sim.manualUpgrade(ids: [7, 1, 2]) } catch let error as EngineError { manual = error }
+        XCTAssertNotNil(reimage)
+        XCTAssertEqual(reimage, manual)
+        XCTAssertTrue(reimage?.message.hasSuffix("protected from scale set action: 2, 7.") == true)
+    }
+
+    // MARK: Failed or unhealthy first
+
+    func testFailedInstanceLeadsTheNextUpgradesFirstBatch() throws {
+        let (record, events, _) = try run("""
+            \(slowBootScaleSet)
+            \(bootsIn(40))
+            fault(function(vm, op, now)
+              if op == "upgrade" and vm.id == 7 and vm.model.version == 1 and vm.state.failedOnce == nil then
+                vm.state.failedOnce = true
+                return { fail = true }
+              end
+            end)
+            at("PT1M", function() update_model { image = "v2" } end)
+            at("PT1H", function() update_model { image = "v3" } end)
+            """)
+        let first = batches(upgrade(1, of: events))
+        XCTAssertFalse(first.first?.hasPrefix("7") ?? true)
+        let second = batches(upgrade(2, of: events))
+        XCTAssertEqual(second.first, "7")
+        XCTAssertEqual(record.summary.status?.code, .completed)
+    }
+
+    // MARK: Refused versus unanswered probes
+
+    private func bootTimes(_ before: String, protocol proto: String = "http", grace: Int = 600) throws -> [Event] {
+        let path = proto == "tcp" ? "port = 8000" : "port = 8000, requestPath = \"/health\""
+        let (_, events, _) = try run("""
+            scaleset {
+              name = "web", capacity = 1, model = { image = "v1" }, upgradePolicy = { mode = "Manual" },
+              healthExtension = { protocol = "\(proto)", \(path), intervalInSeconds = 5, gracePeriod = \(grace) },
+            }
+            health(function(vm, now)
+              if now < 40 then return \(before) end
+              return { applicationHealthState = "Healthy" }
+            end)
+            at("PT2M", function() end)
+            """)
+        return events.filter { $0.kind == .healthChanged && $0.instance == 0 }
+    }
+
+    func testApplicationAnsweringFrom40sIsHealthyAt40sWhenItRefusesBefore() throws {
+        let changes = try bootTimes("nil")
+        XCTAssertEqual(changes.map(\.time), [40_000])
+    }
+
+    func testApplicationAnsweringFrom40sIsHealthyAt60sWhenItHangsBefore() throws {
+        // Probes at 0 and 30 s get no reply; each result comes 30 s later, the next probe at once.
+        let changes = try bootTimes("{ timeout = true }")
+        XCTAssertEqual(changes.map(\.time), [60_000])
+        guard case .healthChanged(.initializing, .healthy, .probes)? = changes.first?.payload else { return XCTFail("\(changes)") }
+    }
+
+    func testUnansweredTCPProbeChecksGraceWhenItsResultArrives() throws {
+        // Grace ends at 10 s, but the first result only arrives at 30 s: Unhealthy then.
+        let changes = try bootTimes("{ timeout = true }", protocol: "tcp", grace: 10)
+        guard case .healthChanged(.initializing, .unhealthy, .gracePeriodEnded)? = changes.first?.payload else { return XCTFail("\(changes)") }
+        XCTAssertEqual(changes.first?.time, 30_000)
+    }
+
+    func testTimeoutWithOtherFieldsIsABadResult() throws {
+        XCTAssertThrowsError(try run("""
+            \(baseScaleSet)
+            health(function(vm, now) return { timeout = 1 } end)
+            at("PT1M", function() end)
+            """))
+    }
+
+    // MARK: Seed 002's REST body
+
+    func testSeed002RESTExtensionBodyWithLocationIsAccepted() throws {
+        let loaded = try load(path: try writeScenario("""
+            scaleset {
+              name = "web", capacity = 2, upgradePolicy = { mode = "Rolling" },
+              healthExtension = {
+                name = "myHealthExtension", location = "westeurope",
+                properties = {
+                  publisher = "Microsoft.ManagedServices", type = "ApplicationHealthWindows",
+                  autoUpgradeMinorVersion = true, typeHandlerVersion = "2.0",
+                  settings = { protocol = "http", port = 8080, requestPath = "/healthz", intervalInSeconds = 10,
+                               numberOfProbes = 2, gracePeriod = 120 },
+                },
+              },
+            }
+            """), options: options())
+        XCTAssertEqual(loaded.definition.scaleSet.healthExtension,
+                       HealthExtensionSettings(protocol: .http, port: 8080, requestPath: "/healthz", intervalInSeconds: 10,
+                                               numberOfProbes: 2, gracePeriod: 120))
+        XCTAssertEqual(loaded.definition.scaleSet.location, "eastus")
+    }
+}
+
+private extension ScaleSetDefinition {
+    func with(_ change: (inout ScaleSetDefinition) -> Void) -> ScaleSetDefinition {
+        var copy = self
+        change(&copy)
+        return copy
+    }
+}
