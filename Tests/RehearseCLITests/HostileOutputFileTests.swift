@@ -147,6 +147,25 @@ final class HostileOutputFileTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: repositoryRoot + "/-"))
     }
 
+    /// `/dev/stdout` redirected to a file is the process's own standard output: the events and
+    /// the JSON after them follow each other, neither written over the other.
+    func testDevStdoutRedirectedToAFileSharesStandardOutput() throws {
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        shell.arguments = ["-c", "'\(rehearseBinary)' run --json --events /dev/stdout scripts/ten-at-twenty.lua > '\(work)/out.txt'"]
+        shell.currentDirectoryURL = URL(fileURLWithPath: repositoryRoot)
+        try shell.run()
+        shell.waitUntilExit()
+        XCTAssertEqual(shell.terminationStatus, 0)
+        let text = try String(contentsOfFile: work + "/out.txt", encoding: .utf8)
+        let events = text.split(separator: "\n").prefix { $0.hasPrefix("{\"") }
+        XCTAssertGreaterThan(events.count, 10)
+        XCTAssertEqual(try events.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }.last??["kind"] as? String, "runEnded")
+        let status = text.split(separator: "\n").dropFirst(events.count).joined(separator: "\n")
+        let json = try JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any]
+        XCTAssertNotNil(json?["runningStatus"], status)
+    }
+
     /// The plugin lock is written the same way: a lock that is a link stays one.
     func testThePluginLockFollowsALink() throws {
         let repo = work + "/repo", project = work + "/project"
