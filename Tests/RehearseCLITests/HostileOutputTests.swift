@@ -6,13 +6,12 @@ import FoundationXML
 
 /// Text a script or a document supplies (a file name, a zone, an `expect` value, an error
 /// message) holding control characters: JUnit stays well-formed XML, and no human-readable
-/// output passes an escape sequence to the terminal.
+/// output passes an escape sequence to the terminal. Output files: HostileOutputTests+Files.swift.
 final class HostileOutputTests: XCTestCase {
     var work = ""
 
     override func setUpWithError() throws {
-        work = FileManager.default.temporaryDirectory.appendingPathComponent("hostile-text-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        work = try temporaryFolder("hostile-output")
     }
 
     override func tearDown() { try? FileManager.default.removeItem(atPath: work) }

@@ -8,24 +8,15 @@ import FoundationXML
 /// one way: a regular file is replaced whole, a device, a FIFO or `-` is written into, a
 /// symbolic link is followed, a folder is exit 2, a failed run leaves an existing file as it was.
 /// Only /dev/null and /dev/full are written as real devices.
-final class HostileOutputFileTests: XCTestCase {
-    var work = ""
-
-    override func setUpWithError() throws {
-        work = FileManager.default.temporaryDirectory.appendingPathComponent("hostile-output-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-    }
-
-    override func tearDown() { try? FileManager.default.removeItem(atPath: work) }
-
+extension HostileOutputTests {
     /// Each output option, with the command that writes it.
-    let writers: [(option: String, arguments: [String])] = [
+    var writers: [(option: String, arguments: [String])] { [
         ("--report", ["run", "scripts/ten-at-twenty.lua"]),
         ("--events", ["run", "scripts/ten-at-twenty.lua"]),
         ("--junit", ["test", "scripts/ten-at-twenty.lua"]),
         ("--runs", ["sweep", "scripts/ten-at-twenty.lua", "--seeds", "0..1"]),
         ("--report", ["sweep", "scripts/ten-at-twenty.lua", "--seeds", "0..1"]),
-    ]
+    ] }
 
     func fileType(_ path: String) -> mode_t? {
         var info = stat()
@@ -150,13 +141,7 @@ final class HostileOutputFileTests: XCTestCase {
     /// `/dev/stdout` redirected to a file is the process's own standard output: the events and
     /// the JSON after them follow each other, neither written over the other.
     func testDevStdoutRedirectedToAFileSharesStandardOutput() throws {
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-        shell.arguments = ["-c", "'\(rehearseBinary)' run --json --events /dev/stdout scripts/ten-at-twenty.lua > '\(work)/out.txt'"]
-        shell.currentDirectoryURL = URL(fileURLWithPath: repositoryRoot)
-        try shell.run()
-        shell.waitUntilExit()
-        XCTAssertEqual(shell.terminationStatus, 0)
+        XCTAssertEqual(try runShell("'\(rehearseBinary)' run --json --events /dev/stdout scripts/ten-at-twenty.lua > '\(work)/out.txt'"), 0)
         let text = try String(contentsOfFile: work + "/out.txt", encoding: .utf8)
         let events = text.split(separator: "\n").prefix { $0.hasPrefix("{\"") }
         XCTAssertGreaterThan(events.count, 10)
