@@ -6,7 +6,7 @@ import Glibc
 /// - a symbolic link is followed: its final target is written or replaced, the link stays a link;
 /// - a character device (`/dev/null`) or a FIFO is written into, never replaced (a FIFO with no
 ///   reader is refused at once instead of waited for), and so is whatever a path through /proc
-///   names (`/dev/stdout`, `/dev/fd/3`: a descriptor the process was given);
+///   names (`/dev/stdout` and `/dev/fd/3` write into the process's own descriptor);
 /// - a regular file, or a path where nothing is yet, is written into a temporary file in the
 ///   same folder that `commit()` renames over it: a reader sees the old file or the new one,
 ///   never half of one, and a run that ends before `commit()` leaves the old file as it was;
@@ -40,12 +40,22 @@ public final class OutputFile {
             destination = nil
             return
         }
-        let target: String, throughProc: Bool
-        do { (target, throughProc) = try Self.followingLinks(path) } catch { throw cannot("open", error.description) }
+        let target: String, throughProc: Bool, descriptor: Int32?
+        do { (target, throughProc, descriptor) = try Self.followingLinks(path) } catch { throw cannot("open", error.description) }
+        // `/dev/stdout`, `/dev/fd/3`: the descriptor itself, sharing its offset with what the
+        // process writes there (a new open of a redirected file would write over it from 0).
+        if let descriptor {
+            let copy = dup(descriptor)
+            guard copy >= 0 else { throw cannot("open", Self.reason()) }
+            fd = copy
+            owned = true
+            destination = nil
+            return
+        }
         var info = stat()
         let exists = stat(path, &info) == 0
-        // A path through /proc (`/dev/stdout`, `/dev/fd/3`) names a descriptor this process
-        // already has: written into whatever it is, never replaced (the shell opened it).
+        // Any other path through /proc (`/proc/1234/fd/1`) names a file some process has open:
+        // written into, whatever it is, never replaced.
         if exists && (!Self.isRegular(info) || throughProc) {
             let kind = info.st_mode & S_IFMT
             guard kind == S_IFCHR || kind == S_IFIFO || kind == S_IFREG else { throw refuse(Self.describe(kind)) }
@@ -134,19 +144,24 @@ public final class OutputFile {
     /// Writes `text` as UTF-8 to `path` and commits it.
     public static func write(_ text: String, to path: String, role: String) throws(OutputFileError) { try write(text.utf8, to: path, role: role) }
 
-    /// The path a chain of symbolic links starting at `path` ends at (it may not exist yet), and
-    /// whether the chain went through /proc, whose links name open descriptors, not paths.
-    static func followingLinks(_ path: String) throws(Reason) -> (path: String, throughProc: Bool) {
+    /// The path a chain of symbolic links starting at `path` ends at (it may not exist yet);
+    /// whether the chain went through /proc, whose links name open files, not paths; and the
+    /// descriptor of this process it names, when one of its steps is `/proc/self/fd/N` or
+    /// `/dev/fd/N` (`/dev/stdout` is a link to `/proc/self/fd/1`).
+    static func followingLinks(_ path: String) throws(Reason) -> (path: String, throughProc: Bool, descriptor: Int32?) {
         var current = path
         var throughProc = false
         for _ in 0..<40 {
+            for prefix in ["/proc/self/fd/", "/dev/fd/"] where current.hasPrefix(prefix) {
+                if let n = Int32(current.dropFirst(prefix.count)), n >= 0 { return (current, true, n) }
+            }
             throughProc = throughProc || current.hasPrefix("/proc/")
             var info = stat()
             guard lstat(current, &info) == 0 else {
-                if errno == ENOENT { return (current, throughProc) }
+                if errno == ENOENT { return (current, throughProc, nil) }
                 throw Reason(reason())
             }
-            guard (info.st_mode & S_IFMT) == S_IFLNK else { return (current, throughProc) }
+            guard (info.st_mode & S_IFMT) == S_IFLNK else { return (current, throughProc, nil) }
             var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
             let length = readlink(current, &buffer, buffer.count - 1)
             guard length >= 0 else { throw Reason(reason()) }

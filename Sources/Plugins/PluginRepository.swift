@@ -23,8 +23,12 @@ public enum PluginRepository {
     }
 
     /// The index of every archive (`*.tar`) in `folder`, each named `base/FILE` when a base URL
-    /// is given, else by its file name (relative to the index). Sorted by name, newest first.
+    /// (http or https) is given, else by its file name (relative to the index). Sorted by name, newest first.
     public static func index(_ folder: String, baseURL: String?) throws(PluginProblem) -> String {
+        // What install accepts: an http(s) URL, or names relative to the index.
+        if let baseURL, !["http", "https"].contains(scheme(of: baseURL) ?? "") {
+            throw PluginProblem("--url \(baseURL): allowed an http(s) URL the folder is served at (without --url, archive names are relative to the index)")
+        }
         let names: [String]
         do { names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".tar") }.sorted() } catch {
             throw PluginProblem("\(folder): not a readable folder")

@@ -332,7 +332,7 @@ public enum ScriptingAPI {
         for (path, text) in files.sorted(by: { $0.key < $1.key }) {
             let full = root + "/" + path
             try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            try text.write(toFile: full, atomically: true, encoding: .utf8)
+            try OutputFile.write(text, to: full, role: "the generated file")
         }
         return files.keys.sorted()
     }

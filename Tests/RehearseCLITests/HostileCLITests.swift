@@ -150,13 +150,8 @@ final class HostileCLITests: XCTestCase {
 
     /// `--events - | head -c 10`: the closed pipe is a write error (exit 2), not SIGPIPE (141).
     func testEventsToAClosedPipeExitsTwo() throws {
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: "/bin/bash")
-        shell.arguments = ["-c", "'\(rehearseBinary)' run --json --events - scripts/ten-at-twenty.lua 2>/dev/null | head -c 10 >/dev/null; exit ${PIPESTATUS[0]}"]
-        shell.currentDirectoryURL = URL(fileURLWithPath: repositoryRoot)
-        try shell.run()
-        shell.waitUntilExit()
-        XCTAssertEqual(shell.terminationStatus, 2)
+        let status = try runShell("'\(rehearseBinary)' run --json --events - scripts/ten-at-twenty.lua 2>/dev/null | head -c 10 >/dev/null; exit ${PIPESTATUS[0]}")
+        XCTAssertEqual(status, 2)
     }
 
     /// A bad option value is reported once: no second line naming an ExitCode.

@@ -6,13 +6,12 @@ import FoundationXML
 
 /// Text a script or a document supplies (a file name, a zone, an `expect` value, an error
 /// message) holding control characters: JUnit stays well-formed XML, and no human-readable
-/// output passes an escape sequence to the terminal.
+/// output passes an escape sequence to the terminal. Output files: HostileOutputTests+Files.swift.
 final class HostileOutputTests: XCTestCase {
     var work = ""
 
     override func setUpWithError() throws {
-        work = FileManager.default.temporaryDirectory.appendingPathComponent("hostile-text-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        work = try temporaryFolder("hostile-output")
     }
 
     override func tearDown() { try? FileManager.default.removeItem(atPath: work) }
@@ -36,7 +35,7 @@ final class HostileOutputTests: XCTestCase {
         XCTAssertFalse(out.stderr.unicodeScalars.contains("\u{1B}"), "\(what): \(out.stderr.debugDescription)", file: file, line: line)
     }
 
-    func testPlanSweepTestValidateRunTableMergeAndCompareEscapeWhatTheScriptSupplies() throws {
+    func testEveryHumanReadableOutputEscapesWhatScriptsAndDocumentsSupply() throws {
         let scenario = try hostileScenario()
         let cases: [(String, [String], Int32)] = [
             ("plan", ["plan", scenario], 0),
@@ -52,6 +51,17 @@ final class HostileOutputTests: XCTestCase {
             let out = try runRehearse(arguments)
             XCTAssertEqual(out.status, status, "\(what): \(out.stderr)")
             assertEscaped(out, what)
+        }
+        // A bundle's manifest is a document too: `plugins list` and `show` print its description.
+        let bundle = work + "/bundles/evil"
+        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
+        try #"{"name": "evil", "version": "1.0.0", "api": "^1", "entry": "init", "description": "x\u001b[2Jy", "exports": {}}"#
+            .write(toFile: bundle + "/rehearse-plugin.json", atomically: true, encoding: .utf8)
+        try "return {}\n".write(toFile: bundle + "/init.lua", atomically: true, encoding: .utf8)
+        for command in ["list", "show evil"] {
+            let out = try runRehearse(["plugins"] + command.split(separator: " ").map(String.init) + ["--plugin-path", work + "/bundles"])
+            XCTAssertEqual(out.status, 0, out.stderr)
+            assertEscaped(out, "plugins \(command)")
         }
         let part = try runRehearse(["sweep", scenario, "--seeds", "0..1", "--shard", "1/1", "--json"])
         XCTAssertEqual(part.status, 0, part.stderr)

@@ -100,6 +100,18 @@ final class HostilePluginSourceTests: XCTestCase {
         XCTAssertTrue(out.stderr.contains("--repo ftp://127.0.0.1/repo"), out.stderr)
     }
 
+    /// `index --url` takes what install accepts: a local path or a file URL would make an index
+    /// no install reads.
+    func testIndexRefusesABaseThatIsNotHTTP() throws {
+        XCTAssertEqual(try rehearse("plugins", "pack", "plugins/zone-outage-drill", "--into", work + "/repo").status, 0)
+        for base in ["/srv/repo", "file:///srv/repo", "ftp://host/repo"] {
+            let out = try rehearse("plugins", "index", work + "/repo", "--url", base)
+            XCTAssertEqual(out.status, 2, base)
+            XCTAssertTrue(out.stderr.contains("--url \(base)"), out.stderr)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: work + "/repo/rehearse-index.json"))
+        }
+    }
+
     /// The plain cases still install: a relative name in a folder repository and over HTTP.
     func testRelativeArchiveNamesStillInstall() throws {
         let repo = try repository(archiveURL: "zone-outage-drill-0.3.0.tar")

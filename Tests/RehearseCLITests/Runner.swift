@@ -70,3 +70,22 @@ func startFixtureServer(_ script: String, _ arguments: [String]) throws -> (Proc
     XCTAssertGreaterThan(port, 0, "\(script) printed no port")
     return (process, port)
 }
+
+/// Runs `command` with bash from the repository root (for pipes and redirections) and returns
+/// its exit status.
+func runShell(_ command: String) throws -> Int32 {
+    let shell = Process()
+    shell.executableURL = URL(fileURLWithPath: "/bin/bash")
+    shell.arguments = ["-c", command]
+    shell.currentDirectoryURL = URL(fileURLWithPath: repositoryRoot)
+    try shell.run()
+    shell.waitUntilExit()
+    return shell.terminationStatus
+}
+
+/// A new empty folder under the temporary directory, named `prefix-UUID`.
+func temporaryFolder(_ prefix: String) throws -> String {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    return folder
+}

@@ -8,24 +8,15 @@ import FoundationXML
 /// one way: a regular file is replaced whole, a device, a FIFO or `-` is written into, a
 /// symbolic link is followed, a folder is exit 2, a failed run leaves an existing file as it was.
 /// Only /dev/null and /dev/full are written as real devices.
-final class HostileOutputFileTests: XCTestCase {
-    var work = ""
-
-    override func setUpWithError() throws {
-        work = FileManager.default.temporaryDirectory.appendingPathComponent("hostile-output-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-    }
-
-    override func tearDown() { try? FileManager.default.removeItem(atPath: work) }
-
+extension HostileOutputTests {
     /// Each output option, with the command that writes it.
-    let writers: [(option: String, arguments: [String])] = [
+    var writers: [(option: String, arguments: [String])] { [
         ("--report", ["run", "scripts/ten-at-twenty.lua"]),
         ("--events", ["run", "scripts/ten-at-twenty.lua"]),
         ("--junit", ["test", "scripts/ten-at-twenty.lua"]),
         ("--runs", ["sweep", "scripts/ten-at-twenty.lua", "--seeds", "0..1"]),
         ("--report", ["sweep", "scripts/ten-at-twenty.lua", "--seeds", "0..1"]),
-    ]
+    ] }
 
     func fileType(_ path: String) -> mode_t? {
         var info = stat()
@@ -145,6 +136,19 @@ final class HostileOutputFileTests: XCTestCase {
         XCTAssertEqual(out.status, 0, out.stderr)
         XCTAssertNotNil(out.stdout.range(of: "<testsuites"))
         XCTAssertFalse(FileManager.default.fileExists(atPath: repositoryRoot + "/-"))
+    }
+
+    /// `/dev/stdout` redirected to a file is the process's own standard output: the events and
+    /// the JSON after them follow each other, neither written over the other.
+    func testDevStdoutRedirectedToAFileSharesStandardOutput() throws {
+        XCTAssertEqual(try runShell("'\(rehearseBinary)' run --json --events /dev/stdout scripts/ten-at-twenty.lua > '\(work)/out.txt'"), 0)
+        let text = try String(contentsOfFile: work + "/out.txt", encoding: .utf8)
+        let events = text.split(separator: "\n").prefix { $0.hasPrefix("{\"") }
+        XCTAssertGreaterThan(events.count, 10)
+        XCTAssertEqual(try events.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }.last??["kind"] as? String, "runEnded")
+        let status = text.split(separator: "\n").dropFirst(events.count).joined(separator: "\n")
+        let json = try JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any]
+        XCTAssertNotNil(json?["runningStatus"], status)
     }
 
     /// The plugin lock is written the same way: a lock that is a link stays one.
