@@ -340,17 +340,18 @@ final class ThresholdTests: XCTestCase {
 final class AvailabilityMeterTests: XCTestCase {
     func testLostCapacityIsCountedFromTheFirstActivityOnly() throws {
         var meter = AvailabilityMeter()
-        for _ in 0..<10 { meter.servingChanged(by: 1) }
+        for _ in 0..<10 { meter.servingChanged(by: 1, at: 0) }
         meter.advance(to: 60_000, capacity: 10)
-        meter.servingChanged(by: -1)  // before any activity: not the lowest, not lost
-        meter.servingChanged(by: 1)
+        meter.servingChanged(by: -1, at: 30_000)  // before any activity: not the lowest, not lost
+        meter.servingChanged(by: 1, at: 40_000)
         meter.noteActivity(at: 60_000)
-        meter.servingChanged(by: -2)   // a batch of 2 goes down for 2 minutes
+        meter.servingChanged(by: -2, at: 60_000)   // a batch of 2 goes down for 2 minutes
         meter.advance(to: 180_000, capacity: 10)
-        meter.servingChanged(by: 2)
+        meter.servingChanged(by: 2, at: 180_000)
         meter.advance(to: 240_000, capacity: 10)
         let a = try XCTUnwrap(meter.availability(at: 240_000))
         XCTAssertEqual(a.lowestHealthy, 8)
+        XCTAssertEqual(a.lowestHealthyAt, 60_000, "the first time the fleet came down to 8")
         XCTAssertEqual(a.unavailableInstanceSeconds, 240)   // 2 instances × 120 s
         XCTAssertEqual(a.timeToFinishSeconds, 180)
         XCTAssertNil(AvailabilityMeter().availability(at: 0))
