@@ -60,12 +60,49 @@ public enum RunText {
                 "\(vm.id)" + (vm.zone.map { " z\($0)" } ?? "") + " fd\(vm.faultDomain) ud\(vm.updateDomain)"
             }
             lines.append("batch \(i + 1) (\(batch.phase.map { "phase \($0)" } ?? "unphased")): \(members.joined(separator: ", "))")
+            if !batch.why.isEmpty { lines.append("  why: " + batch.why.map(why).joined(separator: "; ")) }
         }
         if plan.batches.isEmpty { lines.append("no batches: no instance needs an upgrade") }
         if !plan.withoutMetrics.isEmpty { lines.append("without metrics (latest answer not Healthy): \(plan.withoutMetrics)") }
         lines.append("skipped: \(plan.skipped)")
         lines.append("protected: \(plan.protected)")
         return lines
+    }
+
+    /// What a Manual or Automatic scale set does with a model update, instead of batches.
+    public static func modePlan(_ mode: UpgradeMode, outdated: [Int], protected: [Int]) -> [String] {
+        var lines: [String]
+        switch mode {
+        case .automatic:
+            lines = ["Automatic mode: a model update upgrades every instance at once, with no batches, no health wait and no thresholds.",
+                     "upgraded at once: \(outdated)"]
+        case .manual:
+            lines = ["Manual mode: a model update upgrades no instance; each waits for a manual upgrade (manual_upgrade, az vmss update-instances),",
+                     "which upgrades the instances it names at once, with no batches, health wait or thresholds.",
+                     "waiting for a manual upgrade: \(outdated)"]
+        case .rolling:
+            lines = []
+        }
+        lines.append("protected: \(protected)")
+        lines.append("OS image and extension upgrades use the rolling policy in any mode: plan a scenario that starts one to see their batches.")
+        return lines
+    }
+
+    /// One rule of a batch in words.
+    static func why(_ rule: BatchRule) -> String {
+        switch rule {
+        case .phase(let phase?): return "phase \(phase) (a batch never crosses a phase)"
+        case .phase(nil): return "no phase number (these go after every numbered phase)"
+        case .zone(let zone): return "zone \(zone) (zones go one at a time)"
+        case .updateDomain(let ud): return "update domain \(ud) (a batch never crosses one)"
+        case .faultDomain(let fd): return "fault domain \(fd) (a batch never crosses one)"
+        case .unhealthyFirst: return "unhealthy instances first (prioritizeUnhealthyInstances)"
+        case .batchSize(let size, let percent, let capacity): return "full size \(size) (\(percent)% of \(capacity), rounded down)"
+        case .shrunkByBudget(let size, let budget, let unhealthyNow):
+            return "shrunk from \(size): \(budget) may be unhealthy (maxUnhealthyInstancePercent), \(unhealthyNow) already are"
+        case .restOfGroup(let left, let size): return "the last \(left) of its group (the batch size is \(size))"
+        case .takesNoneDown: return "takes no instance down (MaxSurge or an in-place change): never shrinks"
+        }
     }
 
     /// The policy in numbers, before the batches: what the percentages come to for this scale

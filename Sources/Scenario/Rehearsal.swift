@@ -98,7 +98,9 @@ public enum Rehearsal {
                     try sim.advance(to: time)
                     time += interval
                 }
-                return try sim.planNow(assumingModelChange: true)
+                var assumed = try sim.planNow(assumingModelChange: true)
+                assumed.assumed = true
+                return assumed
             }
         } catch {
             throw RunFailure(seed: seed, error: ScenarioError(error, context: "planning"))

@@ -102,6 +102,8 @@ public struct UpgradePlan: Equatable, Sendable {
     /// Candidates whose latest answer was not Healthy (or who had not answered) when planned:
     /// no phase and no skip, whatever their metrics say.
     public var withoutMetrics: [Int] = []
+    /// The run started no rolling upgrade: the plan is what one would do had the model changed.
+    public var assumed = false
 
 }
 

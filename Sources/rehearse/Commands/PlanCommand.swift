@@ -39,10 +39,40 @@ struct PlanCommand: ParsableCommand {
         }
         let scaleSet = try Rehearsal.scaleSet(loaded, overrides: overrides)
         let arithmetic = PolicyArithmetic(definition: scaleSet, plan: plan)
+        let mode = scaleSet.policy.mode
+        // Manual and Automatic scale sets whose scenario starts no rolling upgrade are planned as
+        // what they do: no batches.
+        let modeOnly = plan.assumed && mode != .rolling
+        let atOnce = plan.batches.flatMap(\.instances).map(\.id).sorted()
+        // One run of the same seed says how long the application takes to be Healthy after an
+        // upgrade, which the shortest duration otherwise leaves out.
+        var boot: MeasuredBoot?
+        if !modeOnly && !plan.batches.isEmpty {
+            var measured = loaded
+            measured.settings.recordEvents = true
+            boot = (try? Rehearsal.run(measured, seed: seed, overrides: overrides)).flatMap { MeasuredBoot($0.events) }
+        }
+        let withBoot = boot.map { $0.shortest(batches: plan.batches.count, pause: scaleSet.policy.rolling.pauseTimeBetweenBatches) }
         if json {
             // The plan's fields, with the policy in numbers after the batches.
+            var plan = plan
+            if modeOnly { plan.batches = [] }
             guard case .ordered(var fields) = plan.json else { return print(plan.json.serialized(pretty: false)) }
-            fields.insert(JSONField("policy", arithmetic.json), at: 1)
+            var policy = arithmetic.json
+            if case .ordered(var numbers) = policy {
+                numbers.append(JSONField("shortestWithBootSeconds", withBoot.map { .int($0 / 1000) } ?? .null))
+                numbers.append(JSONField("measuredBoot", boot.map {
+                    .ordered([JSONField("operationSeconds", .double(Double($0.operation) / 1000)), JSONField("toHealthySeconds", .double(Double($0.toHealthy) / 1000)),
+                              JSONField("upgrades", .int($0.upgrades)), JSONField("seed", .string(String(seed)))])
+                } ?? .null))
+                policy = .ordered(numbers)
+            }
+            fields.insert(JSONField("mode", .string(mode.rawValue)), at: 1)
+            fields.insert(JSONField("policy", policy), at: 2)
+            if modeOnly {
+                fields.append(JSONField("atOnce", .array((mode == .automatic ? atOnce : []).map(JSON.int))))
+                fields.append(JSONField("waitsForManualUpgrade", .array((mode == .manual ? atOnce : []).map(JSON.int))))
+            }
             print(JSON.ordered(fields).serialized(pretty: false))
             return
         }
@@ -50,7 +80,16 @@ struct PlanCommand: ParsableCommand {
             for line in Tables.plan(plan) { printText(line) }
             return
         }
+        if modeOnly {
+            for line in RunText.modePlan(mode, outdated: atOnce, protected: plan.protected) { printText(line) }
+            return
+        }
         for line in RunText.arithmetic(arithmetic, policy: scaleSet.policy.rolling) { printText(line) }
+        if let boot, let withBoot {
+            printText("  with the boot         \(ISODuration.format(withBoot)) (median \(ISODuration.format(boot.toHealthy)) from the end of an upgrade to Healthy, \(boot.upgrades) upgrades of a run with seed \(seed))")
+        } else {
+            printText("  (the shortest duration excludes the application's boot: no upgraded instance became Healthy in a run with seed \(seed))")
+        }
         printText("")
         for line in RunText.plan(plan) { printText(line) }
         for fragile in arithmetic.fragilities { warn(fragile.message, location: fragile.field) }
