@@ -7,14 +7,19 @@ struct JSONParser {
     private let bytes: [UInt8]
     private var i = 0
     private let maxDepth: Int
+    /// Whether `//` and `/* */` comments count as whitespace (ARM templates and parameter files).
+    private let comments: Bool
 
-    init(_ bytes: [UInt8], maxDepth: Int) {
+    init(_ bytes: [UInt8], maxDepth: Int, comments: Bool = false) {
         self.bytes = bytes
         self.maxDepth = maxDepth
+        self.comments = comments
     }
 
-    /// The one value the text holds (whitespace around it allowed, nothing else).
+    /// The one value the text holds (whitespace around it allowed, nothing else). A UTF-8
+    /// byte-order mark before it is skipped, as Azure and most editors accept one.
     mutating func document() throws(JSONError) -> JSON {
+        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { i = 3 }
         skipSpace()
         let value = try self.value(depth: 0)
         skipSpace()
@@ -215,6 +220,15 @@ struct JSONParser {
         while i < bytes.count {
             switch bytes[i] {
             case 0x20, 0x09, 0x0A, 0x0D: i += 1
+            case UInt8(ascii: "/") where comments && i + 1 < bytes.count && bytes[i + 1] == UInt8(ascii: "/"):
+                while i < bytes.count, bytes[i] != 0x0A { i += 1 }
+            case UInt8(ascii: "/") where comments && i + 1 < bytes.count && bytes[i + 1] == UInt8(ascii: "*"):
+                let start = i
+                i += 2
+                while i + 1 < bytes.count, !(bytes[i] == UInt8(ascii: "*") && bytes[i + 1] == UInt8(ascii: "/")) { i += 1 }
+                // An unclosed comment is malformed where it starts.
+                guard i + 1 < bytes.count else { i = start; return }
+                i += 2
             default: return
             }
         }

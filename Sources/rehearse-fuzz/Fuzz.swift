@@ -9,6 +9,7 @@ import UpgradeEngine
 ///   compiles; its result is converted as the host converts every script value.
 /// - 1: a health endpoint's answer (an HTTP 200 body, rich states, lenient and strict wire).
 /// - 2: an ARM `upgradePolicy` JSON document.
+/// - 3: an ARM template whose parameters and variables refer to each other (`ARMFuzz`).
 enum Fuzz {
     /// One Lua state for every input (as the host keeps one per scenario); small limits.
     nonisolated(unsafe) static let state: LuaState = {
@@ -20,14 +21,15 @@ enum Fuzz {
     static func run(_ bytes: [UInt8]) {
         guard let target = bytes.first else { return }
         let input = Array(bytes.dropFirst())
-        switch target % 3 {
+        switch target % 4 {
         case 0: _ = try? state.run(luaProgram(input), chunkName: "fuzz.lua")
         case 1:
             let text = String(decoding: input, as: UTF8.self)
             for strict in [false, true] {
                 _ = HealthExtensionSettings().evaluate(.http(status: 200, body: text), strictWire: strict)
             }
-        default: _ = try? UpgradePolicy.parse(json: String(decoding: input, as: UTF8.self))
+        case 2: _ = try? UpgradePolicy.parse(json: String(decoding: input, as: UTF8.self))
+        default: ARMFuzz.run(input)
         }
     }
 

@@ -7,6 +7,7 @@ public import UpgradeEngine
 public enum InstanceList {
     /// Whether `value` looks like an instance list.
     public static func matches(_ value: JSON) -> Bool {
+        if let (body, _) = ScaleSetImport.restExampleBody(value) { return matches(body) }
         let items: [JSON]
         switch value {
         case .array(let list): items = list
@@ -18,7 +19,15 @@ public enum InstanceList {
     }
 
     /// The instances, every problem at once with its path (`[3].instanceId`).
+    /// A REST list page (`{ "value": [...], "nextLink": ... }`) must be the last one: a page with
+    /// a `nextLink` leaves instances out. A REST API example is read from its response's body.
     public static func read(_ value: JSON) throws(ValidationFailure) -> [ExistingInstance] {
+        if let (body, path) = ScaleSetImport.restExampleBody(value) {
+            do { return try read(body) } catch { throw ValidationFailure(error.problems.map { Problem(field: "\(path).\($0.field)", $0.message) }) }
+        }
+        if case .string(let next)? = value.field("nextLink"), !next.isEmpty {
+            throw ValidationFailure([Problem(field: "nextLink", "this is one page of a longer list: the instances on the next pages are missing; join every page's value (az vmss list-instances does)")])
+        }
         let prefix = value.member("value") == nil ? "" : "value"
         guard case .array(let items)? = value.member("value") ?? (value.object == nil ? value : nil) else {
             throw ValidationFailure([Problem(field: "(instances)", "is not a list of instances; allowed the output of az vmss list-instances")])
