@@ -7,7 +7,8 @@ struct JSONParser {
     private let bytes: [UInt8]
     private var i = 0
     private let maxDepth: Int
-    /// Whether `//` and `/* */` comments count as whitespace (ARM templates and parameter files).
+    /// Whether `//` and `/* */` comments count as whitespace and a comma may come before a
+    /// closing bracket (ARM reads templates and parameter files so).
     private let comments: Bool
 
     init(_ bytes: [UInt8], maxDepth: Int, comments: Bool = false) {
@@ -66,6 +67,12 @@ struct JSONParser {
             guard i < bytes.count else { throw malformed() }
             if bytes[i] == UInt8(ascii: ",") {
                 i += 1
+                // ARM's reader, as JSON.NET, accepts a comma before the closing brace.
+                skipSpace()
+                if comments, i < bytes.count, bytes[i] == UInt8(ascii: "}") {
+                    i += 1
+                    return .object(members)
+                }
                 continue
             }
             guard bytes[i] == UInt8(ascii: "}") else { throw malformed() }
@@ -89,6 +96,11 @@ struct JSONParser {
             guard i < bytes.count else { throw malformed() }
             if bytes[i] == UInt8(ascii: ",") {
                 i += 1
+                skipSpace()
+                if comments, i < bytes.count, bytes[i] == UInt8(ascii: "]") {
+                    i += 1
+                    return .array(items)
+                }
                 continue
             }
             guard bytes[i] == UInt8(ascii: "]") else { throw malformed() }

@@ -63,10 +63,20 @@ enum ARMTemplate {
         // Every problem at once, but none caused by another: a field that could not be
         // evaluated is not also reported missing.
         let caused = reader.problems.filter { problem in projection.unevaluated.contains { problem.field == $0 || problem.field.hasPrefix($0 + ".") } }
-        let found = projection.problems + reader.problems.filter { !caused.contains($0) }
+        var found = projection.problems + reader.problems.filter { !caused.contains($0) }
+        var warnings = reader.warnings
+        // A profile that could not be evaluated may hold the health source: a problem when the
+        // scale set needs one and has none, otherwise a warning.
+        if !projection.deferred.isEmpty {
+            if found.isEmpty && definition.validate().isEmpty {
+                warnings += projection.deferred.map { Problem(field: $0.field, "\($0.message); a health extension or probe in it is not read") }
+            } else {
+                found += projection.deferred
+            }
+        }
         guard found.isEmpty else { throw ValidationFailure(found) }
         if picked.name == nil { definition.name = picked.label }
-        return ImportedScaleSet(definition: definition, warnings: reader.warnings + projection.warnings, format: .armTemplate, resource: picked.label)
+        return ImportedScaleSet(definition: definition, warnings: warnings, format: .armTemplate, resource: picked.label)
     }
 
     /// A problem for `failure`, placed where it arose and saying which field needed it.
@@ -163,9 +173,20 @@ enum ARMTemplate {
     struct Projection {
         let evaluator: ARMEvaluator
         var problems: [Problem] = []
-        var warnings: [Problem] = []
+        /// Parts that could not be evaluated and that matter only if they hold the health source.
+        var deferred: [Problem] = []
         /// The paths that could not be evaluated.
         var unevaluated: [String] = []
+
+        /// `raw` evaluated when it is an expression itself, or nil with a deferred problem.
+        mutating func healthContainer(_ raw: JSON?, _ path: String) -> JSON? {
+            guard let raw else { return nil }
+            do { return try evaluator.shallow(raw, at: path) } catch {
+                deferred.append(ARMTemplate.problem(error, at: path))
+                unevaluated.append(path)
+                return nil
+            }
+        }
 
         /// `raw` fully evaluated, or nil with a problem.
         mutating func needed(_ raw: JSON?, _ path: String) -> JSON? {
@@ -204,7 +225,11 @@ enum ARMTemplate {
                     top["sku"] = sku
                 } else {
                     var out: [String: JSON] = [:]
-                    out["capacity"] = needed(sku.member("capacity"), "\(path).sku.capacity")
+                    // A template may pass the count as a string parameter; ARM hands "2" to the
+                    // resource provider, which reads it as the number.
+                    out["capacity"] = needed(sku.member("capacity"), "\(path).sku.capacity").map { value in
+                        if case .string(let text) = value, let n = Int(text) { return .int(n) } else { return value }
+                    }
                     out["name"] = optional(sku.member("name"), "\(path).sku.name")
                     out["tier"] = optional(sku.member("tier"), "\(path).sku.tier")
                     top["sku"] = .object(out)
@@ -228,7 +253,7 @@ enum ARMTemplate {
                let image = optional(storage.member("imageReference"), "\(path).storageProfile.imageReference") {
                 kept["storageProfile"] = .object(["imageReference": image])
             }
-            if let network = container(profile.member("networkProfile"), "\(path).networkProfile"), let rawProbe = network.member("healthProbe") {
+            if let network = healthContainer(profile.member("networkProfile"), "\(path).networkProfile"), let rawProbe = network.member("healthProbe") {
                 // Only the probe's presence and id are read; a probe whose expression cannot be
                 // evaluated is taken as present.
                 switch optional(rawProbe, "\(path).networkProfile.healthProbe") {
@@ -237,8 +262,8 @@ enum ARMTemplate {
                 case nil: kept["networkProfile"] = .object(["healthProbe": .object([:])])
                 }
             }
-            if let extensionProfile = container(profile.member("extensionProfile"), "\(path).extensionProfile"),
-               let extensions = container(extensionProfile.member("extensions"), "\(path).extensionProfile.extensions") {
+            if let extensionProfile = healthContainer(profile.member("extensionProfile"), "\(path).extensionProfile"),
+               let extensions = healthContainer(extensionProfile.member("extensions"), "\(path).extensionProfile.extensions") {
                 let base = "\(path).extensionProfile.extensions"
                 guard case .array(let items) = extensions else {
                     kept["extensionProfile"] = .object(["extensions": extensions])
@@ -246,7 +271,7 @@ enum ARMTemplate {
                 }
                 var out: [JSON] = []
                 for (i, raw) in items.enumerated() {
-                    guard let item = container(raw, "\(base)[\(i)]") else { continue }
+                    guard let item = healthContainer(raw, "\(base)[\(i)]") else { continue }
                     var entry: [String: JSON] = [:]
                     entry["name"] = optional(item.member("name"), "\(base)[\(i)].name")
                     if let properties = container(item.member("properties"), "\(base)[\(i)].properties") {

@@ -76,7 +76,14 @@ public enum ScaleSetImport {
             var definition = reader.read(body)
             guard reader.problems.isEmpty else { throw ValidationFailure(reader.problems) }
             if body.member("name") == nil, case .string(let name)? = value.member("parameters")?.member("vmScaleSetName") { definition.name = name }
-            return ImportedScaleSet(definition: definition, warnings: reader.warnings, format: .restExample, resource: definition.name)
+            var warnings = reader.warnings
+            // Examples name their resources with placeholders ("{vmss-name}").
+            let allowed = definition.name.utf8.allSatisfy { b in (b >= 0x30 && b <= 0x39) || ((b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A) || b == 0x2D || b == 0x5F }
+            if !allowed || definition.name.isEmpty || definition.name.utf8.count > 64 {
+                warnings.append(Problem(field: "\(prefix).name", "\(JSON.string(definition.name).serialized(pretty: false)) is a placeholder, not a scale set name: the scale set is called vmss"))
+                definition.name = "vmss"
+            }
+            return ImportedScaleSet(definition: definition, warnings: warnings, format: .restExample, resource: definition.name)
         case nil:
             throw ValidationFailure([Problem(field: "(document)", "is not a scale set document; allowed the output of az vmss show (or the REST resource), an ARM template or a compiled Bicep file, or the output of terraform show -json")])
         }

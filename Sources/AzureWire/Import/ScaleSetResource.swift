@@ -51,7 +51,8 @@ public struct ScaleSetResource {
         if case .string(let size)? = sku?.field("name") { d.model["sku.name"] = size }
         if case .string(let tier)? = sku?.field("tier") { d.model["sku.tier"] = tier }
         if case .string(let location)? = value.field("location") { d.location = location }
-        if let zones = value.field("zones") {
+        // An empty string is how templates write "no zones" (if(…, '', array(…))).
+        if let zones = value.field("zones"), zones != .string("") {
             if case .array(let items) = zones {
                 d.zones = items.enumerated().compactMap { i, item in
                     switch item {
