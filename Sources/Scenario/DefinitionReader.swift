@@ -45,7 +45,13 @@ struct DefinitionReader {
         d.capacity = capacity
         if let fleet = importFleet(fields) {
             d.fleet = fleet
-            if fields["capacity"] == nil { d.capacity = fleet.count }
+            if fields["capacity"] == nil {
+                // The list is the fleet as it is; a document that says otherwise is stale.
+                if let imported, imported.capacity != fleet.count {
+                    warnings.append(Problem(field: "scaleset.instances", "lists \(fleet.count) instance(s) where the document's capacity is \(imported.capacity): the list is taken"))
+                }
+                d.capacity = fleet.count
+            }
         }
         if let zones = fields["zones"] {
             if case .array(let items) = zones {

@@ -31,7 +31,13 @@ struct ImportCommand: ParsableCommand {
     func run() throws {
         let imported = try importScaleSet(files[0], resource: resource, parameters: parameters, context: context)
         var fleet: [ExistingInstance]?
-        if files.count == 2 { fleet = try importFleet(files[1]) }
+        if files.count == 2 {
+            let listed = try importFleet(files[1])
+            if listed.count != imported.definition.capacity {
+                warn("lists \(listed.count) instance(s) where \(files[0]) says the capacity is \(imported.definition.capacity): the scenario takes the list", location: files[1])
+            }
+            fleet = listed
+        }
         print(StarterScenario.text(imported, path: relative(files[0]), resource: resource, parameters: parameters.map(relative),
                                    instances: files.count == 2 ? (relative(files[1]), fleet ?? []) : nil), terminator: "")
     }
