@@ -7,8 +7,9 @@ struct JSONParser {
     private let bytes: [UInt8]
     private var i = 0
     private let maxDepth: Int
-    /// Whether `//` and `/* */` comments count as whitespace and a comma may come before a
-    /// closing bracket (ARM reads templates and parameter files so).
+    /// Whether `//` and `/* */` comments count as whitespace, a comma may come before a closing
+    /// bracket and a string may hold a raw line break or tab (ARM reads templates and parameter
+    /// files so).
     private let comments: Bool
 
     init(_ bytes: [UInt8], maxDepth: Int, comments: Bool = false) {
@@ -172,7 +173,8 @@ struct JSONParser {
                 i += 1
                 return String(decoding: out, as: UTF8.self)
             }
-            guard b >= 0x20 else { throw malformed() }
+            // ARM's reader takes a line break or tab written raw inside a string.
+            guard b >= 0x20 || (comments && (b == 0x0A || b == 0x0D || b == 0x09)) else { throw malformed() }
             guard b == UInt8(ascii: "\\") else {
                 out.append(b)
                 i += 1

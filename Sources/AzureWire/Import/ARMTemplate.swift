@@ -65,6 +65,8 @@ enum ARMTemplate {
         let caused = reader.problems.filter { problem in projection.unevaluated.contains { problem.field == $0 || problem.field.hasPrefix($0 + ".") } }
         var found = projection.problems + reader.problems.filter { !caused.contains($0) }
         var warnings = reader.warnings
+        if picked.name == nil { definition.name = picked.label }
+        ScaleSetImport.usableName(&definition, at: "\(picked.path).name", warnings: &warnings)
         // A profile that could not be evaluated may hold the health source: a problem when the
         // scale set needs one and has none, otherwise a warning.
         if !projection.deferred.isEmpty {
@@ -75,7 +77,6 @@ enum ARMTemplate {
             }
         }
         guard found.isEmpty else { throw ValidationFailure(found) }
-        if picked.name == nil { definition.name = picked.label }
         return ImportedScaleSet(definition: definition, warnings: warnings, format: .armTemplate, resource: picked.label)
     }
 

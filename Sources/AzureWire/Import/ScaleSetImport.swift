@@ -78,11 +78,7 @@ public enum ScaleSetImport {
             if body.member("name") == nil, case .string(let name)? = value.member("parameters")?.member("vmScaleSetName") { definition.name = name }
             var warnings = reader.warnings
             // Examples name their resources with placeholders ("{vmss-name}").
-            let allowed = definition.name.utf8.allSatisfy { b in (b >= 0x30 && b <= 0x39) || ((b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A) || b == 0x2D || b == 0x5F }
-            if !allowed || definition.name.isEmpty || definition.name.utf8.count > 64 {
-                warnings.append(Problem(field: "\(prefix).name", "\(JSON.string(definition.name).serialized(pretty: false)) is a placeholder, not a scale set name: the scale set is called vmss"))
-                definition.name = "vmss"
-            }
+            usableName(&definition, at: "\(prefix).name", warnings: &warnings)
             return ImportedScaleSet(definition: definition, warnings: warnings, format: .restExample, resource: definition.name)
         case nil:
             throw ValidationFailure([Problem(field: "(document)", "is not a scale set document; allowed the output of az vmss show (or the REST resource), an ARM template or a compiled Bicep file, or the output of terraform show -json")])
@@ -99,5 +95,15 @@ public enum ScaleSetImport {
         }
         if let request = parameters.member("parameters"), request.object != nil { return (request, "parameters.parameters") }
         return (.object([:]), "responses")
+    }
+
+    /// Replaces a name that is not a scale set name (a placeholder such as `{vmss-name}`, a
+    /// template's path) by `vmss`, with a warning at `path`: a rollout does not depend on it.
+    static func usableName(_ definition: inout ScaleSetDefinition, at path: String, warnings: inout [Problem]) {
+        let name = definition.name
+        let allowed = name.utf8.allSatisfy { b in (b >= 0x30 && b <= 0x39) || ((b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A) || b == 0x2D || b == 0x5F }
+        guard !allowed || name.isEmpty || name.utf8.count > 64 else { return }
+        warnings.append(Problem(field: path, "\(JSON.string(name).serialized(pretty: false)) is not a scale set name (a placeholder?): the scale set is called vmss"))
+        definition.name = "vmss"
     }
 }
