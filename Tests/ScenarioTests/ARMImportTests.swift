@@ -151,6 +151,18 @@ final class ARMImportTests: XCTestCase {
         XCTAssertEqual(batches(record), [[4]])
     }
 
+    func testAHealthProbeIdThatIsNotALoadBalancerProbeIsAWarningNotAHealthSource() throws {
+        var document = try document("az-vmss-show-zonal.json").object!
+        var profile = document["virtualMachineProfile"]!.object!
+        let disk = "/subscriptions/0/resourceGroups/shop-prod/providers/Microsoft.Compute/disks/data-0"
+        profile["networkProfile"] = .object(["healthProbe": .object(["id": .string(disk)])])
+        document["virtualMachineProfile"] = .object(profile)
+        document["upgradePolicy"] = .object(["mode": .string("Manual")])
+        let imported = try ScaleSetImport.read(.object(document))
+        XCTAssertFalse(imported.definition.loadBalancerProbe)
+        XCTAssertEqual(imported.warnings.map(\.field), ["virtualMachineProfile.networkProfile.healthProbe.id"])
+    }
+
     func testUniqueStringMatchesTheValuesPublishedForBicep() {
         XCTAssertEqual(ARMHash.uniqueString(["test"]), "rbgf3xv4ufgzg")
         XCTAssertEqual(ARMHash.uniqueString(["hello", "world"]), "a7wkljktk6wne")

@@ -179,35 +179,21 @@ enum ARMTemplate {
         /// The paths that could not be evaluated.
         var unevaluated: [String] = []
 
-        /// `raw` evaluated when it is an expression itself, or nil with a deferred problem.
-        mutating func healthContainer(_ raw: JSON?, _ path: String) -> JSON? {
+        /// `raw` evaluated (`deep`: with everything in it; otherwise only when it is itself an
+        /// expression, its members as written), or nil with a problem: a deferred one when the
+        /// value matters only if it holds the health source.
+        mutating func evaluated(_ raw: JSON?, _ path: String, deep: Bool, deferring: Bool = false) -> JSON? {
             guard let raw else { return nil }
-            do { return try evaluator.shallow(raw, at: path) } catch {
-                deferred.append(ARMTemplate.problem(error, at: path))
+            do { return deep ? try evaluator.value(raw, at: path) : try evaluator.shallow(raw, at: path) } catch {
+                if deferring { deferred.append(ARMTemplate.problem(error, at: path)) } else { problems.append(ARMTemplate.problem(error, at: path)) }
                 unevaluated.append(path)
                 return nil
             }
         }
 
-        /// `raw` fully evaluated, or nil with a problem.
-        mutating func needed(_ raw: JSON?, _ path: String) -> JSON? {
-            guard let raw else { return nil }
-            do { return try evaluator.value(raw, at: path) } catch {
-                problems.append(ARMTemplate.problem(error, at: path))
-                unevaluated.append(path)
-                return nil
-            }
-        }
-
-        /// `raw` evaluated when it is an expression itself (members as written), or nil with a problem.
-        mutating func container(_ raw: JSON?, _ path: String) -> JSON? {
-            guard let raw else { return nil }
-            do { return try evaluator.shallow(raw, at: path) } catch {
-                problems.append(ARMTemplate.problem(error, at: path))
-                unevaluated.append(path)
-                return nil
-            }
-        }
+        mutating func needed(_ raw: JSON?, _ path: String) -> JSON? { evaluated(raw, path, deep: true) }
+        mutating func container(_ raw: JSON?, _ path: String) -> JSON? { evaluated(raw, path, deep: false) }
+        mutating func healthContainer(_ raw: JSON?, _ path: String) -> JSON? { evaluated(raw, path, deep: false, deferring: true) }
 
         /// `raw` fully evaluated, or nil when it cannot be (the rollout does not depend on it).
         func optional(_ raw: JSON?, _ path: String) -> JSON? {

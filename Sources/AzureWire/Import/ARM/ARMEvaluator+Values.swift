@@ -173,23 +173,17 @@ extension ARMEvaluator {
                 guard out.utf8.count <= Self.maxStringBytes else { throw ARMFailure("concat(…) would produce a string larger than \(Self.maxStringBytes) bytes") }
             }
             return .string(out)
-        case "length":
+        case "length", "empty":
             try a.expect(1...1)
+            let count: Int
             switch a.values[0] {
-            case .string(let s): return .int(s.utf16.count)
-            case .array(let items): return .int(items.count)
-            case let v where v.object != nil: return .int(v.object!.count)
+            case .null where lowered == "empty": count = 0
+            case .string(let s): count = s.utf16.count
+            case .array(let items): count = items.count
+            case let v where v.object != nil: count = v.object!.count
             default: throw a.wrong(0, "a string, an array or an object")
             }
-        case "empty":
-            try a.expect(1...1)
-            switch a.values[0] {
-            case .null: return .bool(true)
-            case .string(let s): return .bool(s.isEmpty)
-            case .array(let items): return .bool(items.isEmpty)
-            case let v where v.object != nil: return .bool(v.object!.isEmpty)
-            default: throw a.wrong(0, "a string, an array or an object")
-            }
+            return lowered == "length" ? .int(count) : .bool(count == 0)
         case "contains":
             try a.expect(2...2)
             switch a.values[0] {
