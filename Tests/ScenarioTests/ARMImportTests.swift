@@ -163,6 +163,22 @@ final class ARMImportTests: XCTestCase {
         XCTAssertEqual(imported.warnings.map(\.field), ["virtualMachineProfile.networkProfile.healthProbe.id"])
     }
 
+    func testAnEmptyRequestPathWithTCPIsNoPathAsTheVerifiedModuleWritesIt() throws {
+        let (settings, _) = try HealthExtensionSettings.parse(.object(["protocol": .string("tcp"), "port": .int(22), "requestPath": .string("")]))
+        XCTAssertEqual(settings.protocol, .tcp)
+        XCTAssertNil(settings.requestPath)
+        XCTAssertThrowsError(try HealthExtensionSettings.parse(.object(["protocol": .string("tcp"), "requestPath": .string("/")])))
+    }
+
+    func testAnInstanceListThatDisagreesWithTheCapacityIsAWarningAndTheListIsTaken() throws {
+        let path = folder + "/.arm-\(UUID().uuidString).lua"
+        try "scaleset { from = \"az-vmss-show-zonal.json\", instances = \"rest-list-instances-page.json\" }\n".write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let scenario = try ScenarioDefinition(path: path, options: options())
+        XCTAssertEqual(scenario.warnings.filter { $0.hasPrefix("scaleset.instances:") }.count, 1, "capacity 9, six instances listed")
+        XCTAssertEqual(scenario.scaleSet.capacity, 6)
+    }
+
     func testUniqueStringMatchesTheValuesPublishedForBicep() {
         XCTAssertEqual(ARMHash.uniqueString(["test"]), "rbgf3xv4ufgzg")
         XCTAssertEqual(ARMHash.uniqueString(["hello", "world"]), "a7wkljktk6wne")
