@@ -14,8 +14,9 @@ public import UpgradeEngine
 public enum StarterScenario {
     /// The scenario's text. `path`, `parameters` and the instance list's path are written as
     /// given: relative to the folder the script will be saved in (or absolute).
+    /// `context` is import's `--context NAME=VALUE` settings, written as the table's `context`.
     public static func text(_ imported: ImportedScaleSet, path: String, resource: String?, parameters: String?,
-                            instances: (path: String, fleet: [ExistingInstance])? = nil) -> String {
+                            instances: (path: String, fleet: [ExistingInstance])? = nil, context: [String] = []) -> String {
         let d = imported.definition
         var w = LuaWriter()
         w.comment("A starting scenario printed by rehearse import. What the document says is in the table")
@@ -29,6 +30,14 @@ public enum StarterScenario {
         if let resource { w.code("resource = \(LuaWriter.string(resource)),") }
         if let parameters { w.code("parameters = \(LuaWriter.string(parameters)),") }
         if let (file, _) = instances { w.code("instances = \(LuaWriter.string(file)),") }
+        if !context.isEmpty {
+            var entries: [String: JSON] = [:]
+            for setting in context {
+                let parts = setting.split(separator: "=", maxSplits: 1).map(String.init)
+                if parts.count == 2 { entries[parts[0]] = .string(parts[1]) }
+            }
+            w.code("context = \(LuaWriter.value(.object(entries))),")
+        }
         w.comment("Fields given here override the document's, e.g. capacity = 30 or")
         w.comment("upgradePolicy = { mode = \"Rolling\", rollingUpgradePolicy = { maxBatchInstancePercent = 10 } }.")
         w.indent = 0

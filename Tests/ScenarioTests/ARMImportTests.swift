@@ -1,6 +1,7 @@
 @testable import AzureWire
 import Formats
 import Foundation
+import Reports
 import Scenario
 import UpgradeEngine
 import XCTest
@@ -177,6 +178,27 @@ final class ARMImportTests: XCTestCase {
         let scenario = try ScenarioDefinition(path: path, options: options())
         XCTAssertEqual(scenario.warnings.filter { $0.hasPrefix("scaleset.instances:") }.count, 1, "capacity 9, six instances listed")
         XCTAssertEqual(scenario.scaleSet.capacity, 6)
+    }
+
+    func testTheDeploymentContextOfImportIsTheScenariosToo() throws {
+        let template = try document("arm-copy-per-zone.json")
+        let settings = ["resourceGroup=shop-prod", "location=westeurope"]
+        let context = try ARMDeploymentContext.parse(settings, field: "--context")
+        let name = "shop-zone2-" + String(ARMHash.uniqueString(["/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/shop-prod"]).prefix(6))
+        let imported = try ScaleSetImport.read(template, resource: name, context: context)
+        // The starter carries the context: its resource is found again when it runs.
+        let path = folder + "/.arm-\(UUID().uuidString).lua"
+        try StarterScenario.text(imported, path: "arm-copy-per-zone.json", resource: name, parameters: nil, context: settings)
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let scenario = try ScenarioDefinition(path: path, options: options())
+        XCTAssertEqual(scenario.scaleSet.zones, ["2"])
+        XCTAssertEqual(scenario.scaleSet.location, "westeurope")
+        XCTAssertEqual(try Rehearsal.run(scenario, seed: 0).summary.status?.code, .completed)
+        // A name the context does not know is refused, naming the field.
+        XCTAssertThrowsError(try ARMDeploymentContext.parse(["region=x"], field: "--context")) { error in
+            XCTAssertEqual((error as? ValidationFailure)?.problems.map(\.field), ["--context region=x"])
+        }
     }
 
     func testUniqueStringMatchesTheValuesPublishedForBicep() {

@@ -39,7 +39,7 @@ struct ImportCommand: ParsableCommand {
             fleet = listed
         }
         print(StarterScenario.text(imported, path: relative(files[0]), resource: resource, parameters: parameters.map(relative),
-                                   instances: files.count == 2 ? (relative(files[1]), fleet ?? []) : nil), terminator: "")
+                                   instances: files.count == 2 ? (relative(files[1]), fleet ?? []) : nil, context: context), terminator: "")
     }
 
     /// `file` (as given, from the current folder) as a path from the `--save-in` folder; an
