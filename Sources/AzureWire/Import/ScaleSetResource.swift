@@ -136,7 +136,7 @@ public struct ScaleSetResource {
             warn(inner + "automaticRepairsPolicy.enabled", "automatic instance repairs are on: Azure may replace unhealthy instances during the upgrade, which rehearse does not model")
         }
         // The default rule is what rehearse does in effect; only other rules change the answer.
-        if case .array(let rules)? = properties.field("scaleInPolicy")?.field("rules"), rules.contains(where: { $0 != .string("Default") }) {
+        if case .array(let rules)? = properties.field("scaleInPolicy")?.field("rules"), rules.contains(where: { if case .string(let rule) = $0 { return rule.lowercased() != "default" } else { return true } }) {
             warn(inner + "scaleInPolicy.rules", "scale-in rules other than Default are not modelled: scale() removes the newest instances")
         }
     }

@@ -203,9 +203,9 @@ final class ARMEvaluator {
                 guard let fallback = declared.member("defaultValue") else {
                     throw ARMFailure("has no defaultValue and no value is given; pass one with --parameters FILE", path: at)
                 }
-                let savedCopy = self.copy
-                defer { self.copy = savedCopy }
-                self.copy = [:]
+                let (savedCopy, savedFrames) = (self.copy, self.lambdaFrames)
+                defer { (self.copy, self.lambdaFrames) = (savedCopy, savedFrames) }
+                (self.copy, self.lambdaFrames) = ([:], [])
                 return try self.value(fallback, at: "\(at).defaultValue")
             }
         }
@@ -216,9 +216,10 @@ final class ARMEvaluator {
         let key = "v:" + name.lowercased()
         return try memoised(key, label: "variables('\(name)')") { () throws(ARMFailure) -> JSON in
             let variables = self.scope.template.member("variables")
-            let savedCopy = self.copy
-            defer { self.copy = savedCopy }
-            self.copy = [:]
+            // A variable sees no copy loop and no lambda of the expression that refers to it.
+            let (savedCopy, savedFrames) = (self.copy, self.lambdaFrames)
+            defer { (self.copy, self.lambdaFrames) = (savedCopy, savedFrames) }
+            (self.copy, self.lambdaFrames) = ([:], [])
             if let raw = variables?.member(name), name.lowercased() != "copy" {
                 return try self.value(raw, at: "\(self.scope.path)variables.\(name)")
             }
