@@ -55,21 +55,22 @@ final class ARMScope {
 /// variable once. Bounded whatever the template: references nest at most `maxReferenceDepth`
 /// deep (a chain of 20,000 variables is refused, not followed down the stack), a reference to
 /// itself (directly or through others) is a cycle named with its path, every value produced is
-/// at most `maxValueUnits` (a string of 1 MiB counts 1,024 units, an array its elements) and
-/// all of them together at most `budget` units, so a template whose values double at every
-/// level stops in milliseconds.
+/// at most `maxValueUnits` (a string of 1 MiB counts 16,384 units, an array its elements) and
+/// all of them together at most `totalBudget` units (about 256 MiB of text or 4 million
+/// elements), so a template whose values double at every level stops in milliseconds and
+/// memory stays bounded.
 final class ARMEvaluator {
     /// The deepest chain of parameter and variable references followed.
     static let maxReferenceDepth = 64
     /// The deepest nesting of expression evaluation (calls inside calls, across references).
     static let maxDepth = 192
-    /// The largest value one expression may produce, in units (an element, a member, or 1 KiB
-    /// of a string each count one).
-    static let maxValueUnits = 1 << 20
+    /// The largest value one expression may produce, in units (an element, a member, or 64
+    /// bytes of a string each count one).
+    static let maxValueUnits = 1 << 18
     /// The longest string an expression may produce, in bytes.
     static let maxStringBytes = 1 << 20
     /// The units all expressions of one import may produce together.
-    static let totalBudget = 16 << 20
+    static let totalBudget = 4 << 20
 
     let context: ARMDeploymentContext
     /// The scope expressions are evaluated in now.
@@ -288,7 +289,7 @@ final class ARMEvaluator {
     func produced(_ value: JSON) throws(ARMFailure) -> JSON {
         var units = 0
         guard Self.measure(value, units: &units, limit: Self.maxValueUnits, depth: 0) else {
-            throw ARMFailure("the expression produces a value larger than \(Self.maxValueUnits) units (elements, members or KiB of text) or nested deeper than 128 levels; allowed smaller values")
+            throw ARMFailure("the expression produces a value larger than \(Self.maxValueUnits) units (elements, members or 64-byte pieces of text) or nested deeper than 128 levels; allowed smaller values")
         }
         try charge(units)
         return value
@@ -300,7 +301,7 @@ final class ARMEvaluator {
         guard depth < 128 else { return false }
         units += 1
         switch value {
-        case .string(let s): units += s.utf8.count >> 10
+        case .string(let s): units += s.utf8.count >> 6
         case .array(let items):
             for item in items { guard measure(item, units: &units, limit: limit, depth: depth + 1) else { return false } }
         case .object(let members):
