@@ -87,6 +87,20 @@ final class ARMBoundsTests: XCTestCase {
         }
     }
 
+    func testManyLargeValuesStopAtTheBudgetWithOneProblem() {
+        // 3,000 strings of about 200 KB each: 600 MB if all were built; the budget stops it.
+        var variables: [String: JSON] = [:]
+        for i in 0..<3_000 { variables["w\(i)"] = .string("[concat(string(\(i)), replace(string(range(0, 9000)), '1', 'abcdefghabcdefghabcdefghabcdefgh'))]") }
+        variables["all"] = .string("[createArray(" + (0..<3_000).map { "variables('w\($0)')" }.joined(separator: ", ") + ")]")
+        var template = Self.template(variables: variables, capacity: "[length(variables('all'))]").object!
+        template["resources"] = .array([.object(["type": .string("Microsoft.Compute/virtualMachineScaleSets"), "name": .string("web"),
+                                                 "sku": .object(["capacity": .string("[length(variables('all'))]")]),
+                                                 "properties": .object(["upgradePolicy": .string("[variables('w1')]")])])])
+        let found = problems(.object(template))
+        XCTAssertEqual(found.count, 1, "the budget is said once, not for every field read after it")
+        XCTAssertTrue(found.first?.field.hasPrefix("variables.w") == true, found.first?.field ?? "")
+    }
+
     func testTheSameBoundsHoldThroughAScenariosFrom() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-arm-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

@@ -184,7 +184,13 @@ enum ARMTemplate {
         /// value matters only if it holds the health source.
         mutating func evaluated(_ raw: JSON?, _ path: String, deep: Bool, deferring: Bool = false) -> JSON? {
             guard let raw else { return nil }
+            let exhaustedBefore = evaluator.exhausted
             do { return deep ? try evaluator.value(raw, at: path) : try evaluator.shallow(raw, at: path) } catch {
+                // Once the budget ran out, the problem is said once, not for every later field.
+                if exhaustedBefore {
+                    unevaluated.append(path)
+                    return nil
+                }
                 if deferring { deferred.append(ARMTemplate.problem(error, at: path)) } else { problems.append(ARMTemplate.problem(error, at: path)) }
                 unevaluated.append(path)
                 return nil

@@ -81,6 +81,8 @@ final class ARMEvaluator {
     var lambdaFrames: [[String: JSON]] = []
     /// Units left to produce.
     var budget = ARMEvaluator.totalBudget
+    /// Whether the budget ran out: every evaluation after it fails for that one reason.
+    var exhausted: Bool { budget < 0 }
     var depth = 0
     var referenceDepth = 0
 
