@@ -111,6 +111,19 @@ final class ARMImportTests: XCTestCase {
         XCTAssertEqual(d.name, "batch")
         XCTAssertEqual(d.capacity, 5)
         XCTAssertEqual(d.policy.mode, .automatic)
+        // Another deployment whose condition depends on a deployed resource only warns; alone,
+        // it is the problem.
+        var members = template.object!
+        let unreadable: JSON = .object(["type": .string("Microsoft.Resources/deployments"), "name": .string("other"),
+                                        "condition": .string("[reference('flag').enabled]"),
+                                        "properties": .object(["template": .object(["resources": .array([])])])])
+        guard case .array(let resources)? = members["resources"] else { return XCTFail("no resources") }
+        members["resources"] = .array([resources[0], unreadable])
+        XCTAssertEqual(try ScaleSetImport.read(.object(members)).warnings.map(\.field), ["resources[1].condition"])
+        members["resources"] = .array([unreadable])
+        XCTAssertThrowsError(try ScaleSetImport.read(.object(members))) { error in
+            XCTAssertEqual((error as? ValidationFailure)?.problems.map(\.field), ["resources[0].condition"])
+        }
     }
 
     func testAFieldTheRolloutDoesNotReadNeverStopsAnImport() throws {

@@ -32,8 +32,12 @@ enum ARMTemplate {
         let evaluator = ARMEvaluator(scope: top, context: context)
         var candidates: [Candidate] = []
         var problems: [Problem] = []
-        collect(template, scope: top, copy: [:], prefix: "", evaluator, nesting: 0, into: &candidates, problems: &problems)
+        var unread: [Problem] = []
+        collect(template, scope: top, copy: [:], prefix: "", evaluator, nesting: 0, into: &candidates, problems: &problems, unread: &unread)
         guard problems.isEmpty else { throw ValidationFailure(problems) }
+        // A nested deployment whose loop or condition cannot be evaluated may hold the scale
+        // set: a problem when no other one is found, a warning otherwise.
+        guard !candidates.isEmpty || unread.isEmpty else { throw ValidationFailure(unread) }
         guard !candidates.isEmpty else {
             throw ValidationFailure([Problem(field: "resources", "holds no \(ScaleSetResource.type) resource (nested deployments with inline templates included); a template that only links to others (templateLink) cannot be read")])
         }
@@ -77,6 +81,7 @@ enum ARMTemplate {
             }
         }
         guard found.isEmpty else { throw ValidationFailure(found) }
+        warnings += unread.map { Problem(field: $0.field, "\($0.message); a scale set in that deployment is not read") }
         return ImportedScaleSet(definition: definition, warnings: warnings, format: .armTemplate, resource: picked.label)
     }
 
@@ -88,7 +93,7 @@ enum ARMTemplate {
 
     /// Every scale set in `template`'s resources, with nested deployments' inline templates.
     static func collect(_ template: JSON, scope: ARMScope, copy: [String: Int], prefix: String, _ evaluator: ARMEvaluator,
-                        nesting: Int, into candidates: inout [Candidate], problems: inout [Problem]) {
+                        nesting: Int, into candidates: inout [Candidate], problems: inout [Problem], unread: inout [Problem]) {
         var items: [(path: String, symbolic: String?, value: JSON)] = []
         switch template.member("resources") {
         case .array(let list)?: items = list.enumerated().map { ("\(prefix)resources[\($0.offset)]", nil, $0.element) }
@@ -112,7 +117,7 @@ enum ARMTemplate {
                 do {
                     indexes = Array(0..<(try evaluator.loopCount(loop.member("count") ?? .null, at: "\(path).copy.count")))
                 } catch {
-                    problems.append(problem(error, at: "\(path).copy.count"))
+                    if isScaleSet { problems.append(problem(error, at: "\(path).copy.count")) } else { unread.append(problem(error, at: "\(path).copy.count")) }
                     continue
                 }
             }
@@ -145,7 +150,11 @@ enum ARMTemplate {
                                                 resource: item, scope: scope, copy: loopCopy, condition: conditionFailure))
                     continue
                 }
-                guard conditionFailure == nil, let properties = item.member("properties"), let inner = properties.member("template"), inner.object != nil else { continue }
+                if let conditionFailure {
+                    unread.append(problem(conditionFailure, at: "\(path).condition"))
+                    continue
+                }
+                guard let properties = item.member("properties"), let inner = properties.member("template"), inner.object != nil else { continue }
                 guard nesting < maxNesting else {
                     problems.append(Problem(field: "\(path).properties.template", "nests deployments deeper than \(maxNesting) levels"))
                     continue
@@ -161,9 +170,9 @@ enum ARMTemplate {
                         }
                     }
                     let innerScope = ARMScope(template: inner, path: innerPrefix, given: given)
-                    collect(inner, scope: innerScope, copy: [:], prefix: innerPrefix, evaluator, nesting: nesting + 1, into: &candidates, problems: &problems)
+                    collect(inner, scope: innerScope, copy: [:], prefix: innerPrefix, evaluator, nesting: nesting + 1, into: &candidates, problems: &problems, unread: &unread)
                 } else {
-                    collect(inner, scope: scope, copy: loopCopy, prefix: innerPrefix, evaluator, nesting: nesting + 1, into: &candidates, problems: &problems)
+                    collect(inner, scope: scope, copy: loopCopy, prefix: innerPrefix, evaluator, nesting: nesting + 1, into: &candidates, problems: &problems, unread: &unread)
                 }
             }
         }
