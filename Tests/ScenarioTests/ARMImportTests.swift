@@ -152,6 +152,11 @@ final class ARMImportTests: XCTestCase {
         XCTAssertThrowsError(try InstanceList.read(.object(page))) { error in
             XCTAssertEqual((error as? ValidationFailure)?.problems.map(\.field), ["nextLink"])
         }
+        // Without instanceId, the id ends the instance's resource id (as the API's examples write it).
+        let byResourceID: JSON = .object(["value": .array([.object(["location": .string("westus"),
+                                                                     "id": .string("/subscriptions/s/resourceGroups/g/providers/Microsoft.Compute/virtualMachineScaleSets/v/virtualMachines/7")])])])
+        XCTAssertTrue(InstanceList.matches(byResourceID))
+        XCTAssertEqual(try InstanceList.read(byResourceID).map(\.id), [7])
         let example = try ScaleSetImport.read(try document("rest-example-create.json"))
         XCTAssertEqual(example.format, .restExample)
         XCTAssertEqual(example.definition.capacity, 3)

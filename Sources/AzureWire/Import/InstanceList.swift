@@ -3,7 +3,8 @@ public import UpgradeEngine
 
 /// `az vmss list-instances` output (a list; `--expand instanceView` adds the fault and update
 /// domains) or the REST list (`{ "value": [...] }`, fields under `properties`): each instance's
-/// id, zone, domains, whether it runs the latest model, and its protection policy.
+/// id (`instanceId`, or the end of its resource id), zone, domains, whether it runs the latest
+/// model, and its protection policy.
 public enum InstanceList {
     /// Whether `value` looks like an instance list.
     public static func matches(_ value: JSON) -> Bool {
@@ -15,7 +16,15 @@ public enum InstanceList {
             guard case .array(let list)? = value.member("value") else { return false }
             items = list
         }
-        return items.first.map { $0.member("instanceId") != nil || $0.field("properties")?.member("instanceId") != nil } ?? true
+        return items.first.map { $0.member("instanceId") != nil || $0.field("properties")?.member("instanceId") != nil || idFromResourceID($0) != nil } ?? true
+    }
+
+    /// The instance id at the end of a scale set VM's resource id (`…/virtualMachines/3`).
+    static func idFromResourceID(_ item: JSON) -> Int? {
+        guard case .string(let id)? = item.member("id") else { return nil }
+        let parts = id.split(separator: "/")
+        guard parts.count >= 2, parts[parts.count - 2].lowercased() == "virtualmachines" else { return nil }
+        return Int(parts[parts.count - 1])
     }
 
     /// The instances, every problem at once with its path (`[3].instanceId`).
@@ -41,7 +50,7 @@ public enum InstanceList {
             switch item.field("instanceId") ?? flat.field("instanceId") {
             case .string(let text)?: id = Int(text)
             case .int(let n)?: id = n
-            default: break
+            default: id = idFromResourceID(item)
             }
             guard let id, id >= 0 else {
                 problems.append(Problem(field: "\(at).instanceId", "is missing or not a whole number such as \"3\""))
