@@ -33,7 +33,9 @@ extension HealthExtensionSettings {
         }
         let port = value.field("port").flatMap { _ in reader.integer(value, "", "port", 1...65535, unit: "port") }
         var path: String?
-        if let p = value.field("requestPath") {
+        // An empty path with tcp is no path (the Azure Verified Module writes it so, and Azure
+        // deploys it); any other path with tcp is a problem.
+        if let p = value.field("requestPath"), !(proto == .tcp && p == .string("")) {
             if case .string(let s) = p { path = s } else { reader.problem("requestPath", "is \(p.kindName); expected a path string such as \"/health\"") }
             if proto == .tcp { reader.problem("requestPath", "is not allowed with protocol tcp") }
         }

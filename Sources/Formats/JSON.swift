@@ -104,13 +104,16 @@ public struct JSONError: Error, Equatable, CustomStringConvertible {
 
 extension JSON {
     /// Parses untrusted text: at most `maxBytes` bytes and `maxDepth` levels of nesting, in one
-    /// pass whose cost follows the text's length (`JSONParser`).
-    public static func parse(_ text: String, maxBytes: Int = 1 << 20, maxDepth: Int = 64) throws(JSONError) -> JSON {
+    /// pass whose cost follows the text's length (`JSONParser`). A leading UTF-8 byte-order mark
+    /// is skipped; with `comments`, `//` and `/* */` comments are whitespace, a trailing comma
+    /// before `}` or `]` and raw line breaks and tabs in strings are accepted (as ARM reads
+    /// templates and parameter files).
+    public static func parse(_ text: String, maxBytes: Int = 1 << 20, maxDepth: Int = 64, comments: Bool = false) throws(JSONError) -> JSON {
         let count = text.utf8.count
         guard count <= maxBytes else {
             throw JSONError(problem: "is \(count) bytes, more than the \(maxBytes) allowed")
         }
-        var parser = JSONParser(Array(text.utf8), maxDepth: maxDepth)
+        var parser = JSONParser(Array(text.utf8), maxDepth: maxDepth, comments: comments)
         return try parser.document()
     }
 }

@@ -7,14 +7,21 @@ struct JSONParser {
     private let bytes: [UInt8]
     private var i = 0
     private let maxDepth: Int
+    /// Whether `//` and `/* */` comments count as whitespace, a comma may come before a closing
+    /// bracket and a string may hold a raw line break or tab (ARM reads templates and parameter
+    /// files so).
+    private let comments: Bool
 
-    init(_ bytes: [UInt8], maxDepth: Int) {
+    init(_ bytes: [UInt8], maxDepth: Int, comments: Bool = false) {
         self.bytes = bytes
         self.maxDepth = maxDepth
+        self.comments = comments
     }
 
-    /// The one value the text holds (whitespace around it allowed, nothing else).
+    /// The one value the text holds (whitespace around it allowed, nothing else). A UTF-8
+    /// byte-order mark before it is skipped, as Azure and most editors accept one.
     mutating func document() throws(JSONError) -> JSON {
+        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { i = 3 }
         skipSpace()
         let value = try self.value(depth: 0)
         skipSpace()
@@ -61,6 +68,12 @@ struct JSONParser {
             guard i < bytes.count else { throw malformed() }
             if bytes[i] == UInt8(ascii: ",") {
                 i += 1
+                // ARM's reader, as JSON.NET, accepts a comma before the closing brace.
+                skipSpace()
+                if comments, i < bytes.count, bytes[i] == UInt8(ascii: "}") {
+                    i += 1
+                    return .object(members)
+                }
                 continue
             }
             guard bytes[i] == UInt8(ascii: "}") else { throw malformed() }
@@ -84,6 +97,11 @@ struct JSONParser {
             guard i < bytes.count else { throw malformed() }
             if bytes[i] == UInt8(ascii: ",") {
                 i += 1
+                skipSpace()
+                if comments, i < bytes.count, bytes[i] == UInt8(ascii: "]") {
+                    i += 1
+                    return .array(items)
+                }
                 continue
             }
             guard bytes[i] == UInt8(ascii: "]") else { throw malformed() }
@@ -155,7 +173,8 @@ struct JSONParser {
                 i += 1
                 return String(decoding: out, as: UTF8.self)
             }
-            guard b >= 0x20 else { throw malformed() }
+            // ARM's reader takes a line break or tab written raw inside a string.
+            guard b >= 0x20 || (comments && (b == 0x0A || b == 0x0D || b == 0x09)) else { throw malformed() }
             guard b == UInt8(ascii: "\\") else {
                 out.append(b)
                 i += 1
@@ -215,6 +234,15 @@ struct JSONParser {
         while i < bytes.count {
             switch bytes[i] {
             case 0x20, 0x09, 0x0A, 0x0D: i += 1
+            case UInt8(ascii: "/") where comments && i + 1 < bytes.count && bytes[i + 1] == UInt8(ascii: "/"):
+                while i < bytes.count, bytes[i] != 0x0A { i += 1 }
+            case UInt8(ascii: "/") where comments && i + 1 < bytes.count && bytes[i + 1] == UInt8(ascii: "*"):
+                let start = i
+                i += 2
+                while i + 1 < bytes.count, !(bytes[i] == UInt8(ascii: "*") && bytes[i + 1] == UInt8(ascii: "/")) { i += 1 }
+                // An unclosed comment is malformed where it starts.
+                guard i + 1 < bytes.count else { i = start; return }
+                i += 2
             default: return
             }
         }

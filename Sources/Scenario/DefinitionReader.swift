@@ -15,7 +15,7 @@ struct DefinitionReader {
 
     static let knownKeys = ["name", "capacity", "zones", "orchestration", "model", "upgradePolicy", "healthExtension",
                             "loadBalancerProbe", "protected", "protectedFromScaleIn", "quota", "faultDomains",
-                            "updateDomains", "timings", "location", "from", "resource", "parameters", "instances"]
+                            "updateDomains", "timings", "location", "from", "resource", "parameters", "instances", "context"]
 
     /// The largest document `from`, `parameters` or `instances` reads, in bytes.
     static let maxDocumentBytes = JSONDocument.maxBytes
@@ -45,7 +45,13 @@ struct DefinitionReader {
         d.capacity = capacity
         if let fleet = importFleet(fields) {
             d.fleet = fleet
-            if fields["capacity"] == nil { d.capacity = fleet.count }
+            if fields["capacity"] == nil {
+                // The list is the fleet as it is; a document that says otherwise is stale.
+                if let imported, imported.capacity != fleet.count {
+                    warnings.append(Problem(field: "scaleset.instances", "lists \(fleet.count) instance(s) where the document's capacity is \(imported.capacity): the list is taken"))
+                }
+                d.capacity = fleet.count
+            }
         }
         if let zones = fields["zones"] {
             if case .array(let items) = zones {
@@ -108,7 +114,7 @@ struct DefinitionReader {
     /// `from = "vmss.json"` (with `resource` and `parameters` for a template or plan): the scale
     /// set of a document a team already has, read before the table's own fields override it.
     private mutating func importDocument(_ fields: [String: LuaValue]) -> ScaleSetDefinition? {
-        for key in ["resource", "parameters"] where fields[key] != nil && fields["from"] == nil {
+        for key in ["resource", "parameters", "context"] where fields[key] != nil && fields["from"] == nil {
             problem(key, "goes with from = \"FILE\": it chooses in, or completes, the document the scale set is read from")
         }
         guard let from = string(fields, "from") else { return nil }
@@ -118,8 +124,25 @@ struct DefinitionReader {
             guard let read = readDocument(file, field: "parameters") else { return nil }
             parameters = read
         }
+        // `context = { location = "westeurope" }`: what a template's resourceGroup(),
+        // subscription() and deployment() answer, as import's --context NAME=VALUE.
+        var settings: [String] = []
+        if let context = fields["context"] {
+            guard let entries = context.fields else {
+                problem("context", "\(describe(context)) is not a table such as { location = \"westeurope\" }")
+                return nil
+            }
+            for key in entries.keys.sorted() {
+                guard let value = entries[key]?.stringValue else {
+                    problem("context.\(key)", "is not a string")
+                    return nil
+                }
+                settings.append("\(key)=\(value)")
+            }
+        }
         do {
-            let imported = try ScaleSetImport.read(document, resource: string(fields, "resource"), parameters: parameters)
+            let context = try ARMDeploymentContext.parse(settings, field: "scaleset.context")
+            let imported = try ScaleSetImport.read(document, resource: string(fields, "resource"), parameters: parameters, context: context)
             warnings += imported.warnings.map { Problem(field: "\(from): \($0.field)", $0.message) }
             return imported.definition
         } catch {

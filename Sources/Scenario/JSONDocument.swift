@@ -2,7 +2,9 @@ public import Formats
 import LuaHost
 
 /// A JSON document from another team (a scale set, an instance list, parameters, a sweep part):
-/// size-checked before it is read, then parsed with line and column in its errors.
+/// size-checked before it is read, then parsed with line and column in its errors; a UTF-8
+/// byte-order mark and `//` or `/* */` comments are accepted, as Azure accepts them in templates
+/// and parameter files.
 public enum JSONDocument {
     /// The largest document read, in bytes.
     public static let maxBytes = 16 << 20
@@ -26,7 +28,7 @@ public enum JSONDocument {
             throw Refusal(path: path, problem: error.problem)
         }
         do {
-            return try JSON.parse(String(decoding: data, as: UTF8.self), maxBytes: maxBytes)
+            return try JSON.parse(String(decoding: data, as: UTF8.self), maxBytes: maxBytes, comments: true)
         } catch {
             throw Refusal(path: path, problem: "\(error)")
         }

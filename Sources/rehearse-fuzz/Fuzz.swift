@@ -10,6 +10,7 @@ import UpgradeEngine
 ///   compiles; its result is converted as the host converts every script value.
 /// - 1: a health endpoint's answer (an HTTP 200 body, rich states, lenient and strict wire).
 /// - 2: an ARM `upgradePolicy` JSON document.
+/// - 3: an ARM template whose parameters and variables refer to each other (`ARMFuzz`).
 /// - 4: a part of a sharded sweep as `merge` reads it: read, merged with a second copy of
 ///   itself, and its report's figures computed.
 enum Fuzz {
@@ -30,8 +31,9 @@ enum Fuzz {
             for strict in [false, true] {
                 _ = HealthExtensionSettings().evaluate(.http(status: 200, body: text), strictWire: strict)
             }
-        case 4: mergePart(String(decoding: input, as: UTF8.self))
-        default: _ = try? UpgradePolicy.parse(json: String(decoding: input, as: UTF8.self))
+        case 2: _ = try? UpgradePolicy.parse(json: String(decoding: input, as: UTF8.self))
+        case 3: ARMFuzz.run(input)
+        default: mergePart(String(decoding: input, as: UTF8.self))
         }
     }
 

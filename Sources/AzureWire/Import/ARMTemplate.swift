@@ -2,30 +2,50 @@ import Formats
 import UpgradeEngine
 
 /// An ARM template (or a Bicep file compiled by `az bicep build`): `resources` as a list, or as
-/// an object keyed by symbolic name (`"languageVersion": "2.0"`). The scale set resource's
-/// `[parameters('…')]` and `[variables('…')]` are resolved from a parameters file and the
-/// template's defaults and variables; any other expression is a problem naming its path.
+/// an object keyed by symbolic name (`"languageVersion": "2.0"`); resource `copy` loops and
+/// `condition`s; nested deployments (`Microsoft.Resources/deployments`, as Bicep modules
+/// compile) with inline templates in either expression scope. The template's expressions are
+/// evaluated by `ARMEvaluator`, lazily: only the fields the scale set reader uses, so an
+/// expression elsewhere (a key vault reference, a script's URI, a location built from a
+/// parameter nobody gave) never stops an import. A field the rollout depends on that cannot be
+/// evaluated is a problem naming its path; one it does not (name, location, image) is left out.
 enum ARMTemplate {
-    static func read(_ template: JSON, resource chosen: String?, parameters file: JSON?) throws(ValidationFailure) -> ImportedScaleSet {
-        var candidates: [(path: String, label: String, value: JSON)] = []
-        switch template.member("resources") {
-        case .array(let items)?:
-            for (i, item) in items.enumerated() where isScaleSet(item) {
-                candidates.append(("resources[\(i)]", nameText(item) ?? "resources[\(i)]", item))
-            }
-        case .object(let byName)?:
-            for key in byName.keys.sorted() where isScaleSet(byName[key]!) {
-                candidates.append(("resources.\(key)", key, byName[key]!))
-            }
-        default:
-            throw ValidationFailure([Problem(field: "resources", "is not a list or an object of resources")])
-        }
+    static let deploymentType = "Microsoft.Resources/deployments"
+    /// The deepest nesting of inline deployments followed.
+    static let maxNesting = 10
+
+    /// A scale set resource found in the template, with what evaluates it.
+    struct Candidate {
+        var path: String
+        var label: String
+        var name: String?
+        var resource: JSON
+        var scope: ARMScope
+        var copy: [String: Int]
+        /// Why its `condition` could not be evaluated, if it could not.
+        var condition: ARMFailure?
+    }
+
+    static func read(_ template: JSON, resource chosen: String?, parameters file: JSON?,
+                     context: ARMDeploymentContext) throws(ValidationFailure) -> ImportedScaleSet {
+        let top = ARMScope(template: template, path: "", given: ARMScope.given(byFile: file))
+        let evaluator = ARMEvaluator(scope: top, context: context)
+        var candidates: [Candidate] = []
+        var problems: [Problem] = []
+        var unread: [Problem] = []
+        collect(template, scope: top, copy: [:], prefix: "", evaluator, nesting: 0, into: &candidates, problems: &problems, unread: &unread)
+        guard problems.isEmpty else { throw ValidationFailure(problems) }
+        // A nested deployment whose loop or condition cannot be evaluated may hold the scale
+        // set: a problem when no other one is found, a warning otherwise.
+        guard !candidates.isEmpty || unread.isEmpty else { throw ValidationFailure(unread) }
         guard !candidates.isEmpty else {
-            throw ValidationFailure([Problem(field: "resources", "holds no \(ScaleSetResource.type) resource")])
+            throw ValidationFailure([Problem(field: "resources", "holds no \(ScaleSetResource.type) resource (nested deployments with inline templates included); a template that only links to others (templateLink) cannot be read")])
         }
-        let picked: (path: String, label: String, value: JSON)
+        let picked: Candidate
         if let chosen {
-            guard let match = candidates.first(where: { $0.label == chosen || nameText($0.value) == chosen }) else {
+            let match = candidates.first { $0.label == chosen || $0.name == chosen }
+                ?? candidates.first { $0.label.lowercased() == chosen.lowercased() || $0.name?.lowercased() == chosen.lowercased() }
+            guard let match else {
                 throw ValidationFailure([Problem(field: "--resource \(chosen)", "no scale set of that name; the template has \(candidates.map(\.label).joined(separator: ", "))")])
             }
             picked = match
@@ -35,153 +55,244 @@ enum ARMTemplate {
             }
             picked = candidates[0]
         }
-        // Only what the reader uses is resolved: an expression elsewhere in the resource (a key
-        // vault reference, a resourceId) does not stop the import.
-        var resolver = Resolver(template: template, parameterFile: file)
-        let resolved = resolver.resolve(relevant(picked.value), at: picked.path)
-        guard resolver.problems.isEmpty else { throw ValidationFailure(resolver.problems) }
+        if let failure = picked.condition {
+            throw ValidationFailure([problem(failure, at: "\(picked.path).condition")])
+        }
+        evaluator.scope = picked.scope
+        evaluator.copy = picked.copy
+        var projection = Projection(evaluator: evaluator)
+        let resolved = projection.resource(picked.resource, at: picked.path)
         var reader = ScaleSetResource(prefix: picked.path)
-        let definition = reader.read(resolved)
-        guard reader.problems.isEmpty else { throw ValidationFailure(reader.problems) }
-        // A name that is an expression is shown as what it resolved to.
-        let label = picked.label.hasPrefix("[") ? definition.name : picked.label
-        return ImportedScaleSet(definition: definition, warnings: reader.warnings, format: .armTemplate, resource: label)
+        var definition = reader.read(resolved)
+        // Every problem at once, but none caused by another: a field that could not be
+        // evaluated is not also reported missing.
+        let caused = reader.problems.filter { problem in projection.unevaluated.contains { problem.field == $0 || problem.field.hasPrefix($0 + ".") } }
+        var found = projection.problems + reader.problems.filter { !caused.contains($0) }
+        var warnings = reader.warnings
+        if picked.name == nil { definition.name = picked.label }
+        ScaleSetImport.usableName(&definition, at: "\(picked.path).name", warnings: &warnings)
+        // A profile that could not be evaluated may hold the health source: a problem when the
+        // scale set needs one and has none, otherwise a warning.
+        if !projection.deferred.isEmpty {
+            if found.isEmpty && definition.validate().isEmpty {
+                warnings += projection.deferred.map { Problem(field: $0.field, "\($0.message); a health extension or probe in it is not read") }
+            } else {
+                found += projection.deferred
+            }
+        }
+        guard found.isEmpty else { throw ValidationFailure(found) }
+        warnings += unread.map { Problem(field: $0.field, "\($0.message); a scale set in that deployment is not read") }
+        return ImportedScaleSet(definition: definition, warnings: warnings, format: .armTemplate, resource: picked.label)
     }
 
-    /// The parts of a scale set resource the reader uses; the load balancer's probe only as
-    /// present or not.
-    static func relevant(_ resource: JSON) -> JSON {
-        func pick(_ value: JSON?, _ keys: [String]) -> JSON? {
-            guard let members = value?.object else { return value }
-            var out: [String: JSON] = [:]
-            for key in keys { if let v = members[key] { out[key] = v } }
-            return .object(out)
+    /// A problem for `failure`, placed where it arose and saying which field needed it.
+    static func problem(_ failure: ARMFailure, at path: String) -> Problem {
+        guard !failure.path.isEmpty, failure.path != path else { return Problem(field: path, failure.message) }
+        return Problem(field: failure.path, "\(failure.message) (read for \(path))")
+    }
+
+    /// Every scale set in `template`'s resources, with nested deployments' inline templates.
+    static func collect(_ template: JSON, scope: ARMScope, copy: [String: Int], prefix: String, _ evaluator: ARMEvaluator,
+                        nesting: Int, into candidates: inout [Candidate], problems: inout [Problem], unread: inout [Problem]) {
+        var items: [(path: String, symbolic: String?, value: JSON)] = []
+        switch template.member("resources") {
+        case .array(let list)?: items = list.enumerated().map { ("\(prefix)resources[\($0.offset)]", nil, $0.element) }
+        case .object(let byName)?: items = byName.keys.sorted().map { ("\(prefix)resources.\($0)", $0, byName[$0]!) }
+        case nil: return
+        default:
+            problems.append(Problem(field: "\(prefix)resources", "is not a list or an object of resources"))
+            return
         }
-        var top = pick(resource, ["name", "location", "sku", "zones", "type"])?.object ?? [:]
-        guard let properties = resource.member("properties") else { return .object(top) }
-        var inner = pick(properties, ["orchestrationMode", "platformFaultDomainCount", "upgradePolicy", "automaticRepairsPolicy", "scaleInPolicy"])?.object ?? [:]
-        if let profile = properties.member("virtualMachineProfile") {
-            var kept: [String: JSON] = [:]
-            if let image = profile.member("storageProfile")?.member("imageReference") { kept["storageProfile"] = .object(["imageReference": image]) }
-            if let probe = profile.member("networkProfile")?.member("healthProbe"), probe != .null {
-                kept["networkProfile"] = .object(["healthProbe": .object([:])])
-            }
-            if case .array(let extensions)? = profile.member("extensionProfile")?.member("extensions") {
-                let keys = ["publisher", "type", "typeHandlerVersion", "autoUpgradeMinorVersion", "enableAutomaticUpgrade", "settings"]
-                let items = extensions.map { item -> JSON in
-                    var entry = pick(item, ["name"])?.object ?? [:]
-                    if let props = pick(item.member("properties"), keys) { entry["properties"] = props }
-                    return .object(entry)
+        for (path, symbolic, item) in items {
+            guard case .string(let type)? = item.member("type") else { continue }
+            let isScaleSet = type.lowercased() == ScaleSetResource.type.lowercased()
+            let isDeployment = type.lowercased() == deploymentType.lowercased()
+            guard isScaleSet || isDeployment, item.member("existing") != .bool(true) else { continue }
+            evaluator.scope = scope
+            evaluator.copy = copy
+            var indexes: [Int?] = [nil]
+            var loopName = ""
+            if let loop = item.member("copy") {
+                if case .string(let name)? = loop.member("name") { loopName = name }
+                do {
+                    indexes = Array(0..<(try evaluator.loopCount(loop.member("count") ?? .null, at: "\(path).copy.count")))
+                } catch {
+                    if isScaleSet { problems.append(problem(error, at: "\(path).copy.count")) } else { unread.append(problem(error, at: "\(path).copy.count")) }
+                    continue
                 }
-                kept["extensionProfile"] = .object(["extensions": .array(items)])
             }
-            inner["virtualMachineProfile"] = .object(kept)
+            for index in indexes {
+                var loopCopy = copy
+                if let index {
+                    loopCopy[""] = index
+                    if !loopName.isEmpty { loopCopy[loopName] = index }
+                }
+                evaluator.scope = scope
+                evaluator.copy = loopCopy
+                let at = index.map { "\(path)[copy \($0)]" } ?? path
+                var conditionFailure: ARMFailure?
+                if let condition = item.member("condition") {
+                    do {
+                        let value = try evaluator.value(condition, at: "\(path).condition")
+                        guard case .bool(let deployed) = value else {
+                            problems.append(Problem(field: "\(path).condition", "\(value.serialized(pretty: false)) is not true or false"))
+                            continue
+                        }
+                        if !deployed { continue }
+                    } catch {
+                        conditionFailure = error
+                    }
+                }
+                if isScaleSet {
+                    var name: String?
+                    if let raw = item.member("name"), case .string(let text)? = try? evaluator.value(raw, at: "\(path).name") { name = text }
+                    candidates.append(Candidate(path: path, label: symbolic.map { s in index.map { "\(s)[\($0)]" } ?? s } ?? name ?? at, name: name,
+                                                resource: item, scope: scope, copy: loopCopy, condition: conditionFailure))
+                    continue
+                }
+                if let conditionFailure {
+                    unread.append(problem(conditionFailure, at: "\(path).condition"))
+                    continue
+                }
+                guard let properties = item.member("properties"), let inner = properties.member("template"), inner.object != nil else { continue }
+                guard nesting < maxNesting else {
+                    problems.append(Problem(field: "\(path).properties.template", "nests deployments deeper than \(maxNesting) levels"))
+                    continue
+                }
+                let innerPrefix = "\(path).properties.template."
+                if case .string(let s)? = properties.member("expressionEvaluationOptions")?.member("scope"), s.lowercased() == "inner" {
+                    var given: [String: ARMScope.Given] = [:]
+                    for (name, entry) in properties.member("parameters")?.object ?? [:] {
+                        if let value = entry.member("value") {
+                            given[name] = .expression(value, scope: scope, copy: loopCopy, path: "\(path).properties.parameters.\(name).value")
+                        } else if entry.member("reference") != nil {
+                            given[name] = .keyVault
+                        }
+                    }
+                    let innerScope = ARMScope(template: inner, path: innerPrefix, given: given)
+                    collect(inner, scope: innerScope, copy: [:], prefix: innerPrefix, evaluator, nesting: nesting + 1, into: &candidates, problems: &problems, unread: &unread)
+                } else {
+                    collect(inner, scope: scope, copy: loopCopy, prefix: innerPrefix, evaluator, nesting: nesting + 1, into: &candidates, problems: &problems, unread: &unread)
+                }
+            }
         }
-        top["properties"] = .object(inner)
-        return .object(top)
     }
 
-    static func isScaleSet(_ item: JSON) -> Bool {
-        if case .string(let type)? = item.member("type") { return type.lowercased() == ScaleSetResource.type.lowercased() }
-        return false
-    }
-
-    static func nameText(_ item: JSON) -> String? {
-        if case .string(let name)? = item.member("name") { return name }
-        return nil
-    }
-
-    /// Resolves template expressions in a value: `[parameters('x')]`, `[variables('x')]`. A string
-    /// starting `[[` is a literal `[`. Anything else in brackets is a problem at its path.
-    struct Resolver {
-        let template: JSON
-        let parameterFile: JSON?
+    /// The parts of a scale set resource the reader uses, evaluated. A field the rollout
+    /// depends on that cannot be evaluated is a problem; one it does not is left out.
+    struct Projection {
+        let evaluator: ARMEvaluator
         var problems: [Problem] = []
-        /// Variables being resolved, to refuse a variable that refers to itself.
-        var resolving: Set<String> = []
+        /// Parts that could not be evaluated and that matter only if they hold the health source.
+        var deferred: [Problem] = []
+        /// The paths that could not be evaluated.
+        var unevaluated: [String] = []
 
-        init(template: JSON, parameterFile: JSON?) {
-            self.template = template
-            self.parameterFile = parameterFile
-        }
-
-        mutating func resolve(_ value: JSON, at path: String) -> JSON {
-            switch value {
-            case .string(let text):
-                guard text.hasPrefix("["), text.hasSuffix("]") else { return value }
-                if text.hasPrefix("[[") { return .string(String(text.dropFirst())) }
-                return expression(String(text.dropFirst().dropLast()), at: path)
-            case .array(let items):
-                return .array(items.enumerated().map { resolve($0.element, at: "\(path)[\($0.offset)]") })
-            case .object(let members):
-                var out: [String: JSON] = [:]
-                for key in members.keys.sorted() { out[key] = resolve(members[key]!, at: "\(path).\(key)") }
-                return .object(out)
-            case .ordered(let fields):
-                return .ordered(fields.map { JSONField($0.key, resolve($0.value, at: "\(path).\($0.key)")) })
-            default:
-                return value
+        /// `raw` evaluated (`deep`: with everything in it; otherwise only when it is itself an
+        /// expression, its members as written), or nil with a problem: a deferred one when the
+        /// value matters only if it holds the health source.
+        mutating func evaluated(_ raw: JSON?, _ path: String, deep: Bool, deferring: Bool = false) -> JSON? {
+            guard let raw else { return nil }
+            let exhaustedBefore = evaluator.exhausted
+            do { return deep ? try evaluator.value(raw, at: path) : try evaluator.shallow(raw, at: path) } catch {
+                // Once the budget ran out, the problem is said once, not for every later field.
+                if exhaustedBefore {
+                    unevaluated.append(path)
+                    return nil
+                }
+                if deferring { deferred.append(ARMTemplate.problem(error, at: path)) } else { problems.append(ARMTemplate.problem(error, at: path)) }
+                unevaluated.append(path)
+                return nil
             }
         }
 
-        /// `parameters('name')` or `variables('name')`, nothing else.
-        mutating func expression(_ text: String, at path: String) -> JSON {
-            let trimmed = text.trimmingSpaces
-            for function in ["parameters", "variables"] {
-                let opening = "\(function)('"
-                guard trimmed.hasPrefix(opening), trimmed.hasSuffix("')") else { continue }
-                let name = String(trimmed.dropFirst(opening.count).dropLast(2))
-                guard !name.isEmpty, !name.contains("'") else { break }
-                return function == "parameters" ? parameter(name, at: path) : variable(name, at: path)
-            }
-            problems.append(Problem(field: path, "the template expression [\(text)] is not supported; rehearse resolves [parameters('name')] and [variables('name')] only: give the value itself, or a parameter"))
-            return .null
+        mutating func needed(_ raw: JSON?, _ path: String) -> JSON? { evaluated(raw, path, deep: true) }
+        mutating func container(_ raw: JSON?, _ path: String) -> JSON? { evaluated(raw, path, deep: false) }
+        mutating func healthContainer(_ raw: JSON?, _ path: String) -> JSON? { evaluated(raw, path, deep: false, deferring: true) }
+
+        /// `raw` fully evaluated, or nil when it cannot be (the rollout does not depend on it).
+        func optional(_ raw: JSON?, _ path: String) -> JSON? {
+            guard let raw else { return nil }
+            return try? evaluator.value(raw, at: path)
         }
 
-        mutating func parameter(_ name: String, at path: String) -> JSON {
-            if let given = parameterFile.flatMap(Self.parameterValues)?.member(name) {
-                if let value = given.member("value") { return value }
-                if given.member("reference") != nil {
-                    problems.append(Problem(field: path, "parameter \(name) is a Key Vault reference in the parameters file; give its value"))
-                    return .null
+        mutating func resource(_ item: JSON, at path: String) -> JSON {
+            var top: [String: JSON] = [:]
+            top["type"] = item.member("type")
+            top["name"] = optional(item.member("name"), "\(path).name")
+            top["location"] = optional(item.member("location"), "\(path).location")
+            top["zones"] = needed(item.member("zones"), "\(path).zones")
+            if let sku = container(item.member("sku"), "\(path).sku") {
+                if sku.object == nil {
+                    top["sku"] = sku
+                } else {
+                    var out: [String: JSON] = [:]
+                    // A template may pass the count as a string parameter; ARM hands "2" to the
+                    // resource provider, which reads it as the number.
+                    out["capacity"] = needed(sku.member("capacity"), "\(path).sku.capacity").map { value in
+                        if case .string(let text) = value, let n = Int(text) { return .int(n) } else { return value }
+                    }
+                    out["name"] = optional(sku.member("name"), "\(path).sku.name")
+                    out["tier"] = optional(sku.member("tier"), "\(path).sku.tier")
+                    top["sku"] = .object(out)
                 }
             }
-            guard let declared = template.member("parameters")?.member(name) else {
-                problems.append(Problem(field: path, "refers to parameters('\(name)'), which the template does not declare"))
-                return .null
+            guard let properties = container(item.member("properties"), "\(path).properties") else { return .object(top) }
+            let at = "\(path).properties"
+            var inner: [String: JSON] = [:]
+            for key in ["orchestrationMode", "platformFaultDomainCount", "upgradePolicy"] { inner[key] = needed(properties.member(key), "\(at).\(key)") }
+            for key in ["automaticRepairsPolicy", "scaleInPolicy"] { inner[key] = optional(properties.member(key), "\(at).\(key)") }
+            if let profile = container(properties.member("virtualMachineProfile"), "\(at).virtualMachineProfile") {
+                inner["virtualMachineProfile"] = self.profile(profile, at: "\(at).virtualMachineProfile")
             }
-            guard let fallback = declared.member("defaultValue") else {
-                problems.append(Problem(field: path, "parameter \(name) has no defaultValue and the parameters file gives none; pass one with --parameters FILE"))
-                return .null
-            }
-            return resolve(fallback, at: "parameters.\(name).defaultValue")
+            top["properties"] = .object(inner)
+            return .object(top)
         }
 
-        mutating func variable(_ name: String, at path: String) -> JSON {
-            guard let value = template.member("variables")?.member(name) else {
-                problems.append(Problem(field: path, "refers to variables('\(name)'), which the template does not declare"))
-                return .null
+        mutating func profile(_ profile: JSON, at path: String) -> JSON {
+            var kept: [String: JSON] = [:]
+            if let storage = try? evaluator.shallow(profile.member("storageProfile") ?? .null, at: "\(path).storageProfile"),
+               let image = optional(storage.member("imageReference"), "\(path).storageProfile.imageReference") {
+                kept["storageProfile"] = .object(["imageReference": image])
             }
-            guard resolving.insert(name).inserted else {
-                problems.append(Problem(field: "variables.\(name)", "refers to itself"))
-                return .null
+            if let network = healthContainer(profile.member("networkProfile"), "\(path).networkProfile"), let rawProbe = network.member("healthProbe") {
+                // Only the probe's presence and id are read; a probe whose expression cannot be
+                // evaluated is taken as present.
+                switch optional(rawProbe, "\(path).networkProfile.healthProbe") {
+                case .null?: break
+                case let probe?: kept["networkProfile"] = .object(["healthProbe": probe])
+                case nil: kept["networkProfile"] = .object(["healthProbe": .object([:])])
+                }
             }
-            defer { resolving.remove(name) }
-            return resolve(value, at: "variables.\(name)")
+            if let extensionProfile = healthContainer(profile.member("extensionProfile"), "\(path).extensionProfile"),
+               let extensions = healthContainer(extensionProfile.member("extensions"), "\(path).extensionProfile.extensions") {
+                let base = "\(path).extensionProfile.extensions"
+                guard case .array(let items) = extensions else {
+                    kept["extensionProfile"] = .object(["extensions": extensions])
+                    return .object(kept)
+                }
+                var out: [JSON] = []
+                for (i, raw) in items.enumerated() {
+                    guard let item = healthContainer(raw, "\(base)[\(i)]") else { continue }
+                    var entry: [String: JSON] = [:]
+                    entry["name"] = optional(item.member("name"), "\(base)[\(i)].name")
+                    if let properties = container(item.member("properties"), "\(base)[\(i)].properties") {
+                        let at = "\(base)[\(i)].properties"
+                        let typeKey = properties.member("type") != nil ? "type" : "typePropertiesType"
+                        var props: [String: JSON] = [:]
+                        props[typeKey] = needed(properties.member(typeKey), "\(at).\(typeKey)")
+                        if case .string(let type)? = props[typeKey], ScaleSetResource.healthExtensionTypes.contains(type) {
+                            for key in ["publisher", "typeHandlerVersion", "autoUpgradeMinorVersion", "enableAutomaticUpgrade", "settings"] {
+                                props[key] = needed(properties.member(key), "\(at).\(key)")
+                            }
+                        }
+                        entry["properties"] = .object(props)
+                    }
+                    out.append(.object(entry))
+                }
+                kept["extensionProfile"] = .object(["extensions": .array(out)])
+            }
+            return .object(kept)
         }
-
-        /// A parameters file's `parameters` object (the deployment parameters schema), or the
-        /// object itself when it is a bare map of names.
-        static func parameterValues(_ file: JSON) -> JSON? { file.member("parameters") ?? file }
-    }
-}
-
-extension String {
-    /// Without leading and trailing spaces.
-    var trimmingSpaces: String {
-        var s = Substring(self)
-        while s.first == " " { s.removeFirst() }
-        while s.last == " " { s.removeLast() }
-        return String(s)
     }
 }

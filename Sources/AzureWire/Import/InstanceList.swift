@@ -3,10 +3,12 @@ public import UpgradeEngine
 
 /// `az vmss list-instances` output (a list; `--expand instanceView` adds the fault and update
 /// domains) or the REST list (`{ "value": [...] }`, fields under `properties`): each instance's
-/// id, zone, domains, whether it runs the latest model, and its protection policy.
+/// id (`instanceId`, or the end of its resource id), zone, domains, whether it runs the latest
+/// model, and its protection policy.
 public enum InstanceList {
     /// Whether `value` looks like an instance list.
     public static func matches(_ value: JSON) -> Bool {
+        if let (body, _) = ScaleSetImport.restExampleBody(value) { return matches(body) }
         let items: [JSON]
         switch value {
         case .array(let list): items = list
@@ -14,11 +16,27 @@ public enum InstanceList {
             guard case .array(let list)? = value.member("value") else { return false }
             items = list
         }
-        return items.first.map { $0.member("instanceId") != nil || $0.field("properties")?.member("instanceId") != nil } ?? true
+        return items.first.map { $0.member("instanceId") != nil || $0.field("properties")?.member("instanceId") != nil || idFromResourceID($0) != nil } ?? true
+    }
+
+    /// The instance id at the end of a scale set VM's resource id (`…/virtualMachines/3`).
+    static func idFromResourceID(_ item: JSON) -> Int? {
+        guard case .string(let id)? = item.member("id") else { return nil }
+        let parts = id.split(separator: "/")
+        guard parts.count >= 2, parts[parts.count - 2].lowercased() == "virtualmachines" else { return nil }
+        return Int(parts[parts.count - 1])
     }
 
     /// The instances, every problem at once with its path (`[3].instanceId`).
+    /// A REST list page (`{ "value": [...], "nextLink": ... }`) must be the last one: a page with
+    /// a `nextLink` leaves instances out. A REST API example is read from its response's body.
     public static func read(_ value: JSON) throws(ValidationFailure) -> [ExistingInstance] {
+        if let (body, path) = ScaleSetImport.restExampleBody(value) {
+            do { return try read(body) } catch { throw ValidationFailure(error.problems.map { Problem(field: "\(path).\($0.field)", $0.message) }) }
+        }
+        if case .string(let next)? = value.field("nextLink"), !next.isEmpty {
+            throw ValidationFailure([Problem(field: "nextLink", "this is one page of a longer list: the instances on the next pages are missing; join every page's value (az vmss list-instances does)")])
+        }
         let prefix = value.member("value") == nil ? "" : "value"
         guard case .array(let items)? = value.member("value") ?? (value.object == nil ? value : nil) else {
             throw ValidationFailure([Problem(field: "(instances)", "is not a list of instances; allowed the output of az vmss list-instances")])
@@ -32,7 +50,7 @@ public enum InstanceList {
             switch item.field("instanceId") ?? flat.field("instanceId") {
             case .string(let text)?: id = Int(text)
             case .int(let n)?: id = n
-            default: break
+            default: id = idFromResourceID(item)
             }
             guard let id, id >= 0 else {
                 problems.append(Problem(field: "\(at).instanceId", "is missing or not a whole number such as \"3\""))

@@ -21,6 +21,7 @@ public enum ScaleSetDocumentFormat: String, Sendable {
     case azResource = "az vmss show / REST resource"
     case armTemplate = "ARM template"
     case terraformPlan = "Terraform plan"
+    case restExample = "REST API example"
 }
 
 /// Reads scale set documents, every problem at once, each naming its path in the document.
@@ -28,6 +29,7 @@ public enum ScaleSetImport {
     /// What kind of document `value` is; nil when it is none of them.
     public static func format(of value: JSON) -> ScaleSetDocumentFormat? {
         guard value.object != nil else { return nil }
+        if restExampleBody(value) != nil { return .restExample }
         if value.member("format_version") != nil, value.member("planned_values") != nil || value.member("resource_changes") != nil
             || value.member("values") != nil {
             return .terraformPlan
@@ -43,16 +45,18 @@ public enum ScaleSetImport {
     }
 
     /// Reads the scale set `value` describes. `resource` chooses among several (a name, a
-    /// template's symbolic name or a Terraform address); `parameters` is an ARM parameters file.
-    public static func read(_ value: JSON, resource: String? = nil, parameters: JSON? = nil) throws(ValidationFailure) -> ImportedScaleSet {
-        let imported = try readDocument(value, resource: resource, parameters: parameters)
+    /// template's symbolic name or a Terraform address); `parameters` is an ARM parameters file;
+    /// `context` answers a template's `resourceGroup()`, `subscription()`, `deployment()`.
+    public static func read(_ value: JSON, resource: String? = nil, parameters: JSON? = nil,
+                            context: ARMDeploymentContext = ARMDeploymentContext()) throws(ValidationFailure) -> ImportedScaleSet {
+        let imported = try readDocument(value, resource: resource, parameters: parameters, context: context)
         // The definition is checked as a scenario's is: a rolling policy needs a health source, …
         let problems = imported.definition.validate()
         guard problems.isEmpty else { throw ValidationFailure(problems.map { Problem(field: "(\(imported.resource)) \($0.field)", $0.message) }) }
         return imported
     }
 
-    static func readDocument(_ value: JSON, resource: String?, parameters: JSON?) throws(ValidationFailure) -> ImportedScaleSet {
+    static func readDocument(_ value: JSON, resource: String?, parameters: JSON?, context: ARMDeploymentContext) throws(ValidationFailure) -> ImportedScaleSet {
         switch format(of: value) {
         case .azResource?:
             var reader = ScaleSetResource(prefix: "")
@@ -60,11 +64,46 @@ public enum ScaleSetImport {
             guard reader.problems.isEmpty else { throw ValidationFailure(reader.problems) }
             return ImportedScaleSet(definition: definition, warnings: reader.warnings, format: .azResource, resource: definition.name)
         case .armTemplate?:
-            return try ARMTemplate.read(value, resource: resource, parameters: parameters)
+            return try ARMTemplate.read(value, resource: resource, parameters: parameters, context: context)
         case .terraformPlan?:
             return try TerraformPlan.read(value, resource: resource)
+        case .restExample?:
+            let (body, prefix) = restExampleBody(value)!
+            guard format(of: body) == .azResource else {
+                throw ValidationFailure([Problem(field: prefix, "is a REST API example: its request is under parameters, its response under responses.200.body; neither holds a scale set (an example of another operation?)")])
+            }
+            var reader = ScaleSetResource(prefix: prefix)
+            var definition = reader.read(body)
+            guard reader.problems.isEmpty else { throw ValidationFailure(reader.problems) }
+            if body.member("name") == nil, case .string(let name)? = value.member("parameters")?.member("vmScaleSetName") { definition.name = name }
+            var warnings = reader.warnings
+            // Examples name their resources with placeholders ("{vmss-name}").
+            usableName(&definition, at: "\(prefix).name", warnings: &warnings)
+            return ImportedScaleSet(definition: definition, warnings: warnings, format: .restExample, resource: definition.name)
         case nil:
             throw ValidationFailure([Problem(field: "(document)", "is not a scale set document; allowed the output of az vmss show (or the REST resource), an ARM template or a compiled Bicep file, or the output of terraform show -json")])
         }
+    }
+
+    /// The document of a REST API example (`{ "parameters": …, "responses": { "200": { "body": … } } }`,
+    /// as the API specifications publish them) and its path: the response's body (200, then
+    /// 201), else the request's body (`parameters.parameters`); nil when `value` is not one.
+    public static func restExampleBody(_ value: JSON) -> (JSON, String)? {
+        guard let responses = value.member("responses")?.object, let parameters = value.member("parameters"), parameters.object != nil else { return nil }
+        for code in ["200", "201"] {
+            if let body = responses[code]?.member("body"), body.object != nil { return (body, "responses.\(code).body") }
+        }
+        if let request = parameters.member("parameters"), request.object != nil { return (request, "parameters.parameters") }
+        return (.object([:]), "responses")
+    }
+
+    /// Replaces a name that is not a scale set name (a placeholder such as `{vmss-name}`, a
+    /// template's path) by `vmss`, with a warning at `path`: a rollout does not depend on it.
+    static func usableName(_ definition: inout ScaleSetDefinition, at path: String, warnings: inout [Problem]) {
+        let name = definition.name
+        let allowed = name.utf8.allSatisfy { b in (b >= 0x30 && b <= 0x39) || ((b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A) || b == 0x2D || b == 0x5F }
+        guard !allowed || name.isEmpty || name.utf8.count > 64 else { return }
+        warnings.append(Problem(field: path, "\(JSON.string(name).serialized(pretty: false)) is not a scale set name (a placeholder?): the scale set is called vmss"))
+        definition.name = "vmss"
     }
 }

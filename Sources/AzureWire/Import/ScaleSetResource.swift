@@ -51,7 +51,8 @@ public struct ScaleSetResource {
         if case .string(let size)? = sku?.field("name") { d.model["sku.name"] = size }
         if case .string(let tier)? = sku?.field("tier") { d.model["sku.tier"] = tier }
         if case .string(let location)? = value.field("location") { d.location = location }
-        if let zones = value.field("zones") {
+        // An empty string is how templates write "no zones" (if(…, '', array(…))).
+        if let zones = value.field("zones"), zones != .string("") {
             if case .array(let items) = zones {
                 d.zones = items.enumerated().compactMap { i, item in
                     switch item {
@@ -82,7 +83,14 @@ public struct ScaleSetResource {
         let profile = properties.field("virtualMachineProfile")
         let profilePath = inner + "virtualMachineProfile"
         readHealthExtension(profile, profilePath, into: &d)
-        if profile?.field("networkProfile")?.field("healthProbe") != nil { d.loadBalancerProbe = true }
+        if let probe = profile?.field("networkProfile")?.field("healthProbe") {
+            // A probe is named by its id: a load balancer's probe, or something else by mistake.
+            if case .string(let id)? = probe.field("id"), !Self.isLoadBalancerProbe(id) {
+                warn(profilePath + ".networkProfile.healthProbe.id", "is not a load balancer's probe (…/providers/Microsoft.Network/loadBalancers/NAME/probes/NAME): it is not taken as a health source")
+            } else {
+                d.loadBalancerProbe = true
+            }
+        }
         if let image = profile?.field("storageProfile")?.field("imageReference") {
             for field in ["publisher", "offer", "sku", "version"] {
                 if case .string(let text)? = image.field(field) { d.model["imageReference.\(field)"] = text }
@@ -101,13 +109,15 @@ public struct ScaleSetResource {
         }
         for (i, item) in items.enumerated() {
             let properties = item.field("properties") ?? item
-            guard case .string(let type)? = properties.field("type"), Self.healthExtensionTypes.contains(type) else { continue }
+            // `az` prints an extension's type as typePropertiesType (its own flattening).
+            let typeKey = properties.field("type") != nil ? "type" : "typePropertiesType"
+            guard case .string(let type)? = properties.field(typeKey), Self.healthExtensionTypes.contains(type) else { continue }
             let at = "\(profilePath).extensionProfile.extensions[\(i)]"
             // The fields the extension's reader knows; the rest of a real document (provisioning
             // state, protected settings, ordering) does not change a rollout.
             let known = ["publisher", "type", "typeHandlerVersion", "autoUpgradeMinorVersion", "enableAutomaticUpgrade", "settings"]
             var kept: [String: JSON] = [:]
-            for key in known { if let v = properties.member(key), v != .null { kept[key] = v } }
+            for key in known { if let v = properties.member(key == "type" ? typeKey : key), v != .null { kept[key] = v } }
             var arm: [String: JSON] = ["properties": .object(kept)]
             if let name = item.field("name") { arm["name"] = name }
             do {
@@ -125,8 +135,17 @@ public struct ScaleSetResource {
         if properties.field("automaticRepairsPolicy")?.field("enabled") == .bool(true) {
             warn(inner + "automaticRepairsPolicy.enabled", "automatic instance repairs are on: Azure may replace unhealthy instances during the upgrade, which rehearse does not model")
         }
-        if properties.field("scaleInPolicy")?.field("rules") != nil {
-            warn(inner + "scaleInPolicy", "scale-in rules are not modelled: scale() removes the newest instances")
+        // The default rule is what rehearse does in effect; only other rules change the answer.
+        if case .array(let rules)? = properties.field("scaleInPolicy")?.field("rules"), rules.contains(where: { if case .string(let rule) = $0 { return rule.lowercased() != "default" } else { return true } }) {
+            warn(inner + "scaleInPolicy.rules", "scale-in rules other than Default are not modelled: scale() removes the newest instances")
         }
+    }
+
+    /// Whether `id` names a load balancer's probe (any case, as ARM compares ids).
+    static func isLoadBalancerProbe(_ id: String) -> Bool {
+        let parts = id.lowercased().pieces(separatedBy: "/providers/microsoft.network/loadbalancers/")
+        guard parts.count == 2 else { return false }
+        let rest = parts[1].split(separator: "/")
+        return rest.count == 3 && rest[1] == "probes"
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import AzureWire
 import Reports
 import UpgradeEngine
@@ -8,13 +9,18 @@ struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract: "Print a starting scenario for a scale set document: az vmss show output, an ARM template or compiled Bicep, or a Terraform plan (terraform show -json).",
-        discussion: "The scenario reads the scale set from the document (scaleset { from = ... }); save it beside the document, then rehearse run it."
+        discussion: "The scenario reads the scale set from the document (scaleset { from = ... }); a path relative to the script's folder: save it in the current folder, or name the folder with --save-in, then rehearse run it."
     )
 
     @Argument(help: "The scale set document, then optionally az vmss list-instances output (the fleet as it is).") var files: [String]
     @Option(help: "With a template or plan holding several scale sets: which one (name, symbolic name or Terraform address).")
     var resource: String?
     @Option(help: "With an ARM template: its parameters file.") var parameters: String?
+    @Option(help: "With an ARM template: what resourceGroup(), subscription() and deployment() answer, NAME=VALUE (repeatable; subscriptionId, tenantId, resourceGroup, location, deploymentName).")
+    var context: [String] = []
+
+    @Option(name: .customLong("save-in"), help: "The folder the scenario will be saved in (default: the current folder): the document paths in it are written relative to that folder.")
+    var saveIn: String?
 
     func validate() throws {
         guard (1...2).contains(files.count) else {
@@ -23,10 +29,28 @@ struct ImportCommand: ParsableCommand {
     }
 
     func run() throws {
-        let imported = try importScaleSet(files[0], resource: resource, parameters: parameters)
+        let imported = try importScaleSet(files[0], resource: resource, parameters: parameters, context: context)
         var fleet: [ExistingInstance]?
-        if files.count == 2 { fleet = try importFleet(files[1]) }
-        print(StarterScenario.text(imported, path: files[0], resource: resource, parameters: parameters,
-                                   instances: files.count == 2 ? (files[1], fleet ?? []) : nil), terminator: "")
+        if files.count == 2 {
+            let listed = try importFleet(files[1])
+            if listed.count != imported.definition.capacity {
+                warn("lists \(listed.count) instance(s) where \(files[0]) says the capacity is \(imported.definition.capacity): the scenario takes the list", location: files[1])
+            }
+            fleet = listed
+        }
+        print(StarterScenario.text(imported, path: relative(files[0]), resource: resource, parameters: parameters.map(relative),
+                                   instances: files.count == 2 ? (relative(files[1]), fleet ?? []) : nil, context: context), terminator: "")
+    }
+
+    /// `file` (as given, from the current folder) as a path from the `--save-in` folder; an
+    /// absolute path, or any path without --save-in, as given.
+    func relative(_ file: String) -> String {
+        guard let saveIn, !file.hasPrefix("/") else { return file }
+        let current = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
+        let target = URL(fileURLWithPath: file, relativeTo: current).standardizedFileURL.pathComponents
+        let folder = URL(fileURLWithPath: saveIn, isDirectory: true, relativeTo: current).standardizedFileURL.pathComponents
+        var common = 0
+        while common < min(target.count - 1, folder.count), target[common] == folder[common] { common += 1 }
+        return (Array(repeating: "..", count: folder.count - common) + target[common...]).joined(separator: "/")
     }
 }

@@ -16,6 +16,8 @@ struct ValidateCommand: ParsableCommand {
     @Option(help: "With a template or plan holding several scale sets: the one to check (name, symbolic name or address).")
     var resource: String?
     @Option(help: "With an ARM template: its parameters file.") var parameters: String?
+    @Option(help: "With an ARM template: what resourceGroup(), subscription() and deployment() answer, NAME=VALUE (repeatable; subscriptionId, tenantId, resourceGroup, location, deploymentName).")
+    var context: [String] = []
     @Option(name: .customLong("plugin-path"), help: "A folder of plugin bundles (repeatable).") var pluginPath: [String] = []
 
     @OptionGroup var format: OutputOption
@@ -26,16 +28,16 @@ struct ValidateCommand: ParsableCommand {
         if file.lowercased().hasSuffix(".json") {
             // Sized before it is read, and read once: what it is decides how it is checked.
             let document = try readJSONDocument(file)
-            if let kind = ScaleSetImport.format(of: document) {
-                let d = try importScaleSet(file, resource: resource, parameters: parameters).definition
-                return ok(kind.rawValue, d, "\(kind.rawValue): \(d.name), \(d.capacity) instances, \(d.orchestration.rawValue), \(d.policy.mode.rawValue) mode"
-                          + (d.zones.isEmpty ? "" : ", zones \(d.zones.joined(separator: ","))"))
-            }
-            if case .array = document, InstanceList.matches(document) {
+            if InstanceList.matches(document), ScaleSetImport.format(of: document) != .azResource {
                 let fleet = try importFleet(file)
                 let behind = fleet.count { !$0.latestModelApplied }
                 return ok("instance list", nil, "an instance list: \(fleet.count) instances, \(behind) not on the latest model",
                           extra: [JSONField("instances", .int(fleet.count)), JSONField("notOnLatestModel", .int(behind))])
+            }
+            if let kind = ScaleSetImport.format(of: document) {
+                let d = try importScaleSet(file, resource: resource, parameters: parameters, context: context).definition
+                return ok(kind.rawValue, d, "\(kind.rawValue): \(d.name), \(d.capacity) instances, \(d.orchestration.rawValue), \(d.policy.mode.rawValue) mode"
+                          + (d.zones.isEmpty ? "" : ", zones \(d.zones.joined(separator: ","))"))
             }
             if case .string(let schema)? = document.member("$schema"), schema.contains("deploymentParameters") {
                 throw fail(InputError(file, problem: "is an ARM parameters file", allowed: "the template, with --parameters \(file)"))

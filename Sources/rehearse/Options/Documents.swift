@@ -18,11 +18,12 @@ func readJSONDocument(_ path: String, maxBytes: Int = JSONDocument.maxBytes) thr
 /// The scale set a document describes (az vmss show, an ARM template or compiled Bicep with an
 /// optional parameters file, a Terraform plan); its warnings printed; exit 2 listing every
 /// problem, each with its path in the document, otherwise.
-func importScaleSet(_ path: String, resource: String?, parameters: String?) throws -> ImportedScaleSet {
+func importScaleSet(_ path: String, resource: String?, parameters: String?, context settings: [String] = []) throws -> ImportedScaleSet {
     let document = try readJSONDocument(path)
     let values = try parameters.map { try readJSONDocument($0) }
     do {
-        let imported = try ScaleSetImport.read(document, resource: resource, parameters: values)
+        let context = try ARMDeploymentContext.parse(settings, field: "--context")
+        let imported = try ScaleSetImport.read(document, resource: resource, parameters: values, context: context)
         for warning in imported.warnings { warn(warning.message, location: "\(path): \(warning.field)") }
         return imported
     } catch {
