@@ -52,9 +52,8 @@ final class HostileNumbersCLITests: XCTestCase {
         // 10,000 phases of one instance each: 9,999 pauses of P11574000D overflow Int.
         let path = try scenario("""
             phase(function(vm) return vm.id end)
-            at("PT1M", function() update_model { image = "v2" } end)
             """, scaleSet: """
-            scaleset { name = "web", capacity = 10000, model = { image = "v1" },
+            scaleset { name = "web", capacity = 10000, healthExtension = { protocol = "http", port = 80, requestPath = "/" },
                        upgradePolicy = { mode = "Rolling", rollingUpgradePolicy = { pauseTimeBetweenBatches = "P11574000D" } } }
 
             """)
@@ -228,7 +227,7 @@ final class HostileNumbersCLITests: XCTestCase {
 
     func testTestChecksSizesBeforeReadingAFolder() throws {
         let folder = try temporaryFolder()
-        try (scaleSet + "expect { code = \"none\" }\n").write(toFile: folder + "/a.lua", atomically: true, encoding: .utf8)
+        try (scaleSet + "at(\"PT1M\", function() update_model { image = \"v2\" } end)\nexpect { code = \"Completed\" }\n").write(toFile: folder + "/a.lua", atomically: true, encoding: .utf8)
         // A 3 GB sparse file: refused by its size, as `run` refuses it, never read.
         let big = folder + "/big.lua"
         FileManager.default.createFile(atPath: big, contents: nil)
