@@ -1,3 +1,4 @@
+import Foundation
 import Formats
 import Scenario
 import UpgradeEngine
@@ -160,5 +161,23 @@ final class HostileSweepTests: XCTestCase {
                 XCTAssertEqual((error as? RunFailure)?.seed, expected, "--jobs \(jobs)")
             }
         }
+    }
+}
+
+/// The merge-part fuzz target's corpus holds parts the reader takes and parts it refuses.
+final class MergePartCorpusTests: XCTestCase {
+    func corpus(_ name: String) throws -> JSON {
+        let bytes = try XCTUnwrap(FileManager.default.contents(atPath: repositoryRoot + "/Tests/Fuzz/corpus/" + name))
+        XCTAssertEqual(bytes.first, 4, "the first byte picks the merge-part target")
+        return try JSON.parse(String(decoding: bytes.dropFirst(), as: UTF8.self))
+    }
+
+    func testTheCorpusReachesBothTheReaderAndTheMerge() throws {
+        let whole = try SweepPart.read(corpus("merge-part-whole"))
+        XCTAssertEqual(try SweepPart.merge([("a", whole)]).runs.count, 4)
+        let empty = try SweepPart.read(corpus("merge-part-empty-shard"))
+        XCTAssertEqual(empty.report.runs, [])
+        XCTAssertThrowsError(try SweepPart.read(corpus("merge-part-hostile-numbers")))
+        XCTAssertThrowsError(try SweepPart.read(corpus("merge-part-huge-range")))
     }
 }
