@@ -6,24 +6,6 @@ import XCTest
 /// list, shards with no seeds, parameters that are not finite, files too large to read. Each is
 /// exit 2 naming the option, field or file, or a normal end; never a signal.
 final class HostileNumbersCLITests: XCTestCase {
-    let scaleSet = """
-        scaleset { name = "web", capacity = 2, upgradePolicy = { mode = "Rolling" },
-                   healthExtension = { protocol = "http", port = 80, requestPath = "/" } }
-
-        """
-
-    func temporaryFolder() throws -> String {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-numbers-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        return dir
-    }
-
-    func scenario(_ body: String, scaleSet: String? = nil) throws -> String {
-        let path = try temporaryFolder() + "/x.lua"
-        try ((scaleSet ?? self.scaleSet) + body).write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
-
     /// Exit 2 (not a signal, not 0) with the message naming `place`.
     func assertRefused(_ out: CLIOutput, naming place: String, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertEqual(out.status, 2, out.stderr, file: file, line: line)
@@ -37,7 +19,7 @@ final class HostileNumbersCLITests: XCTestCase {
     // MARK: One checked conversion
 
     func testRunLimitsAtTheEdgeOfIntAreRefusedNamingTheOption() throws {
-        let path = try scenario("")
+        let path = try writeHostileScenario("")
         for option in ["--max-script-seconds", "--max-probes", "--max-events", "--max-model-versions", "--max-script-instructions",
                        "--max-actions", "--max-instances"] {
             assertRefused(try runRehearse(["run", path, option, "9223372036854775807"]), naming: option)
@@ -50,7 +32,7 @@ final class HostileNumbersCLITests: XCTestCase {
 
     func testAPlanWhosePausesTimesBatchesPassTheLongestDurationEndsNormally() throws {
         // 10,000 phases of one instance each: 9,999 pauses of P11574000D overflow Int.
-        let path = try scenario("""
+        let path = try writeHostileScenario("""
             phase(function(vm) return vm.id end)
             """, scaleSet: """
             scaleset { name = "web", capacity = 10000, healthExtension = { protocol = "http", port = 80, requestPath = "/" },
@@ -66,13 +48,13 @@ final class HostileNumbersCLITests: XCTestCase {
     }
 
     func testADurationBeyondTheLongestIsRefusedNamingTheOption() throws {
-        let path = try scenario("")
+        let path = try writeHostileScenario("")
         assertRefused(try runRehearse(["run", path, "--time-limit", "P11574075D"]), naming: "--time-limit")
         assertRefused(try runRehearse(["sweep", path, "--seeds", "0..1", "--deadline", "P99999999999D"]), naming: "--deadline")
     }
 
     func testParametersMustBeFinite() throws {
-        let path = try scenario("""
+        let path = try writeHostileScenario("""
             local f = param("f", 0.5)
             assert(type(f) == "number")
             """)
@@ -86,7 +68,7 @@ final class HostileNumbersCLITests: XCTestCase {
     // MARK: Sweeps that never list what a user can make huge
 
     func testTheWholeSeedRangeIsRefusedAtOnce() throws {
-        let path = try scenario("")
+        let path = try writeHostileScenario("")
         let started = Date()
         assertRefused(try runRehearse(["sweep", path, "--seeds", "0..18446744073709551615"]), naming: "--seeds")
         assertRefused(try runRehearse(["sweep", path, "--seeds", "0..1000000"]), naming: "--seeds")
@@ -94,12 +76,12 @@ final class HostileNumbersCLITests: XCTestCase {
     }
 
     func testAShardWithNoSeedsIsAnEmptyPartThatMergeAccepts() throws {
-        let path = try scenario("")
+        let path = try writeHostileScenario("")
         let text = try runRehearse(["sweep", path, "--seeds", "0..1", "--shard", "3/3"])
         XCTAssertEqual(text.status, 0, text.stderr)
         let table = try runRehearse(["sweep", path, "--seeds", "0..1", "--shard", "3/3", "--output", "table"])
         XCTAssertEqual(table.status, 0, table.stderr)
-        let folder = try temporaryFolder()
+        let folder = try newTemporaryFolder()
         var parts: [String] = []
         for i in 1...3 {
             let out = try runRehearse(["sweep", path, "--seeds", "0..1", "--shard", "\(i)/3", "--json"])
@@ -115,7 +97,7 @@ final class HostileNumbersCLITests: XCTestCase {
     }
 
     func testCompareCountsItsCombinationsBeforeMakingAny() throws {
-        let path = try scenario("")
+        let path = try writeHostileScenario("")
         // 1.5e10 combinations: refused at once, nothing built.
         let list = (1...1_000).map(String.init).joined(separator: ",")
         let thousands = Array(repeating: ["--set", "rollingUpgradePolicy.maxBatchInstancePercent=\(list)"], count: 3).flatMap { $0 }
@@ -140,7 +122,7 @@ final class HostileNumbersCLITests: XCTestCase {
     }
 
     func testThousandsOfJobsUnderAnAddressSpaceLimitRunTheSameSweep() throws {
-        let path = try scenario("")
+        let path = try writeHostileScenario("")
         let one = try runRehearse(["sweep", path, "--seeds", "0..599", "--jobs", "1", "--json"])
         XCTAssertEqual(one.status, 0, one.stderr)
         let process = Process()
@@ -176,7 +158,7 @@ final class HostileNumbersCLITests: XCTestCase {
     }
 
     func testMergePartsWithHugeNumbersAreRefusedNamingTheField() throws {
-        let folder = try temporaryFolder()
+        let folder = try newTemporaryFolder()
         let other = try part(folder, "b.json", shard: "2/2", runs: [run(1)])
         for field in ["lowestHealthy", "timeToFinishSeconds", "unavailableInstanceSeconds"] {
             for value in [1e300, -1] {
@@ -195,7 +177,7 @@ final class HostileNumbersCLITests: XCTestCase {
     }
 
     func testAMergePartClaimingEverySeedIsRefusedAtOnce() throws {
-        let folder = try temporaryFolder()
+        let folder = try newTemporaryFolder()
         let path = folder + "/huge.json"
         let part: [String: Any] = ["rehearseSweepPart": 1, "scenario": "x.lua", "seeds": "0..18446744073709551615", "shard": "1/1",
                                    "overrides": [String](), "deadline": NSNull(), "expectations": [Any](), "runs": [Any]()]
@@ -209,7 +191,7 @@ final class HostileNumbersCLITests: XCTestCase {
     }
 
     func testMergeRefusesASeedWithTwoResultsNamingBothFilesWhateverTheOrder() throws {
-        let folder = try temporaryFolder()
+        let folder = try newTemporaryFolder()
         let a = try part(folder, "a.json", shard: "1/2", runs: [run(0), run(1)])
         let b = try part(folder, "b.json", shard: "2/2", runs: [run(1, ["code": "Faulted", "errorCode": "MaxUnhealthy"])])
         for order in [[a, b], [b, a]] {
@@ -226,11 +208,11 @@ final class HostileNumbersCLITests: XCTestCase {
     // MARK: test DIR
 
     func testTestChecksSizesBeforeReadingAFolder() throws {
-        let folder = try temporaryFolder()
-        try (scaleSet + "at(\"PT1M\", function() update_model { image = \"v2\" } end)\nexpect { code = \"Completed\" }\n").write(toFile: folder + "/a.lua", atomically: true, encoding: .utf8)
+        let folder = try newTemporaryFolder()
+        try (hostileScaleSet + "at(\"PT1M\", function() update_model { image = \"v2\" } end)\nexpect { code = \"Completed\" }\n").write(toFile: folder + "/a.lua", atomically: true, encoding: .utf8)
         // A 3 GB sparse file: refused by its size, as `run` refuses it, never read.
         let big = folder + "/big.lua"
-        FileManager.default.createFile(atPath: big, contents: nil)
+        XCTAssertTrue(FileManager.default.createFile(atPath: big, contents: nil))
         let handle = try XCTUnwrap(FileHandle(forWritingAtPath: big))
         try handle.truncate(atOffset: 3 << 30)
         try handle.close()

@@ -70,3 +70,24 @@ func startFixtureServer(_ script: String, _ arguments: [String]) throws -> (Proc
     XCTAssertGreaterThan(port, 0, "\(script) printed no port")
     return (process, port)
 }
+
+/// The hostile tests' scenarios: a two-instance scale set with a health extension, then the body.
+let hostileScaleSet = """
+    scaleset { name = "web", capacity = 2, upgradePolicy = { mode = "Rolling" },
+               healthExtension = { protocol = "http", port = 80, requestPath = "/" } }
+
+    """
+
+/// A new empty folder under the temporary directory.
+func newTemporaryFolder() throws -> String {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-hostile-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    return dir
+}
+
+/// `scaleSet` then `body`, written to `x.lua` in a new folder; its path.
+func writeHostileScenario(_ body: String, scaleSet: String = hostileScaleSet) throws -> String {
+    let path = try newTemporaryFolder() + "/x.lua"
+    try (scaleSet + body).write(toFile: path, atomically: true, encoding: .utf8)
+    return path
+}
