@@ -190,6 +190,19 @@ final class HostileNumbersCLITests: XCTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(started), 15)
     }
 
+    func testAMergePartTooLargeToHoldIsRefusedByItsSize() throws {
+        // 64 MiB of one-digit numbers: parsed, a tree of more than a gigabyte. Refused by its
+        // size before it is parsed.
+        let big = try newTemporaryFolder() + "/big.json"
+        var text = Data("{\"rehearseSweepPart\":1,\"runs\":[".utf8)
+        text.append(Data(String(repeating: "0,", count: 32 << 20).utf8))
+        text.append(Data("0]}".utf8))
+        try text.write(to: URL(fileURLWithPath: big))
+        let started = Date()
+        assertRefused(try runRehearse(["merge", big]), naming: big)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 15)
+    }
+
     func testMergeRefusesASeedWithTwoResultsNamingBothFilesWhateverTheOrder() throws {
         let folder = try newTemporaryFolder()
         let a = try part(folder, "a.json", shard: "1/2", runs: [run(0), run(1)])
