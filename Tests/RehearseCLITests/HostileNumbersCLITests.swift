@@ -138,6 +138,28 @@ final class HostileNumbersCLITests: XCTestCase {
         XCTAssertEqual(String(decoding: stdout, as: UTF8.self), one.stdout)
     }
 
+    func testASweepThreadThatCannotStartIsExitTwoNamingJobs() throws {
+        // As root, an unprivileged user allowed two tasks (the process and one thread): the
+        // second sweep thread cannot start.
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else {
+            throw XCTSkip("needs root and setpriv to run as a user with a task limit")
+        }
+        let path = try writeHostileScenario("")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/bin/bash", "-c",
+                             "ulimit -u 2 && exec \"$0\" sweep \"$1\" --seeds 0..9 --jobs 2 --json", rehearseBinary, path]
+        let errors = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        try process.run()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationReason, .exit, stderr)
+        XCTAssertEqual(process.terminationStatus, 2, stderr)
+        XCTAssertTrue(stderr.contains("--jobs"), stderr)
+    }
+
     // MARK: merge
 
     /// A part of seeds 0..1 in `shards` parts with `runs`, written to a file.
