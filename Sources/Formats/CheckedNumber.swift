@@ -19,7 +19,8 @@ public struct NumberOutOfRange: Error, Equatable, Sendable, CustomStringConverti
     /// The same as a problem of an input checked field by field.
     public var problem: Problem { Problem(field: field, "\(value) is out of range; allowed \(allowed)") }
 
-    public var description: String { "\(field) \(value): out of range; allowed \(allowed)" }
+    /// `--max-probes 0: allowed a whole number from 1 to …`, as every bad option reads.
+    public var description: String { "\(field) \(value): allowed \(allowed)" }
 }
 
 /// The one conversion of every number a user or a document supplies (command-line options,

@@ -4,23 +4,11 @@ import XCTest
 /// Attacks that only the real binary can show: work no budget can count (the wall-clock
 /// backstop ends the process), output that tries to lie, and the events file.
 final class HostileCLITests: XCTestCase {
-    let scaleSet = """
-        scaleset { name = "web", capacity = 2, upgradePolicy = { mode = "Rolling" },
-                   healthExtension = { protocol = "http", port = 80, requestPath = "/" } }
+    let scaleSet = hostileScaleSet
 
-        """
+    func temporaryFolder() throws -> String { try newTemporaryFolder() }
 
-    func temporaryFolder() throws -> String {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-hostile-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        return dir
-    }
-
-    func scenario(_ body: String) throws -> String {
-        let path = try temporaryFolder() + "/x.lua"
-        try (scaleSet + body).write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
+    func scenario(_ body: String) throws -> String { try writeHostileScenario(body) }
 
     func timed(_ arguments: [String]) throws -> (CLIOutput, Double) {
         let started = Date()

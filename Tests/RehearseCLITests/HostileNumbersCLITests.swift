@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import XCTest
 
 /// Numbers a user or a document supplies, made hostile: options at the edge of `Int`, durations
@@ -6,24 +7,6 @@ import XCTest
 /// list, shards with no seeds, parameters that are not finite, files too large to read. Each is
 /// exit 2 naming the option, field or file, or a normal end; never a signal.
 final class HostileNumbersCLITests: XCTestCase {
-    let scaleSet = """
-        scaleset { name = "web", capacity = 2, upgradePolicy = { mode = "Rolling" },
-                   healthExtension = { protocol = "http", port = 80, requestPath = "/" } }
-
-        """
-
-    func temporaryFolder() throws -> String {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-numbers-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        return dir
-    }
-
-    func scenario(_ body: String, scaleSet: String? = nil) throws -> String {
-        let path = try temporaryFolder() + "/x.lua"
-        try ((scaleSet ?? self.scaleSet) + body).write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
-
     /// Exit 2 (not a signal, not 0) with the message naming `place`.
     func assertRefused(_ out: CLIOutput, naming place: String, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertEqual(out.status, 2, out.stderr, file: file, line: line)
@@ -37,7 +20,7 @@ final class HostileNumbersCLITests: XCTestCase {
     // MARK: One checked conversion
 
     func testRunLimitsAtTheEdgeOfIntAreRefusedNamingTheOption() throws {
-        let path = try scenario("")
+        let path = try writeHostileScenario("")
         for option in ["--max-script-seconds", "--max-probes", "--max-events", "--max-model-versions", "--max-script-instructions",
                        "--max-actions", "--max-instances"] {
             assertRefused(try runRehearse(["run", path, option, "9223372036854775807"]), naming: option)
@@ -50,11 +33,10 @@ final class HostileNumbersCLITests: XCTestCase {
 
     func testAPlanWhosePausesTimesBatchesPassTheLongestDurationEndsNormally() throws {
         // 10,000 phases of one instance each: 9,999 pauses of P11574000D overflow Int.
-        let path = try scenario("""
+        let path = try writeHostileScenario("""
             phase(function(vm) return vm.id end)
-            at("PT1M", function() update_model { image = "v2" } end)
             """, scaleSet: """
-            scaleset { name = "web", capacity = 10000, model = { image = "v1" },
+            scaleset { name = "web", capacity = 10000, healthExtension = { protocol = "http", port = 80, requestPath = "/" },
                        upgradePolicy = { mode = "Rolling", rollingUpgradePolicy = { pauseTimeBetweenBatches = "P11574000D" } } }
 
             """)
@@ -67,13 +49,13 @@ final class HostileNumbersCLITests: XCTestCase {
     }
 
     func testADurationBeyondTheLongestIsRefusedNamingTheOption() throws {
-        let path = try scenario("")
+        let path = try writeHostileScenario("")
         assertRefused(try runRehearse(["run", path, "--time-limit", "P11574075D"]), naming: "--time-limit")
         assertRefused(try runRehearse(["sweep", path, "--seeds", "0..1", "--deadline", "P99999999999D"]), naming: "--deadline")
     }
 
     func testParametersMustBeFinite() throws {
-        let path = try scenario("""
+        let path = try writeHostileScenario("""
             local f = param("f", 0.5)
             assert(type(f) == "number")
             """)
@@ -87,7 +69,7 @@ final class HostileNumbersCLITests: XCTestCase {
     // MARK: Sweeps that never list what a user can make huge
 
     func testTheWholeSeedRangeIsRefusedAtOnce() throws {
-        let path = try scenario("")
+        let path = try writeHostileScenario("")
         let started = Date()
         assertRefused(try runRehearse(["sweep", path, "--seeds", "0..18446744073709551615"]), naming: "--seeds")
         assertRefused(try runRehearse(["sweep", path, "--seeds", "0..1000000"]), naming: "--seeds")
@@ -95,12 +77,12 @@ final class HostileNumbersCLITests: XCTestCase {
     }
 
     func testAShardWithNoSeedsIsAnEmptyPartThatMergeAccepts() throws {
-        let path = try scenario("")
+        let path = try writeHostileScenario("")
         let text = try runRehearse(["sweep", path, "--seeds", "0..1", "--shard", "3/3"])
         XCTAssertEqual(text.status, 0, text.stderr)
         let table = try runRehearse(["sweep", path, "--seeds", "0..1", "--shard", "3/3", "--output", "table"])
         XCTAssertEqual(table.status, 0, table.stderr)
-        let folder = try temporaryFolder()
+        let folder = try newTemporaryFolder()
         var parts: [String] = []
         for i in 1...3 {
             let out = try runRehearse(["sweep", path, "--seeds", "0..1", "--shard", "\(i)/3", "--json"])
@@ -116,7 +98,7 @@ final class HostileNumbersCLITests: XCTestCase {
     }
 
     func testCompareCountsItsCombinationsBeforeMakingAny() throws {
-        let path = try scenario("")
+        let path = try writeHostileScenario("")
         // 1.5e10 combinations: refused at once, nothing built.
         let list = (1...1_000).map(String.init).joined(separator: ",")
         let thousands = Array(repeating: ["--set", "rollingUpgradePolicy.maxBatchInstancePercent=\(list)"], count: 3).flatMap { $0 }
@@ -141,12 +123,14 @@ final class HostileNumbersCLITests: XCTestCase {
     }
 
     func testThousandsOfJobsUnderAnAddressSpaceLimitRunTheSameSweep() throws {
-        let path = try scenario("")
-        let one = try runRehearse(["sweep", path, "--seeds", "0..7", "--jobs", "1", "--json"])
+        // AddressSanitizer reserves terabytes of shadow memory: no instrumented binary starts under `ulimit -v`.
+        if dlsym(nil, "__asan_init") != nil { throw XCTSkip("built with AddressSanitizer, which cannot run under ulimit -v") }
+        let path = try writeHostileScenario("")
+        let one = try runRehearse(["sweep", path, "--seeds", "0..599", "--jobs", "1", "--json"])
         XCTAssertEqual(one.status, 0, one.stderr)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "ulimit -v 4194304 && exec \"$0\" sweep \"$1\" --seeds 0..7 --jobs 3000 --json", rehearseBinary, path]
+        process.arguments = ["-c", "ulimit -v 4194304 && exec \"$0\" sweep \"$1\" --seeds 0..599 --jobs 3000 --json", rehearseBinary, path]
         let out = Pipe()
         process.standardOutput = out
         try process.run()
@@ -155,6 +139,28 @@ final class HostileNumbersCLITests: XCTestCase {
         XCTAssertEqual(process.terminationReason, .exit)
         XCTAssertEqual(process.terminationStatus, 0)
         XCTAssertEqual(String(decoding: stdout, as: UTF8.self), one.stdout)
+    }
+
+    func testASweepThreadThatCannotStartIsExitTwoNamingJobs() throws {
+        // As root, an unprivileged user allowed two tasks (the process and one thread): the
+        // second sweep thread cannot start.
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else {
+            throw XCTSkip("needs root and setpriv to run as a user with a task limit")
+        }
+        let path = try writeHostileScenario("")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/bin/bash", "-c",
+                             "ulimit -u 2 && exec \"$0\" sweep \"$1\" --seeds 0..9 --jobs 2 --json", rehearseBinary, path]
+        let errors = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        try process.run()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationReason, .exit, stderr)
+        XCTAssertEqual(process.terminationStatus, 2, stderr)
+        XCTAssertTrue(stderr.contains("--jobs"), stderr)
     }
 
     // MARK: merge
@@ -177,7 +183,7 @@ final class HostileNumbersCLITests: XCTestCase {
     }
 
     func testMergePartsWithHugeNumbersAreRefusedNamingTheField() throws {
-        let folder = try temporaryFolder()
+        let folder = try newTemporaryFolder()
         let other = try part(folder, "b.json", shard: "2/2", runs: [run(1)])
         for field in ["lowestHealthy", "timeToFinishSeconds", "unavailableInstanceSeconds"] {
             for value in [1e300, -1] {
@@ -196,7 +202,7 @@ final class HostileNumbersCLITests: XCTestCase {
     }
 
     func testAMergePartClaimingEverySeedIsRefusedAtOnce() throws {
-        let folder = try temporaryFolder()
+        let folder = try newTemporaryFolder()
         let path = folder + "/huge.json"
         let part: [String: Any] = ["rehearseSweepPart": 1, "scenario": "x.lua", "seeds": "0..18446744073709551615", "shard": "1/1",
                                    "overrides": [String](), "deadline": NSNull(), "expectations": [Any](), "runs": [Any]()]
@@ -209,8 +215,21 @@ final class HostileNumbersCLITests: XCTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(started), 15)
     }
 
+    func testAMergePartTooLargeToHoldIsRefusedByItsSize() throws {
+        // 64 MiB of one-digit numbers: parsed, a tree of more than a gigabyte. Refused by its
+        // size before it is parsed.
+        let big = try newTemporaryFolder() + "/big.json"
+        var text = Data("{\"rehearseSweepPart\":1,\"runs\":[".utf8)
+        text.append(Data(String(repeating: "0,", count: 32 << 20).utf8))
+        text.append(Data("0]}".utf8))
+        try text.write(to: URL(fileURLWithPath: big))
+        let started = Date()
+        assertRefused(try runRehearse(["merge", big]), naming: big)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 15)
+    }
+
     func testMergeRefusesASeedWithTwoResultsNamingBothFilesWhateverTheOrder() throws {
-        let folder = try temporaryFolder()
+        let folder = try newTemporaryFolder()
         let a = try part(folder, "a.json", shard: "1/2", runs: [run(0), run(1)])
         let b = try part(folder, "b.json", shard: "2/2", runs: [run(1, ["code": "Faulted", "errorCode": "MaxUnhealthy"])])
         for order in [[a, b], [b, a]] {
@@ -227,11 +246,11 @@ final class HostileNumbersCLITests: XCTestCase {
     // MARK: test DIR
 
     func testTestChecksSizesBeforeReadingAFolder() throws {
-        let folder = try temporaryFolder()
-        try (scaleSet + "expect { code = \"none\" }\n").write(toFile: folder + "/a.lua", atomically: true, encoding: .utf8)
+        let folder = try newTemporaryFolder()
+        try (hostileScaleSet + "at(\"PT1M\", function() update_model { image = \"v2\" } end)\nexpect { code = \"Completed\" }\n").write(toFile: folder + "/a.lua", atomically: true, encoding: .utf8)
         // A 3 GB sparse file: refused by its size, as `run` refuses it, never read.
         let big = folder + "/big.lua"
-        FileManager.default.createFile(atPath: big, contents: nil)
+        XCTAssertTrue(FileManager.default.createFile(atPath: big, contents: nil))
         let handle = try XCTUnwrap(FileHandle(forWritingAtPath: big))
         try handle.truncate(atOffset: 3 << 30)
         try handle.close()

@@ -89,3 +89,20 @@ func temporaryFolder(_ prefix: String) throws -> String {
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     return folder
 }
+
+/// The hostile tests' scenarios: a two-instance scale set with a health extension, then the body.
+let hostileScaleSet = """
+    scaleset { name = "web", capacity = 2, upgradePolicy = { mode = "Rolling" },
+               healthExtension = { protocol = "http", port = 80, requestPath = "/" } }
+
+    """
+
+/// A new empty folder under the temporary directory.
+func newTemporaryFolder() throws -> String { try temporaryFolder("rehearse-hostile") }
+
+/// `scaleSet` then `body`, written to `x.lua` in a new folder; its path.
+func writeHostileScenario(_ body: String, scaleSet: String = hostileScaleSet) throws -> String {
+    let path = try newTemporaryFolder() + "/x.lua"
+    try (scaleSet + body).write(toFile: path, atomically: true, encoding: .utf8)
+    return path
+}

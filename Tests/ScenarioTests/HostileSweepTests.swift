@@ -1,3 +1,4 @@
+import Foundation
 import Formats
 import Scenario
 import UpgradeEngine
@@ -142,11 +143,11 @@ final class HostileSweepTests: XCTestCase {
 
             at("PT1M", function()
               local fate = math.random(1, 3)
-              if fate == 1 then
+              if fate == 2 then
                 local x = 0
                 for i = 1, 2000000 do x = x + i end
                 error("slow failure " .. x)
-              elseif fate == 2 then
+              elseif fate == 1 then
                 error("fast failure")
               end
             end)
@@ -155,10 +156,35 @@ final class HostileSweepTests: XCTestCase {
         let seeds = Array(UInt64(0)..<24)
         let alone = seeds.first { (try? Rehearsal.run(definition, seed: $0)) == nil }
         let expected = try XCTUnwrap(alone, "some seed fails")
+        // The race this test is about: the lowest failing seed fails slowly, a later one at once.
+        XCTAssertThrowsError(try Rehearsal.run(definition, seed: expected)) { XCTAssertTrue("\($0)".contains("slow failure"), "\($0)") }
+        let laterFast = seeds.drop { $0 <= expected }.contains { seed in
+            do { _ = try Rehearsal.run(definition, seed: seed) } catch { return "\(error)".contains("fast failure") }
+            return false
+        }
+        XCTAssertTrue(laterFast)
         for jobs in [1, 2, 8] {
             XCTAssertThrowsError(try Sweep.run(definition, seeds: seeds, jobs: jobs)) { error in
                 XCTAssertEqual((error as? RunFailure)?.seed, expected, "--jobs \(jobs)")
             }
         }
+    }
+}
+
+/// The merge-part fuzz target's corpus holds parts the reader takes and parts it refuses.
+final class MergePartCorpusTests: XCTestCase {
+    func corpus(_ name: String) throws -> JSON {
+        let bytes = try XCTUnwrap(FileManager.default.contents(atPath: repositoryRoot + "/Tests/Fuzz/corpus/" + name))
+        XCTAssertEqual(bytes.first, 4, "the first byte picks the merge-part target")
+        return try JSON.parse(String(decoding: bytes.dropFirst(), as: UTF8.self))
+    }
+
+    func testTheCorpusReachesBothTheReaderAndTheMerge() throws {
+        let whole = try SweepPart.read(corpus("merge-part-whole"))
+        XCTAssertEqual(try SweepPart.merge([("a", whole)]).runs.count, 4)
+        let empty = try SweepPart.read(corpus("merge-part-empty-shard"))
+        XCTAssertEqual(empty.report.runs, [])
+        XCTAssertThrowsError(try SweepPart.read(corpus("merge-part-hostile-numbers")))
+        XCTAssertThrowsError(try SweepPart.read(corpus("merge-part-huge-range")))
     }
 }

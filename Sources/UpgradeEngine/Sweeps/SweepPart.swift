@@ -34,6 +34,12 @@ public struct SweepPart: Equatable, Sendable {
         public var description: String { "\(place): \(problem)" }
     }
 
+    /// The largest part file `merge` reads, in bytes (some 130,000 runs): its JSON is held as a
+    /// tree about 17 times the size of the text at worst (a list of one-digit numbers), so a
+    /// larger file could take more than a gigabyte before a field is checked. Shard a larger
+    /// sweep into more parts.
+    public static let maxBytes = 32 << 20
+
     /// The longest time to finish a part may carry, in seconds: the longest duration.
     static let longestSeconds = Double(ISODuration.longest / 1000)
     /// The most instance-seconds a part may carry: every 32-bit instance down for the longest duration.

@@ -23,7 +23,7 @@ struct MergeCommand: ParsableCommand {
         guard !parts.isEmpty else { throw fail(InputError("merge", problem: "needs the parts of a sweep", allowed: "rehearse merge part1.json part2.json …")) }
         var read: [(name: String, part: SweepPart)] = []
         for path in parts {
-            let value = try readJSONDocument(path, maxBytes: 512 << 20)
+            let value = try readJSONDocument(path, maxBytes: SweepPart.maxBytes)
             do {
                 read.append((path, try SweepPart.read(value)))
             } catch {
