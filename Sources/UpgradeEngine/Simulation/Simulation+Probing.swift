@@ -219,7 +219,7 @@ extension Simulation {
             state = verdict
             probes.last[id] = LastProbe(state: verdict, metrics: nil, metricsDeferred: true)
         } else {
-            let result = setup.judge.evaluate(reply, strictWire: setup.strictWire)
+            let result = judged(reply)
             if !result.diagnostics.isEmpty { warn(result.diagnostics, about: id) }
             probes.last[id] = LastProbe(state: result.state, metrics: result.metrics, metricsDeferred: result.metricsDeferred)
             state = result.state
@@ -232,6 +232,16 @@ extension Simulation {
             servingMayHaveChanged(id, was: wasServing, health: before)
             try healthChanged(id)
         }
+    }
+
+    /// The verdict on `reply`, which depends on nothing else: an HTTP answer equal to the last
+    /// one judged takes its verdict (the same body string compares by identity, at once).
+    private func judged(_ reply: ProbeReply) -> ProbeResult {
+        guard case .http(let status, let body) = reply else { return setup.judge.evaluate(reply, strictWire: setup.strictWire) }
+        if let last = probes.lastHTTP, last.status == status, last.body == body { return last.result }
+        let result = setup.judge.evaluate(reply, strictWire: setup.strictWire)
+        probes.lastHTTP = (status, body, result)
+        return result
     }
 
     /// Reports each kind of wire oddity once per instance.
