@@ -118,3 +118,12 @@ int rh_is_straight(rh_host *h, lua_State *L, int index, int ref) {
     h->straight[ref].straight = straight;
     return straight;
 }
+
+int rh_function_is_straight(rh_host *h, int ref) {
+    lua_State *L = h->L;
+    if (!lua_checkstack(L, 1)) return 0;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+    int straight = rh_is_straight(h, L, -1, ref);
+    lua_pop(L, 1);
+    return straight;
+}

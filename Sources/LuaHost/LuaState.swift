@@ -108,6 +108,10 @@ public final class LuaState {
         return LuaFunctionRef(ref: ref, name: name)
     }
 
+    /// Whether top-level calls of `function` run without the count hook (`LuaLimits.Counting.exact`
+    /// counts nothing in them anyway: a straight function, while no script touched a metatable).
+    public func runsStraight(_ function: LuaFunctionRef) -> Bool { rh_function_is_straight(host, function.ref) != 0 }
+
     /// Bytes the state holds now.
     public var memoryInUse: Int { rh_host_memory_used(host) }
 

@@ -74,6 +74,10 @@ void rh_host_reset_run_time(rh_host *h);
 /* The end of the host's own setup: metatables set so far are the host's, out of scripts' reach.
  * From now on a script that sets or reads one turns off the straight-call fast path. */
 void rh_host_seal_sandbox(rh_host *h);
+/* Whether a top-level call of the function at registry ref `ref` runs without the count hook:
+ * a straight function (no loop, no call, shorter than a hook step) while no script has set or
+ * read a metatable. */
+int rh_function_is_straight(rh_host *h, int ref);
 /* Drops registry ref `ref` (luaL_unref) and what the host knew of the function it held. */
 void rh_release_ref(rh_host *h, int ref);
 /* Names registry ref `ref` (a function the host calls) for the backstop's message. */
