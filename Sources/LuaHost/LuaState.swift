@@ -406,33 +406,27 @@ public final class LuaState {
         }
         let (location, text) = LuaError.splitLocation(message)
         let where_ = String(cString: rh_last_where(host))
+        // A limit names itself; its place is where the host saw it spent, else the message's.
+        let limit: (kind: LuaError.Kind, message: String)?
         switch rh_last_stop(host) {
-        case RH_STOP_BUDGET:
-            return LuaError(kind: .budget(limits.instructions), message: "instruction budget exceeded",
-                            location: where_.isEmpty ? location : where_, traceback: traceback, function: function)
-        case RH_STOP_RUN_BUDGET:
-            return LuaError(kind: .runBudget(limits.runInstructions), message: "run instruction budget exceeded",
-                            location: where_.isEmpty ? location : where_, traceback: traceback, function: function)
-        case RH_STOP_MEMORY:
-            return LuaError(kind: .memory(limits.memoryBytes), message: "memory limit exceeded",
-                            location: where_.isEmpty ? location : where_, traceback: traceback, function: function)
-        case RH_STOP_CPU:
-            return LuaError(kind: .cpuTime(limits.wallClockMilliseconds), message: "CPU-time backstop of the call passed",
-                            location: where_.isEmpty ? location : where_, traceback: traceback, function: function)
-        case RH_STOP_RUN_CPU:
-            return LuaError(kind: .runCPUTime(limits.runWallClockMilliseconds), message: "CPU-time backstop of the run passed",
-                            location: where_.isEmpty ? location : where_, traceback: traceback, function: function)
-        case RH_STOP_HOST:
-            return LuaError(kind: .aborted, message: "call ended by the host", location: where_.isEmpty ? location : where_,
-                            traceback: traceback, function: function)
-        default:
-            if status == LUA_ERRMEM {
-                return LuaError(kind: .memory(limits.memoryBytes), message: "not enough memory", function: function)
-            }
-            // An error raised by a C function (coroutine.yield outside a coroutine) has no
-            // position of its own: the innermost Lua line of the traceback stands for it.
-            return LuaError(kind: .runtime, message: text, location: location ?? traceback.flatMap(Self.firstLuaLine),
-                            traceback: traceback, function: function)
+        case RH_STOP_BUDGET: limit = (.budget(limits.instructions), "instruction budget exceeded")
+        case RH_STOP_RUN_BUDGET: limit = (.runBudget(limits.runInstructions), "run instruction budget exceeded")
+        case RH_STOP_MEMORY: limit = (.memory(limits.memoryBytes), "memory limit exceeded")
+        case RH_STOP_CPU: limit = (.cpuTime(limits.wallClockMilliseconds), "CPU-time backstop of the call passed")
+        case RH_STOP_RUN_CPU: limit = (.runCPUTime(limits.runWallClockMilliseconds), "CPU-time backstop of the run passed")
+        case RH_STOP_HOST: limit = (.aborted, "call ended by the host")
+        default: limit = nil
         }
+        if let limit {
+            return LuaError(kind: limit.kind, message: limit.message, location: where_.isEmpty ? location : where_, traceback: traceback,
+                            function: function)
+        }
+        if status == LUA_ERRMEM {
+            return LuaError(kind: .memory(limits.memoryBytes), message: "not enough memory", function: function)
+        }
+        // An error raised by a C function (coroutine.yield outside a coroutine) has no
+        // position of its own: the innermost Lua line of the traceback stands for it.
+        return LuaError(kind: .runtime, message: text, location: location ?? traceback.flatMap(Self.firstLuaLine),
+                        traceback: traceback, function: function)
     }
 }

@@ -15,15 +15,6 @@ final class CPUBudgetTests: XCTestCase {
         return state
     }
 
-    func error(_ body: () throws -> Any) -> LuaError? {
-        do {
-            _ = try body()
-            return nil
-        } catch {
-            return error as? LuaError
-        }
-    }
-
     // MARK: Patterns
 
     /// 2^40 ways to split 40 a's among 20 `a*`: Lua's matcher ran for hours inside one C call.
@@ -197,21 +188,17 @@ final class CPUBudgetTests: XCTestCase {
     /// or reads a metatable (the strings' one included), every call is counted again, and a loop
     /// behind `t.x` or `s.len` stops at the budget.
     func testMetatablesTurnStraightCallsBackToCounted() throws {
-        let s = try state()
-        try s.run("t = {} function get() return t.x end", chunkName: "m.lua")
-        let get = try XCTUnwrap(s.globalFunction("get"))
-        XCTAssertTrue(s.runsStraight(get))
-        try s.run("setmetatable(t, { __index = function() while true do end end })", chunkName: "mt.lua")
-        XCTAssertFalse(s.runsStraight(get))
-        XCTAssertEqual(error { try s.call(get, []) }?.kind, .budget(1_000_000))
-
-        let other = try state()
-        try other.run("function len(s) return s.n end", chunkName: "m.lua")
-        let otherLen = try XCTUnwrap(other.globalFunction("len"))
-        XCTAssertTrue(other.runsStraight(otherLen))
-        try other.run("getmetatable('').__index = function() while true do end end", chunkName: "strings.lua")
-        XCTAssertFalse(other.runsStraight(otherLen))
-        XCTAssertEqual(error { try other.call(otherLen, ["x"]) }?.kind, .budget(1_000_000))
+        let cases = [("t = {} function get(s) return t.x end", "setmetatable(t, { __index = function() while true do end end })"),
+                     ("function get(s) return s.n end", "getmetatable('').__index = function() while true do end end")]
+        for (definition, metatable) in cases {
+            let s = try state()
+            try s.run(definition, chunkName: "m.lua")
+            let get = try XCTUnwrap(s.globalFunction("get"))
+            XCTAssertTrue(s.runsStraight(get), definition)
+            try s.run(metatable, chunkName: "mt.lua")
+            XCTAssertFalse(s.runsStraight(get), metatable)
+            XCTAssertEqual(error { try s.call(get, ["x"]) }?.kind, .budget(1_000_000), metatable)
+        }
     }
 
     /// A released reference whose number is taken by another function is checked again.

@@ -40,14 +40,7 @@ final class HostileBudgetTests: XCTestCase {
     /// in the sweep's order is named, with one job or eight (the watchdog ended the process from
     /// whichever thread's pattern had run 5 s, naming that seed).
     func testAPatternThatHangsFailsInItsPlaceWhateverTheJobs() throws {
-        let definition = try definition("""
-            health(function(vm) return { applicationHealthState = "Healthy" } end)
-            at("PT1M", function()
-              local r = math.random(1, 3)
-              if r == 1 then string.find(string.rep("a", 40), string.rep("a*", 20) .. "b")
-              elseif r == 2 then error("plain script error") end
-            end)
-            """)
+        let definition = try ScenarioDefinition(path: repositoryRoot + "/Tests/Budget/hang-or-fail.lua", options: options())
         var hangs: [UInt64] = [], errors: [UInt64] = [], passes: [UInt64] = []
         for seed in UInt64(0)..<40 {
             do {
