@@ -197,6 +197,7 @@ static const char *balanced(pat_state *m, const char *s, const char *p) {
 static const char *back_reference(pat_state *m, const char *s, int digit) {
     int n = digit - '1';
     if (n < 0 || n >= m->level || m->cap[n].len == CAP_OPEN) luaL_error(m->L, "invalid capture index %%%d", n + 1);
+    if (m->cap[n].len == CAP_POSITION) return NULL; /* a position is no text: it matches nothing, as in Lua */
     size_t len = (size_t)m->cap[n].len;
     pat_steps(m, (long long)(len >> 4));
     if ((size_t)(m->src_end - s) >= len && memcmp(m->cap[n].at, s, len) == 0) return s + len;

@@ -10,15 +10,6 @@ public struct LuaFunctionRef: Sendable, Equatable {
     public let name: String
 }
 
-/// The last string read through `LuaState.string(at:maxBytes:memo:)`, kept with its copy.
-public struct LuaStringMemo {
-    var ref: Int32 = CLUA_NOREF
-    var object: UnsafeRawPointer?
-    var text = ""
-
-    public init() {}
-}
-
 /// Any Lua value kept in the registry by the host (typically a table it passes repeatedly).
 public struct LuaTableRef: Sendable, Equatable {
     @usableFromInline let ref: Int32
@@ -225,41 +216,6 @@ public final class LuaState {
         _ = lua_rawgeti(L, CLUA_REGISTRYINDEX, lua_Integer(table.ref))
         _ = lua_rawgeti(L, -1, lua_Integer(slot))
         return try body(stack)
-    }
-
-    /// At most `maxBytes` of the string at `index` (as `LuaStack.string(at:maxBytes:)`), through
-    /// `memo`: the very Lua string `memo` holds gives back its copy without reading it again
-    /// (`copied` 0); any other is copied and becomes the memo's. The memo keeps its string alive
-    /// (a registry reference), so no other string can take its address meanwhile; a string longer
-    /// than `maxBytes` is never kept. nil when the value is not a string.
-    public func string(at index: Int32, maxBytes: Int, memo: inout LuaStringMemo) -> (text: String, copied: Int)? {
-        guard lua_type(L, index) == LUA_TSTRING, let object = lua_topointer(L, index) else { return nil }
-        if object == memo.object { return (memo.text, 0) }
-        let (text, length) = readStringPrefix(L, index, maxBytes: maxBytes)
-        guard length <= maxBytes else { return (text, text.utf8.count) }
-        let absolute = lua_absindex(L, index)
-        withHostAllocation {
-            lua_pushvalue(L, absolute)
-            if memo.ref == CLUA_NOREF {
-                memo.ref = luaL_ref(L, CLUA_REGISTRYINDEX)
-            } else {
-                lua_rawseti(L, CLUA_REGISTRYINDEX, lua_Integer(memo.ref))
-            }
-        }
-        memo.object = object
-        memo.text = text
-        return (text, length)
-    }
-
-    /// The same for field `key` of `table` (read raw when the table has a metatable).
-    public func string(_ key: StaticString, of table: LuaTableView, maxBytes: Int, memo: inout LuaStringMemo) -> (text: String, copied: Int)? {
-        table.with(key) { _ in string(at: -1, maxBytes: maxBytes, memo: &memo) }
-    }
-
-    /// Drops the string `memo` keeps.
-    public func release(_ memo: inout LuaStringMemo) {
-        if memo.ref != CLUA_NOREF { rh_release_ref(host, memo.ref) }
-        memo = LuaStringMemo()
     }
 
     /// Drops a registry reference to a table.

@@ -1,3 +1,4 @@
+import CLua
 import Foundation
 import LuaHost
 import XCTest
@@ -91,6 +92,60 @@ final class CPUBudgetTests: XCTestCase {
         ]
         for (code, expected) in cases {
             XCTAssertEqual(try s.run("return " + code, chunkName: "case.lua"), expected, code)
+        }
+    }
+
+    /// Random patterns (classes, sets, anchors, quantifiers, captures, %b, %f, back-references)
+    /// on random subjects, through find, plain find, match, gsub with a string, a limit and a
+    /// function, and gmatch: the sandbox's functions and Lua's own library give the same
+    /// results and the same errors, case for case.
+    func testPatternFunctionsAgreeWithLuasOwnOnRandomPatterns() throws {
+        let driver = #"""
+        local seed, n = ...
+        local function rnd(k) seed = (seed * 1103515245 + 12345) % 2147483648 return seed % k end
+        local items = {"a", "b", "%", "(", ")", "[", "]", "^", "$", "*", "+", "-", "?", ".", "%a", "%d", "%b()", "%f[a]",
+                       "%1", "1", " ", "c", "[^a]", "[a-c]", "%s", "%S", "()", "%%", "[%a-]"}
+        local chars = {"a", "b", "(", ")", "1", " ", "c", "-", "%", "[", "]"}
+        local function show(...)
+          local t = table.pack(...)
+          for i = 1, t.n do t[i] = type(t[i]) == "string" and string.format("%q", t[i]) or tostring(t[i]) end
+          return table.concat(t, " ", 1, t.n)
+        end
+        local out = {}
+        for i = 1, n do
+          local p = {} for j = 1, rnd(8) do p[#p + 1] = items[rnd(#items) + 1] end p = table.concat(p)
+          local s = {} for j = 1, rnd(14) do s[#s + 1] = chars[rnd(#chars) + 1] end s = table.concat(s)
+          local init = rnd(19) - 9
+          out[#out + 1] = show(p, s, init)
+          out[#out + 1] = show(pcall(string.find, s, p, init))
+          out[#out + 1] = show(pcall(string.find, s, p, init, true))
+          out[#out + 1] = show(pcall(string.match, s, p, init))
+          out[#out + 1] = show(pcall(string.gsub, s, p, "<%0>"))
+          out[#out + 1] = show(pcall(string.gsub, s, p, "%1", rnd(4)))
+          out[#out + 1] = show(pcall(string.gsub, s, p, function(...) return select("#", ...) > 1 and "x" or nil end))
+          out[#out + 1] = show(pcall(function()
+            local r, k = {}, 0
+            for a, b in string.gmatch(s, p, init) do k = k + 1 r[k] = tostring(a) .. "," .. tostring(b) if k > 40 then break end end
+            return table.concat(r, ";")
+          end))
+        end
+        return table.concat(out, "\n")
+        """#
+        let s = try state(instructions: 100_000_000)
+        let plain = try XCTUnwrap(luaL_newstate())
+        defer { lua_close(plain) }
+        luaL_openlibs(plain)
+        let chunk = try s.load(driver, chunkName: "drive.lua")
+        for seed in 1...40 {
+            let ours = try s.call(chunk, [.integer(seed), .integer(150)])
+            XCTAssertEqual(clua_loadbufferx(plain, driver, driver.utf8.count, "=drive", "t"), LUA_OK)
+            lua_pushinteger(plain, lua_Integer(seed))
+            lua_pushinteger(plain, 150)
+            XCTAssertEqual(clua_pcall(plain, 2, 1, 0), LUA_OK)
+            var length = 0
+            let theirs = String(cString: clua_tolstring(plain, -1, &length))
+            clua_pop(plain, 1)
+            XCTAssertEqual(ours.first?.stringValue, theirs, "seed \(seed)")
         }
     }
 

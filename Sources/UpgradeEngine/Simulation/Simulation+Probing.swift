@@ -238,9 +238,9 @@ extension Simulation {
     /// one judged takes its verdict (the same body string compares by identity, at once).
     private func judged(_ reply: ProbeReply) -> ProbeResult {
         guard case .http(let status, let body) = reply else { return setup.judge.evaluate(reply, strictWire: setup.strictWire) }
-        if let last = probes.lastHTTP, last.status == status, last.body == body { return last.result }
+        if let last = probes.lastHTTP, last.status == status, last.strictWire == setup.strictWire, last.body == body { return last.result }
         let result = setup.judge.evaluate(reply, strictWire: setup.strictWire)
-        probes.lastHTTP = (status, body, result)
+        probes.lastHTTP = (status, body, setup.strictWire, result)
         return result
     }
 

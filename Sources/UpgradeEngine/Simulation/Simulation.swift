@@ -92,7 +92,7 @@ public final class Simulation {
         let run = RunBuffers()
         /// The last HTTP answer judged and its verdict: the same status and body again (a script
         /// returning one 64 KiB body on every probe) is not parsed again.
-        var lastHTTP: (status: Int, body: String, result: ProbeResult)?
+        var lastHTTP: (status: Int, body: String, strictWire: Bool, result: ProbeResult)?
     }
 
     /// A run's instances, their expected states and, for each, how many queue entries had been
