@@ -138,7 +138,7 @@ final class CPUBudgetTests: XCTestCase {
         let chunk = try s.load(driver, chunkName: "drive.lua")
         for seed in 1...40 {
             let ours = try s.call(chunk, [.integer(seed), .integer(150)])
-            XCTAssertEqual(clua_loadbufferx(plain, driver, driver.utf8.count, "=drive", "t"), LUA_OK)
+            XCTAssertEqual(clua_loadbufferx(plain, driver, driver.utf8.count, "@drive.lua", "t"), LUA_OK)
             lua_pushinteger(plain, lua_Integer(seed))
             lua_pushinteger(plain, 150)
             XCTAssertEqual(clua_pcall(plain, 2, 1, 0), LUA_OK)
