@@ -1,5 +1,5 @@
-/* The instruction budget: count hook, watchdog thread and signal, the wall-clock backstop, work
- * charged by C functions, and the call funnel (top-level and nested calls). */
+/* The instruction budget: count hook, watchdog thread and signal, the CPU-time backstops, work
+ * charged by C functions, straight calls, and the call funnel (top-level and nested calls). */
 #include "host.h"
 
 #include <limits.h>
@@ -33,6 +33,8 @@ static const char *stop_message(rh_stop stop) {
     case RH_STOP_MEMORY: return "memory limit exceeded";
     case RH_STOP_HOST: return "call ended by the host";
     case RH_STOP_RUN_BUDGET: return "run instruction budget exceeded";
+    case RH_STOP_CPU: return "CPU-time backstop of the call passed";
+    case RH_STOP_RUN_CPU: return "CPU-time backstop of the run passed";
     default: return "instruction budget exceeded";
     }
 }
@@ -43,6 +45,17 @@ static inline int charge_run(rh_host *h, long long n) {
     return h->exact && h->run_budget > 0 && h->run_used >= h->run_budget;
 }
 
+/* The backstop the watchdog marked for the running call or run, if any. */
+static inline rh_stop cpu_stop(rh_host *h) {
+    if (atomic_load_explicit(&h->call_backstop_seq, memory_order_relaxed) == atomic_load_explicit(&h->seq, memory_order_relaxed))
+        return RH_STOP_CPU;
+    if (atomic_load_explicit(&h->run_backstop_gen, memory_order_relaxed) == atomic_load_explicit(&h->run_gen, memory_order_relaxed))
+        return RH_STOP_RUN_CPU;
+    return RH_STOP_NONE;
+}
+
+int rh_host_charge_run(rh_host *h, long long units) { return units > 0 && charge_run(h, units); }
+
 void rh_budget_hook(lua_State *L, lua_Debug *ar) {
     rh_host *h = host_of(L);
     if (h->stop == RH_STOP_NONE) {
@@ -50,9 +63,11 @@ void rh_budget_hook(lua_State *L, lua_Debug *ar) {
         h->remaining -= count;
         int run_spent = charge_run(h, count);
         note_where(L, ar, h->reached, sizeof h->reached);
-        if (h->remaining > 0 && !run_spent) return;
-        /* The call's own budget names the stop when both are spent at once. */
-        h->stop = run_spent && h->remaining > 0 ? RH_STOP_RUN_BUDGET : RH_STOP_BUDGET;
+        rh_stop cpu = cpu_stop(h);
+        if (h->remaining > 0 && !run_spent && cpu == RH_STOP_NONE) return;
+        /* A backstop names itself; the call's own budget names the stop when both budgets are
+         * spent at once. */
+        h->stop = cpu != RH_STOP_NONE ? cpu : run_spent && h->remaining > 0 ? RH_STOP_RUN_BUDGET : RH_STOP_BUDGET;
         memcpy(h->where, h->reached, sizeof h->where);
         rh_arm(h, 1);
     } else if (h->where[0] == 0) {
@@ -74,8 +89,8 @@ void rh_arm(rh_host *h, int count) {
 
 void rh_disarm(lua_State *L) { lua_sethook(L, NULL, 0, 0); }
 
-static void spend(rh_host *h, lua_State *L) {
-    h->stop = RH_STOP_BUDGET;
+static void spend(rh_host *h, lua_State *L, rh_stop why) {
+    h->stop = why;
     rh_note_reached(L, 1);
     memcpy(h->where, h->reached, sizeof h->where);
     rh_arm(h, 1);
@@ -83,14 +98,21 @@ static void spend(rh_host *h, lua_State *L) {
 
 void rh_charge(lua_State *L, lua_Integer units) {
     rh_host *h = host_of(L);
-    if (h->budget <= 0 || h->nesting == 0 || units <= 0) return;
+    if (h->nesting == 0) return;
+    if (h->stop == RH_STOP_NONE) {
+        rh_stop cpu = cpu_stop(h);
+        if (cpu != RH_STOP_NONE) {
+            spend(h, L, cpu);
+            luaL_error(L, "%s", stop_message(h->stop));
+        }
+    }
+    if (h->budget <= 0 || units <= 0) return;
     if (h->stop != RH_STOP_NONE) luaL_error(L, "%s", stop_message(h->stop));
     int call_spent = units >= h->remaining;
     int run_spent = charge_run(h, units);
     if (call_spent || run_spent) {
         h->remaining = call_spent ? 0 : h->remaining - units;
-        spend(h, L);
-        if (!call_spent) h->stop = RH_STOP_RUN_BUDGET;
+        spend(h, L, call_spent ? RH_STOP_BUDGET : RH_STOP_RUN_BUDGET);
         luaL_error(L, "%s", stop_message(h->stop));
     }
     h->remaining -= units;
@@ -103,10 +125,14 @@ void rh_forget_active(rh_host *h) {
     if (active_host == h) active_host = NULL;
 }
 
+/* The watchdog's signal, on the calling thread: a marked backstop stops the call at its next
+ * instruction; otherwise (the watchdog budget) the count hook is armed for the budget. */
 static void on_watchdog_signal(int sig) {
     (void)sig;
     rh_host *h = active_host;
-    if (h && atomic_load(&h->in_call) && !h->armed && h->stop == RH_STOP_NONE) rh_arm(h, RH_STEP);
+    if (!h || !atomic_load(&h->in_call) || h->stop != RH_STOP_NONE) return;
+    if (cpu_stop(h) != RH_STOP_NONE) rh_arm(h, 1);
+    else if (!h->armed) rh_arm(h, RH_STEP);
 }
 
 static int watchdog_signal(void) { return SIGRTMIN + 3; }
@@ -139,34 +165,39 @@ static void end_process(rh_host *h, const char *what, const char *advice) {
     _exit(2);
 }
 
-/* The backstop: the call is stuck where no hook can reach it. */
-static void backstop(rh_host *h) {
+/* The last resort: a call marked by its backstop is still inside one C function (the collector
+ * of a pathological heap) after as long again, where no hook and no charge can stop it. */
+static void stuck(rh_host *h) {
     char what[512];
     int ref = h->current_ref;
     const char *label = ref >= 0 && ref < RH_LABEL_MAX && h->labels[ref] ? h->labels[ref] : "a Lua call";
     snprintf(what, sizeof what,
-        "%s: still running after %u ms of wall time, in work the instruction budget cannot count (a C library "
-        "function such as a backtracking string pattern, or the garbage collector)", label, h->backstop_ms);
+        "%s: still running after %u ms of CPU time, inside one C function that nothing can interrupt (such as the "
+        "garbage collector of a pathological heap)", label, 2 * h->backstop_ms);
     end_process(h, what, "");
 }
 
-/* The run's backstop: many calls, each under its own limits, have together spent too long. */
-static void run_backstop(rh_host *h) {
-    char what[512];
-    snprintf(what, sizeof what,
-        "the scenario's scripts have run for more than %u ms of wall time in this run, each call within its own "
-        "limits (much of it, likely, in C work the budget cannot count, such as a backtracking string pattern)",
-        h->run_backstop_ms);
-    end_process(h, what, "; raise the limit with --max-script-seconds if the scenario really needs more");
+/* The calling thread's CPU time in ns, or -1 when it is not known. */
+static long long thread_cpu_ns(rh_host *h) {
+    if (!atomic_load(&h->has_cpu_clock)) return -1;
+    struct timespec ts;
+    if (clock_gettime((clockid_t)atomic_load(&h->cpu_clock), &ts) != 0) return -1;
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* Wakes every grace period; a call still running under the same sequence number as at the last
- * wake has overrun: its thread is signalled to arm the count hook, and past the backstop the
- * process ends. */
+/* Has the calling thread stop at its next instruction (the signal arms the count hook). */
+static void interrupt(rh_host *h) { pthread_kill(h->caller, watchdog_signal()); }
+
+/* Wakes every grace period and reads the calling thread's CPU clock. A call still running under
+ * the same sequence number as at the last wake has overrun: with the watchdog budget its thread
+ * is signalled to arm the count hook; past its CPU-time backstop it is marked to fail. While a
+ * call runs, the thread's CPU time since the last wake counts towards the run's backstop. */
 static void *watchdog_main(void *arg) {
     rh_host *h = arg;
     unsigned long seen = 0;
-    struct timespec since = {0, 0}; /* when the watchdog first saw the current call */
+    long long call_since = -1; /* the thread's CPU time when the watchdog first saw the current call */
+    long long last = -1;       /* ... at the last wake */
+    int clock = 0;
     pthread_mutex_lock(&h->mutex);
     while (!h->quit) {
         struct timespec ts;
@@ -178,18 +209,33 @@ static void *watchdog_main(void *arg) {
         if (h->quit) break;
         unsigned long now = atomic_load(&h->seq);
         int running = atomic_load(&h->in_call);
-        struct timespec mono;
-        clock_gettime(CLOCK_MONOTONIC, &mono);
-        if (running && h->run_backstop_ms) {
-            unsigned long long busy = atomic_fetch_add(&h->run_busy_ms, h->grace_ms) + h->grace_ms;
-            if (busy >= h->run_backstop_ms) run_backstop(h);
+        if (atomic_load(&h->cpu_clock) != clock) { /* the state moved to another thread */
+            clock = atomic_load(&h->cpu_clock);
+            last = call_since = -1;
         }
+        long long cpu = thread_cpu_ns(h);
+        if (running && h->run_backstop_ms && cpu >= 0 && last >= 0 && cpu > last) {
+            unsigned long gen = atomic_load(&h->run_gen);
+            unsigned long long total = atomic_fetch_add(&h->run_cpu_ns, (unsigned long long)(cpu - last)) + (unsigned long long)(cpu - last);
+            if (total >= h->run_backstop_ms * 1000000ULL && atomic_load(&h->run_backstop_gen) != gen) {
+                atomic_store(&h->run_backstop_gen, gen);
+                interrupt(h);
+            }
+        }
+        last = cpu;
         if (running && now == seen) {
             if (!h->armed && !h->exact && h->budget > 0) pthread_kill(h->caller, watchdog_signal());
-            long long elapsed_ms = (mono.tv_sec - since.tv_sec) * 1000LL + (mono.tv_nsec - since.tv_nsec) / 1000000LL;
-            if (h->backstop_ms && elapsed_ms >= (long long)h->backstop_ms) backstop(h);
+            long long limit = h->backstop_ms * 1000000LL;
+            if (limit > 0 && cpu >= 0 && call_since >= 0 && cpu - call_since >= limit) {
+                if (atomic_load(&h->call_backstop_seq) != now) {
+                    atomic_store(&h->call_backstop_seq, now);
+                    interrupt(h);
+                } else if (cpu - call_since >= 2 * limit) {
+                    stuck(h);
+                }
+            }
         } else {
-            since = mono;
+            call_since = cpu;
         }
         seen = now;
     }
@@ -304,6 +350,15 @@ static int nested_pcall(rh_host *h, lua_State *L, int nargs, int nresults, int r
     return status;
 }
 
+/* The calls of a state now run on thread `self`: the watchdog reads its CPU clock. */
+static void note_thread(rh_host *h, pthread_t self) {
+    h->caller = self;
+    clockid_t clock;
+    int known = pthread_getcpuclockid(self, &clock) == 0;
+    if (known) atomic_store(&h->cpu_clock, (int)clock);
+    atomic_store(&h->has_cpu_clock, known);
+}
+
 int rh_pcall(lua_State *L, int nargs, int nresults, int ref) {
     rh_host *h = host_of(L);
     if (h->nesting > 0) return nested_pcall(h, L, nargs, nresults, ref);
@@ -317,12 +372,14 @@ int rh_pcall(lua_State *L, int nargs, int nresults, int ref) {
     h->remaining = h->budget;
     h->armed = 0;
     h->mark = h->mark == RH_STEP ? RH_STEP - 1 : RH_STEP;
-    if (h->budget > 0 || h->backstop_ms) {
+    if (h->budget > 0 || h->backstop_ms || h->run_backstop_ms) {
         active_host = h;
-        h->caller = pthread_self();
+        pthread_t self = pthread_self();
+        if (!atomic_load_explicit(&h->has_cpu_clock, memory_order_relaxed) || !pthread_equal(self, h->caller)) note_thread(h, self);
         atomic_fetch_add_explicit(&h->seq, 1, memory_order_relaxed);
         atomic_store_explicit(&h->in_call, 1, memory_order_relaxed);
-        if (h->budget > 0 && h->exact) rh_arm(h, RH_STEP);
+        if (cpu_stop(h) == RH_STOP_RUN_CPU) rh_arm(h, 1); /* the run is past its backstop: stop at once */
+        else if (h->budget > 0 && h->exact && !rh_is_straight(h, L, -(nargs + 1), ref)) rh_arm(h, RH_STEP);
     }
     h->protected_zone = 1;
     int status = lua_pcall(L, nargs, nresults, RH_HANDLER_SLOT);

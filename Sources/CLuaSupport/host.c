@@ -1,6 +1,7 @@
 /* Hosts: creation, limits, the message handler and the Swift trampoline. */
 #include "host.h"
 
+#include <limits.h>
 #include <malloc.h>
 
 #include <stdio.h>
@@ -22,6 +23,8 @@ rh_host *rh_host_new(size_t memory_limit, rh_dispatch_fn dispatch) {
     h->grace_ms = 10;
     h->mark = RH_STEP;
     h->current_ref = LUA_NOREF;
+    atomic_store(&h->run_gen, 1);
+    atomic_store(&h->call_backstop_seq, ULONG_MAX); /* a sequence number no call has */
     pthread_mutex_init(&h->mutex, NULL);
     pthread_cond_init(&h->cond, NULL);
     h->L = lua_newstate(rh_alloc, h);
@@ -85,8 +88,16 @@ void rh_host_set_run_label(rh_host *h, const char *label) {
 }
 
 void rh_host_reset_run_time(rh_host *h) {
-    atomic_store(&h->run_busy_ms, 0);
+    atomic_fetch_add(&h->run_gen, 1); /* a mark the watchdog left for the last run no longer counts */
+    atomic_store(&h->run_cpu_ns, 0);
     h->run_used = 0;
+}
+
+void rh_host_seal_sandbox(rh_host *h) { h->metatables = 0; }
+
+void rh_release_ref(rh_host *h, int ref) {
+    if (ref >= 0 && ref < RH_LABEL_MAX) h->straight[ref].function = NULL;
+    luaL_unref(h->L, LUA_REGISTRYINDEX, ref);
 }
 
 void rh_host_set_run_budget(rh_host *h, long long instructions) { h->run_budget = instructions > 0 ? instructions : 0; }

@@ -70,13 +70,22 @@ struct rh_host {
     long long run_budget;
     long long run_used;
 
-    /* the wall-clock backstop: a call still running after backstop_ms has work the count hook
-     * cannot see (a C library function, the collector); the process ends with a message */
+    /* the CPU-time backstop: a call whose thread has spent backstop_ms of CPU time in it has
+     * work the count hook cannot see (a C library function, the collector); the watchdog marks
+     * the call (call_backstop_seq = its sequence number) and the call fails at its next
+     * instruction or charge (RH_STOP_CPU) */
     unsigned backstop_ms;
-    /* the run's backstop: wall time spent inside calls since the last reset, sampled by the
-     * watchdog at each tick; past run_backstop_ms the process ends with a message */
+    atomic_ulong call_backstop_seq;
+    /* the run's backstop: CPU time of the calls since the last reset, sampled by the watchdog at
+     * each tick; past run_backstop_ms the run's generation is marked (run_backstop_gen) and the
+     * call running then, or the next one, fails (RH_STOP_RUN_CPU) */
     unsigned run_backstop_ms;
-    atomic_ullong run_busy_ms;
+    atomic_ullong run_cpu_ns;
+    atomic_ulong run_gen;
+    atomic_ulong run_backstop_gen;
+    /* the CPU clock of the thread running the calls (set when a call starts on a new thread) */
+    atomic_int cpu_clock;
+    atomic_int has_cpu_clock;
     volatile int current_ref;    /* registry ref of the innermost call's function (for its label) */
     char reached[256];           /* the last line reached, as the hook and wrappers saw it */
     char run_label[64];          /* what the process-ending messages name first ("seed 7"), or empty */
@@ -95,6 +104,14 @@ struct rh_host {
     atomic_ulong seq;
     atomic_int in_call;
     pthread_t caller;
+
+    /* Calls of a straight function (no loop, no call: at most its length in instructions, fewer
+     * than a hook step) run without the count hook: the exact count of them is zero steps, as
+     * the hook would have counted. Known per registry ref (and the function it held when
+     * checked); only while no script could have given a value a metatable (metamethods run Lua
+     * code the function's length does not bound). */
+    struct { const void *function; int straight; } straight[RH_LABEL_MAX];
+    int metatables;
 
     /* the health fast path's strings (probe.c): the states' registry refs, every string's object */
     int probe_refs[RH_PROBE_STRING_COUNT];
@@ -119,12 +136,18 @@ void rh_start_watchdog(rh_host *h);
 void rh_stop_watchdog(rh_host *h);
 void rh_forget_active(rh_host *h);
 void rh_note_reached(lua_State *L, int level);
+/* Whether the function at stack index `index`, held at registry ref `ref`, is straight (see
+ * rh_host.straight); checks it the first time. */
+int rh_is_straight(rh_host *h, lua_State *L, int index, int ref);
 /* Charges `units` of work done in C against the current call's budget; raises when spent. */
 void rh_charge(lua_State *L, lua_Integer units);
 static inline size_t rh_cap(const rh_host *h) { return h->limit + h->host_bytes; }
 
 /* probe.c: interns the fast path's strings; called once, on a new state. */
 void rh_intern_probe_strings(rh_host *h);
+
+/* pattern.c: sets the counted find, match, gmatch and gsub in the string table at `index`. */
+void rh_open_patterns(lua_State *L, int index);
 
 /* host.c */
 int rh_message_handler(lua_State *L);

@@ -54,9 +54,11 @@ static int refuse_ephemeron(lua_State *L) {
 }
 
 /* setmetatable that refuses finalizers (a __gc could run outside any budgeted call) and
- * ephemeron tables. */
+ * ephemeron tables. A script's metatable may hold metamethods: calls are counted by the hook
+ * from now on (straight.c). */
 static int sandbox_setmetatable(lua_State *L) {
     if (lua_type(L, 2) == LUA_TTABLE) {
+        host_of(L)->metatables = 1;
         lua_pushliteral(L, "__gc");
         if (lua_rawget(L, 2) != LUA_TNIL)
             return luaL_error(L, "setmetatable: __gc metamethods are not allowed in the sandbox");
@@ -74,6 +76,13 @@ static int sandbox_rawset(lua_State *L) {
     if (lua_type(L, 2) == LUA_TSTRING && strcmp(lua_tostring(L, 2), "__mode") == 0 && is_ephemeron_mode(L, 3))
         return refuse_ephemeron(L);
     return call_original(L);
+}
+
+/* getmetatable: a metatable a script holds (the strings' one included) may gain metamethods. */
+static int sandbox_getmetatable(lua_State *L) {
+    int n = call_original(L);
+    if (n > 0 && lua_type(L, -1) == LUA_TTABLE) host_of(L)->metatables = 1;
+    return n;
 }
 
 static int sandbox_collectgarbage(lua_State *L) {
@@ -131,13 +140,6 @@ static int sandbox_format(lua_State *L) {
             lua_replace(L, arg);
         }
     }
-    return call_original(L);
-}
-
-/* Pattern functions: their backtracking is invisible to the count hook, so they record where
- * they were called for the backstop's message. */
-static int sandbox_pattern(lua_State *L) {
-    rh_note_reached(L, 1);
     return call_original(L);
 }
 
@@ -292,6 +294,7 @@ static int open_sandbox(lua_State *L) {
     lua_pushvalue(L, g);
     lua_setfield(L, g, "_G");
     wrap_field(L, g, "setmetatable", sandbox_setmetatable);
+    wrap_field(L, g, "getmetatable", sandbox_getmetatable);
     wrap_field(L, g, "collectgarbage", sandbox_collectgarbage);
     wrap_field(L, g, "rawset", sandbox_rawset);
     /* tostring: upvalues are the original, a weak-keyed map of shown objects to their number
@@ -322,8 +325,7 @@ static int open_sandbox(lua_State *L) {
     lua_getfield(L, g, "tostring");
     lua_pushcclosure(L, sandbox_format, 2);
     lua_setfield(L, -2, "format");
-    static const char *const patterns[] = {"find", "match", "gmatch", "gsub", NULL};
-    for (const char *const *p = patterns; *p; p++) wrap_field(L, -1, *p, sandbox_pattern);
+    rh_open_patterns(L, -1); /* find, match, gmatch, gsub: counted (pattern.c) */
     lua_pop(L, 1);
     lua_getfield(L, g, "table");
     wrap_field(L, -1, "move", sandbox_move);

@@ -16,6 +16,11 @@ public struct LuaError: Error, Equatable, Sendable, CustomStringConvertible {
         case file
         /// The host ended the call from inside it (something the call asked of the host failed).
         case aborted
+        /// The call's thread spent this many milliseconds of CPU time in it, in work the
+        /// instruction budget cannot count (the collector, a C library function).
+        case cpuTime(Int)
+        /// The run's calls together spent this many milliseconds of CPU time (`--max-script-seconds`).
+        case runCPUTime(Int)
     }
 
     /// What kind of failure.
@@ -51,6 +56,10 @@ public struct LuaError: Error, Equatable, Sendable, CustomStringConvertible {
             return prefix + "the run's budget of \(n) instructions, across all its calls, exceeded (raise it with --max-script-instructions)" + at
         case .memory(let bytes):
             return prefix + "memory limit of \(Self.formatBytes(bytes)) exceeded" + at
+        case .cpuTime(let ms):
+            return prefix + "still running after \(ms) ms of CPU time, in work the instruction budget cannot count (a C library function or the garbage collector)" + at
+        case .runCPUTime(let ms):
+            return prefix + "the run's scripts have spent more than \(ms) ms of CPU time in calls, each call within its own limits (raise it with --max-script-seconds)" + at
         default:
             return prefix + (location.map { "\(ScriptText.escaped($0)): " } ?? "") + ScriptText.escaped(message)
         }

@@ -117,6 +117,7 @@ extension LuaState {
             }
             return 7
         }, read: { _ in })
+        rh_host_seal_sandbox(host)
     }
 
     /// Lua's `math.random` semantics over the host's generator.

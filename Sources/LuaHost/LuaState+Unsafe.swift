@@ -2,8 +2,9 @@ import CLua
 import CLuaSupport
 import Glibc
 
-// Every raw pointer of the LuaHost module lives in this file: reading Lua's string bytes and
-// passing Swift closures through C as opaque pointers.
+// Every raw pointer of the LuaHost module lives in this file: reading Lua's string bytes, knowing
+// a string again by its object (LuaStringMemo), and passing Swift closures through C as opaque
+// pointers.
 
 /// Reads the string at `index` (which must be a string) without running any conversion.
 @usableFromInline
@@ -143,4 +144,50 @@ extension LuaStack {
     /// Pushes registry slot `ref`.
     @usableFromInline
     func pushRegistry(_ ref: Int32) { _ = lua_rawgeti(L, CLUA_REGISTRYINDEX, lua_Integer(ref)) }
+}
+
+/// The last string read through `LuaState.string(at:maxBytes:memo:)`, kept with its copy.
+public struct LuaStringMemo {
+    var ref: Int32 = CLUA_NOREF
+    var object: UnsafeRawPointer?
+    var text = ""
+
+    public init() {}
+}
+
+extension LuaState {
+    /// At most `maxBytes` of the string at `index` (as `LuaStack.string(at:maxBytes:)`), through
+    /// `memo`: the very Lua string `memo` holds gives back its copy without reading it again
+    /// (`copied` 0); any other is copied and becomes the memo's. The memo keeps its string alive
+    /// (a registry reference), so no other string can take its address meanwhile; a string longer
+    /// than `maxBytes` is never kept. nil when the value is not a string.
+    public func string(at index: Int32, maxBytes: Int, memo: inout LuaStringMemo) -> (text: String, copied: Int)? {
+        guard lua_type(L, index) == LUA_TSTRING, let object = lua_topointer(L, index) else { return nil }
+        if object == memo.object { return (memo.text, 0) }
+        let (text, length) = readStringPrefix(L, index, maxBytes: maxBytes)
+        guard length <= maxBytes else { return (text, text.utf8.count) }
+        let absolute = lua_absindex(L, index)
+        withHostAllocation {
+            lua_pushvalue(L, absolute)
+            if memo.ref == CLUA_NOREF {
+                memo.ref = luaL_ref(L, CLUA_REGISTRYINDEX)
+            } else {
+                lua_rawseti(L, CLUA_REGISTRYINDEX, lua_Integer(memo.ref))
+            }
+        }
+        memo.object = object
+        memo.text = text
+        return (text, length)
+    }
+
+    /// The same for field `key` of `table` (read raw when the table has a metatable).
+    public func string(_ key: StaticString, of table: LuaTableView, maxBytes: Int, memo: inout LuaStringMemo) -> (text: String, copied: Int)? {
+        table.with(key) { _ in string(at: -1, maxBytes: maxBytes, memo: &memo) }
+    }
+
+    /// Drops the string `memo` keeps.
+    public func release(_ memo: inout LuaStringMemo) {
+        if memo.ref != CLUA_NOREF { rh_release_ref(host, memo.ref) }
+        memo = LuaStringMemo()
+    }
 }

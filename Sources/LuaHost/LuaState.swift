@@ -67,6 +67,10 @@ public final class LuaState {
     /// Instructions counted since the run began (exact counting only), in steps of the count hook.
     public var runInstructionsUsed: Int { Int(rh_host_run_used(host)) }
 
+    /// Charges `units` of the host's own work on what a call handed it (copying, judging) to the
+    /// run's instructions (`runInstructions`); true when that spent the run's budget.
+    public func chargeRun(_ units: Int) -> Bool { rh_host_charge_run(host, Int64(clamping: units)) != 0 }
+
     /// Starts the run's counts from zero: wall time spent in calls (`runWallClockMilliseconds`)
     /// and instructions (`runInstructions`).
     public func resetRunTime() { rh_host_reset_run_time(host) }
@@ -94,6 +98,10 @@ public final class LuaState {
         rh_label_ref(host, ref, name)
         return LuaFunctionRef(ref: ref, name: name)
     }
+
+    /// Whether top-level calls of `function` run without the count hook (`LuaLimits.Counting.exact`
+    /// counts nothing in them anyway: a straight function, while no script touched a metatable).
+    public func runsStraight(_ function: LuaFunctionRef) -> Bool { rh_function_is_straight(host, function.ref) != 0 }
 
     /// Bytes the state holds now.
     public var memoryInUse: Int { rh_host_memory_used(host) }
@@ -211,10 +219,10 @@ public final class LuaState {
     }
 
     /// Drops a registry reference to a table.
-    public func release(_ table: LuaTableRef) { luaL_unref(L, CLUA_REGISTRYINDEX, table.ref) }
+    public func release(_ table: LuaTableRef) { rh_release_ref(host, table.ref) }
 
     /// Drops a registry reference; the function may then be collected.
-    public func release(_ function: LuaFunctionRef) { luaL_unref(L, CLUA_REGISTRYINDEX, function.ref) }
+    public func release(_ function: LuaFunctionRef) { rh_release_ref(host, function.ref) }
 
     // MARK: Globals and functions
 
@@ -354,27 +362,27 @@ public final class LuaState {
         }
         let (location, text) = LuaError.splitLocation(message)
         let where_ = String(cString: rh_last_where(host))
+        // A limit names itself; its place is where the host saw it spent, else the message's.
+        let limit: (kind: LuaError.Kind, message: String)?
         switch rh_last_stop(host) {
-        case RH_STOP_BUDGET:
-            return LuaError(kind: .budget(limits.instructions), message: "instruction budget exceeded",
-                            location: where_.isEmpty ? location : where_, traceback: traceback, function: function)
-        case RH_STOP_RUN_BUDGET:
-            return LuaError(kind: .runBudget(limits.runInstructions), message: "run instruction budget exceeded",
-                            location: where_.isEmpty ? location : where_, traceback: traceback, function: function)
-        case RH_STOP_MEMORY:
-            return LuaError(kind: .memory(limits.memoryBytes), message: "memory limit exceeded",
-                            location: where_.isEmpty ? location : where_, traceback: traceback, function: function)
-        case RH_STOP_HOST:
-            return LuaError(kind: .aborted, message: "call ended by the host", location: where_.isEmpty ? location : where_,
-                            traceback: traceback, function: function)
-        default:
-            if status == LUA_ERRMEM {
-                return LuaError(kind: .memory(limits.memoryBytes), message: "not enough memory", function: function)
-            }
-            // An error raised by a C function (coroutine.yield outside a coroutine) has no
-            // position of its own: the innermost Lua line of the traceback stands for it.
-            return LuaError(kind: .runtime, message: text, location: location ?? traceback.flatMap(Self.firstLuaLine),
-                            traceback: traceback, function: function)
+        case RH_STOP_BUDGET: limit = (.budget(limits.instructions), "instruction budget exceeded")
+        case RH_STOP_RUN_BUDGET: limit = (.runBudget(limits.runInstructions), "run instruction budget exceeded")
+        case RH_STOP_MEMORY: limit = (.memory(limits.memoryBytes), "memory limit exceeded")
+        case RH_STOP_CPU: limit = (.cpuTime(limits.wallClockMilliseconds), "CPU-time backstop of the call passed")
+        case RH_STOP_RUN_CPU: limit = (.runCPUTime(limits.runWallClockMilliseconds), "CPU-time backstop of the run passed")
+        case RH_STOP_HOST: limit = (.aborted, "call ended by the host")
+        default: limit = nil
         }
+        if let limit {
+            return LuaError(kind: limit.kind, message: limit.message, location: where_.isEmpty ? location : where_, traceback: traceback,
+                            function: function)
+        }
+        if status == LUA_ERRMEM {
+            return LuaError(kind: .memory(limits.memoryBytes), message: "not enough memory", function: function)
+        }
+        // An error raised by a C function (coroutine.yield outside a coroutine) has no
+        // position of its own: the innermost Lua line of the traceback stands for it.
+        return LuaError(kind: .runtime, message: text, location: location ?? traceback.flatMap(Self.firstLuaLine),
+                        traceback: traceback, function: function)
     }
 }

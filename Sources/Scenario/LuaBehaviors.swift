@@ -11,6 +11,9 @@ private let healthStates = LuaStringChoices(["Healthy", "Unhealthy"])
 private let maxBodyCopy = maxProbeBodyBytes + 1
 private let maxStateCopy = 1024
 private let maxMetricsValues = 1_000
+/// What the host's work on a body it copies costs the run, in instructions a byte: copying it out
+/// of Lua and parsing it as JSON (about 60 MB/s) takes about as long as four Lua instructions.
+private let instructionsPerBodyByte = 4
 
 /// `health(function(vm, now) ... end)` as the engine's health source. With rich states, the
 /// custom metrics of each answer are kept in a Lua table (one slot per instance) and read only
@@ -20,6 +23,9 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
     let deferMetrics: Bool
     /// The state's raw handle: the probe calls through it without retaining the state.
     let lua: LuaHandle
+    /// The last body string the script returned, with its copy: the very same string again is
+    /// neither copied nor charged, and the engine, handed the same Swift string, judges it at once.
+    private var lastBody = LuaStringMemo()
 
     init(_ runtime: ScriptRuntime, _ callback: ScriptSession.Callback, definition: ScaleSetDefinition) {
         latest = runtime.state.referenceNewTable(arraySize: definition.capacity)
@@ -28,7 +34,10 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
         super.init(runtime, callback)
     }
 
-    deinit { state.release(latest) }
+    deinit {
+        state.release(latest)
+        state.release(&lastBody)
+    }
 
     /// One probe: the usual answer (a plain table whose state is "Healthy" or "Unhealthy", its
     /// metrics kept for later) is read in one C call; anything else by `read`.
@@ -94,20 +103,30 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
         default: break
         }
         var problem: String?
+        var copied = 0
         let slot = instance.pointee.id + 1
-        let reply = state.readTop { stack in read(stack, slot: slot, problem: &problem) }
+        let reply = state.readTop { stack in read(stack, slot: slot, problem: &problem, copied: &copied) }
         if let problem { throw runtime.badResult(callback, problem, "health", instance.pointee, time) }
+        if state.chargeRun(copied * instructionsPerBodyByte) {
+            let error = LuaError(kind: .runBudget(state.limits.runInstructions), message: "run instruction budget exceeded",
+                                 location: callback.location, function: "health")
+            throw runtime.scriptError(error, callback, "health", instance.pointee, time)
+        }
         return reply
     }
 
     /// Any answer, at the top of `stack`: nil (a refused connection: the result at once), a body
     /// string, a table with a state and metrics, { status, body }, or { timeout = true } (the
     /// application accepted the connection and never replied). A result that cannot be read
-    /// sets `problem`.
-    private func read(_ stack: LuaStack, slot: Int, problem: inout String?) -> ProbeReply {
+    /// sets `problem`; `copied` is what the body cost in bytes copied (none when it is the very
+    /// string of the last body).
+    private func read(_ stack: LuaStack, slot: Int, problem: inout String?, copied: inout Int) -> ProbeReply {
         switch stack.type(at: -1) {
         case .nil, .none: return .noAnswer
-        case .string: return .http(status: 200, body: stack.string(at: -1, maxBytes: maxBodyCopy)!)
+        case .string:
+            let body = runtime.state.string(at: -1, maxBytes: maxBodyCopy, memo: &lastBody)!
+            copied = body.copied
+            return .http(status: 200, body: body.text)
         case .table:
             let table = stack.table(at: -1)!
             if table.type("timeout") != .nil {
@@ -123,12 +142,13 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
                     problem = "health returned a status that is not an HTTP status code (100–599)"
                     return .noAnswer
                 }
-                let body = table.type("body") == .nil ? "" : table.string("body", maxBytes: maxBodyCopy)
-                guard let body else {
+                if table.type("body") == .nil { return .http(status: status, body: "") }
+                guard let body = runtime.state.string("body", of: table, maxBytes: maxBodyCopy, memo: &lastBody) else {
                     problem = "health returned a body that is not a string"
                     return .noAnswer
                 }
-                return .http(status: status, body: body)
+                copied = body.copied
+                return .http(status: status, body: body.text)
             }
             guard deferMetrics else {
                 do {

@@ -15,15 +15,6 @@ final class HostileScriptTests: XCTestCase {
         return state
     }
 
-    func error(_ body: () throws -> Any) -> LuaError? {
-        do {
-            _ = try body()
-            return nil
-        } catch {
-            return error as? LuaError
-        }
-    }
-
     func assertStillUsable(_ state: LuaState, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertEqual(try state.run("return 1 + 1", chunkName: "after.lua"), [2], file: file, line: line)
     }

@@ -17,7 +17,9 @@ typedef enum rh_stop {
     RH_STOP_BUDGET = 1, /* the instruction budget was spent */
     RH_STOP_MEMORY = 2, /* the memory cap refused an allocation */
     RH_STOP_HOST = 3,   /* the host ended the call (rh_abort_call), e.g. a nested call failed */
-    RH_STOP_RUN_BUDGET = 4 /* the run's instruction budget, across all its calls, was spent */
+    RH_STOP_RUN_BUDGET = 4, /* the run's instruction budget, across all its calls, was spent */
+    RH_STOP_CPU = 5,        /* the call's CPU-time backstop passed (work no budget counts) */
+    RH_STOP_RUN_CPU = 6     /* the run's CPU-time backstop passed */
 } rh_stop;
 
 /* The Swift side of every Lua-callable Swift function: one entry point, told which closure. */
@@ -46,23 +48,38 @@ size_t rh_host_memory_used(rh_host *h);
 void rh_host_alloc_begin(rh_host *h);
 void rh_host_alloc_end(rh_host *h);
 size_t rh_host_bytes(rh_host *h);
-/* A call still running after `ms` of wall time (0 = never) ends the process with exit status 2
- * and a message naming the call's label and the last line reached: work inside C library
- * functions and the collector is invisible to the count hook and cannot be interrupted safely. */
+/* A call whose thread has spent `ms` of CPU time in it (0 = never) fails with RH_STOP_CPU at its
+ * next instruction or charged step: work inside C library functions and the collector is
+ * invisible to the count hook. Measured on the thread's CPU clock, so a loaded machine does not
+ * trip it. Only a call still inside one C function after twice that ends the process (exit
+ * status 2, naming the call's label and the last line reached): nothing can interrupt it. */
 void rh_host_set_backstop(rh_host *h, unsigned ms);
-/* Wall-clock backstop of a whole run: the watchdog samples, at each tick, whether a call is
- * running, and ends the process once the time so counted passes `ms` (0 = never). A last resort
- * for runs of many calls each spending long in C work no budget counts. */
+/* CPU-time backstop of a whole run: at each tick the watchdog adds the calling thread's CPU time
+ * since the last tick when a call is running; once the sum passes `ms` (0 = never), the call
+ * running then, or the next one, fails with RH_STOP_RUN_CPU. A last resort for runs of many
+ * calls each spending long in C work no budget counts. */
 void rh_host_set_run_backstop(rh_host *h, unsigned ms);
 /* The instructions all calls of one run may execute together, counted exactly (0 = no limit;
  * only with an exact budget). Nested calls count too. rh_host_reset_run_time starts a new run. */
 void rh_host_set_run_budget(rh_host *h, long long instructions);
+/* Charges `units` of the host's own work on what a call returned (copying, judging) to the run's
+ * instructions; returns whether the run's budget is now spent (exact counting only). */
+int rh_host_charge_run(rh_host *h, long long units);
 /* Instructions counted since the run began (in steps of the count hook). */
 long long rh_host_run_used(rh_host *h);
 /* What the backstops' messages name first, e.g. "seed 7" (copied, truncated to 63 bytes). */
 void rh_host_set_run_label(rh_host *h, const char *label);
-/* Starts the run's count of wall time spent in calls from zero. */
+/* Starts the run's counts (CPU time spent in calls, instructions) from zero. */
 void rh_host_reset_run_time(rh_host *h);
+/* The end of the host's own setup: metatables set so far are the host's, out of scripts' reach.
+ * From now on a script that sets or reads one turns off the straight-call fast path. */
+void rh_host_seal_sandbox(rh_host *h);
+/* Whether a top-level call of the function at registry ref `ref` runs without the count hook:
+ * a straight function (no loop, no call, shorter than a hook step) while no script has set or
+ * read a metatable. */
+int rh_function_is_straight(rh_host *h, int ref);
+/* Drops registry ref `ref` (luaL_unref) and what the host knew of the function it held. */
+void rh_release_ref(rh_host *h, int ref);
 /* Names registry ref `ref` (a function the host calls) for the backstop's message. */
 void rh_label_ref(rh_host *h, int ref, const char *label);
 /* Ends the running call from inside it: every following instruction raises, past any pcall, and

@@ -241,7 +241,7 @@ extension Simulation {
                 let generation = Int32(truncatingIfNeeded: probes.generation[id])
                 return queue.schedule(.probeTimedOut(id: Int32(id), generation: generation), at: now + probeTimeout)
             }
-            let result = config.judge.evaluate(reply, strictWire: setup.strictWire)
+            let result = judged(reply, by: config.judge)
             if !result.diagnostics.isEmpty { warn(result.diagnostics, about: id) }
             probes.last[id] = LastProbe(state: result.state, metrics: result.metrics, metricsDeferred: result.metricsDeferred)
             state = result.state
@@ -268,6 +268,18 @@ extension Simulation {
             servingMayHaveChanged(id, was: wasServing, health: before)
             try healthChanged(id)
         }
+    }
+
+    /// The verdict on `reply`, which depends on nothing else: an HTTP answer equal to the last
+    /// one judged takes its verdict (the same body string compares by identity, at once).
+    private func judged(_ reply: ProbeReply, by judge: ProbeJudge) -> ProbeResult {
+        guard case .http(let status, let body) = reply else { return judge.evaluate(reply, strictWire: setup.strictWire) }
+        if let last = probes.lastHTTP, last.status == status, last.strictWire == setup.strictWire, last.judge == judge, last.body == body {
+            return last.result
+        }
+        let result = judge.evaluate(reply, strictWire: setup.strictWire)
+        probes.lastHTTP = (status, body, setup.strictWire, judge, result)
+        return result
     }
 
     /// Reports each kind of wire oddity once per instance.

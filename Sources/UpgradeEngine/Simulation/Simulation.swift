@@ -98,6 +98,9 @@ public final class Simulation {
         var runs = true
         /// Room for the run being gathered for a source that answers runs (`probeRun`).
         let run = RunBuffers()
+        /// The last HTTP answer judged and its verdict: the same status and body again (a script
+        /// returning one 64 KiB body on every probe) is not parsed again.
+        var lastHTTP: (status: Int, body: String, strictWire: Bool, judge: ProbeJudge, result: ProbeResult)?
     }
 
     /// A run's instances, their expected states and, for each, how many queue entries had been

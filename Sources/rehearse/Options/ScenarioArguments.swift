@@ -25,7 +25,7 @@ struct ScenarioArguments: ParsableArguments {
     var parameters: [String] = []
     @Option(name: .customLong("max-script-instructions"), help: "Lua instructions all calls of one run may execute together (counted exactly).")
     var maxScriptInstructions = LuaLimits().runInstructions
-    @Option(name: .customLong("max-script-seconds"), help: "Wall-clock seconds the scripts of one run may spend in all (a last-resort backstop).")
+    @Option(name: .customLong("max-script-seconds"), help: "CPU seconds the scripts of one run may spend in all (a last-resort backstop).")
     var maxScriptSeconds = LuaLimits().runWallClockMilliseconds / 1000
 
     func options(seed: UInt64, print: @escaping (String) -> Void) throws -> ScenarioOptions {
