@@ -82,6 +82,8 @@ public enum RiskText {
         text.append("")
         if let best = outcome.best {
             text.append("Best: \(ScriptText.escaped(outcome.candidates[best].label.joined(separator: " "))) (\(objective) \(SweepText.figure(outcome.candidates[best].objective.estimate)))")
+        } else if outcome.candidates.contains(where: { $0.standing == .feasible }) {
+            text.append("Best: none (the feasible candidates' runs had no upgrade activity to measure \(objective) on)")
         } else {
             text.append("Best: none (no candidate was shown to meet every requirement)")
         }

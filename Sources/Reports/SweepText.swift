@@ -56,7 +56,7 @@ public enum SweepText {
 
     /// The whole report.
     public static func report(_ r: SweepReport) -> [String] {
-        var lines = ["Sweep of \(r.scenario), seeds \(r.seeds) (\(r.total) runs)"]
+        var lines = ["Sweep of \(r.scenario), seeds \(r.seeds) (\(r.total) run\(r.total == 1 ? "" : "s"))"]
         if !r.overrides.isEmpty { lines.append("Overrides: " + r.overrides.joined(separator: ", ")) }
         lines.append("")
         lines += shareTable("Outcome", r.outcomes.map { ShareRow(label: $0.code, share: $0.share) })

@@ -25,7 +25,7 @@ enum RiskReader {
         }
         var question = RiskQuestion(requirements: [])
         switch fields["require"] {
-        case .array(let items)?:
+        case .array(let items)? where !items.isEmpty:
             for (i, item) in items.enumerated() {
                 guard let text = item.stringValue else {
                     problems.append(Problem(field: "\(field): require[\(i + 1)]", "expected a string such as \"Faulted <= 1%\""))

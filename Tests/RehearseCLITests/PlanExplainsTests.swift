@@ -47,12 +47,23 @@ final class PlanExplainsTests: XCTestCase {
         XCTAssertGreaterThan(try XCTUnwrap(policy["shortestWithBootSeconds"] as? Int), try XCTUnwrap(policy["shortestDurationSeconds"] as? Int))
     }
 
+    func testAnAutomaticOSUpgradeIsPlannedWithThePolicyItUses() throws {
+        // Without useRollingUpgradePolicy the OS upgrade batches 20%, whatever the rolling policy says.
+        let result = try plan(["scripts/automatic-os-upgrade.lua"])
+        let policy = try XCTUnwrap(result["policy"] as? [String: Any])
+        let batches = try XCTUnwrap(result["batches"] as? [[String: Any]])
+        XCTAssertEqual(policy["batchSize"] as? Int, 2)
+        XCTAssertEqual(batches.map { ($0["instances"] as? [Any])?.count }, Array(repeating: 2, count: batches.count))
+    }
+
     func testManualAndAutomaticScaleSetsArePlannedAsWhatTheyDo() throws {
         let manual = try plan(["scripts/manual-mode.lua"])
         XCTAssertEqual(manual["mode"] as? String, "Manual")
         XCTAssertEqual((manual["batches"] as? [Any])?.count, 0)
-        XCTAssertEqual(manual["waitsForManualUpgrade"] as? [Int], [0, 1, 2, 3, 4, 6, 7])
+        // The fleet as the scale set starts (6 instances, 5 protected), not as the run left it.
+        XCTAssertEqual(manual["waitsForManualUpgrade"] as? [Int], [0, 1, 2, 3, 4])
         XCTAssertEqual(manual["protected"] as? [Int], [5])
+        XCTAssertTrue(manual["policy"] is NSNull, "no batch figures for a mode without batches")
         let folder = try temporaryFolder("rehearse-plan")
         try """
             scaleset { name = "web", capacity = 4, model = { image = "v1" }, upgradePolicy = { mode = "Automatic" } }

@@ -46,6 +46,16 @@ final class RiskGateCLITests: XCTestCase {
         }
         let noRequirement = try runRehearse(["sweep", "scripts/ten-at-twenty.lua", "--seeds", "0..9", "--until-decided"])
         XCTAssertEqual(noRequirement.status, 2)
+        // A share of expectations the script does not have is not a pass by default.
+        let noExpect = try runRehearse(["sweep", "scripts/ten-at-twenty.lua", "--seeds", "0..9", "--require", "expect.minHealthy >= 50%"])
+        XCTAssertEqual(noExpect.status, 2, noExpect.stderr)
+        // The same field twice, or a value twice, would run the same policy twice.
+        for vary in [["--vary", "rollingUpgradePolicy.maxBatchInstancePercent=20", "--vary", "rollingUpgradePolicy.maxBatchInstancePercent=50"],
+                     ["--vary", "rollingUpgradePolicy.maxBatchInstancePercent=10,10"], ["--minimize", "p0.5"], ["--minimize", "p0x10"]] {
+            let refused = try runRehearse(["tune", scenario, "--require", "Faulted <= 1%", "--seeds", "0..9"]
+                                          + (vary[0] == "--vary" ? vary : ["--vary", "rollingUpgradePolicy.maxBatchInstancePercent=10,20"] + vary))
+            XCTAssertEqual(refused.status, 2, "\(vary): \(refused.stderr)")
+        }
     }
 
     func testTestGivesEachRequirementItsOwnJUnitTestcase() throws {
@@ -89,6 +99,21 @@ final class RiskGateCLITests: XCTestCase {
             let refused = try runRehearse(["tune", scenario, "--require", "Faulted <= 1%", "--vary", "rollingUpgradePolicy.maxBatchInstancePercent=10,20"] + bad)
             XCTAssertEqual(refused.status, 2, "\(bad): \(refused.stderr)")
         }
+    }
+
+    func testTuneNamesNoBestWhenNoRunHadAnythingToMeasure() throws {
+        // No model update: every run is feasible (nothing faults) and has no time to finish.
+        let folder = try temporaryFolder("rehearse-tune")
+        try """
+            scaleset { name = "idle", capacity = 4, model = { image = "v1" },
+              upgradePolicy = { mode = "Rolling" }, healthExtension = { protocol = "http", port = 80, requestPath = "/" } }
+            """.write(toFile: folder + "/idle.lua", atomically: true, encoding: .utf8)
+        let out = try runRehearse(["tune", folder + "/idle.lua", "--vary", "rollingUpgradePolicy.maxBatchInstancePercent=20,50",
+                                   "--require", "Faulted <= 50%", "--seeds", "0..299", "--json"])
+        XCTAssertEqual(out.status, 1, out.stderr)
+        let result = try object(out)
+        XCTAssertTrue(result["best"] is NSNull)
+        XCTAssertEqual((result["candidates"] as? [[String: Any]])?.compactMap { $0["standing"] as? String }, ["feasible", "feasible"])
     }
 
     func testCompareSaysWhichRowsRanIdenticallyAndJudgesEach() throws {

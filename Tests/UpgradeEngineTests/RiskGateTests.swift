@@ -60,7 +60,8 @@ final class RiskGateTests: XCTestCase {
                        .errorCode("MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade"))
         XCTAssertEqual(try Requirement.parse("Faulted <= 0.5%").get().description, "Faulted <= 0.5%")
         for bad in ["Faulted < 1%", "Faulted <= 1", "Faulted <= 101%", "Faulted <= nan%", "Faulted <= inf%", "faulted <= 1%",
-                    "expect.nothing >= 1%", "Faulted <= 1% <= 2%", "<= 1%", "Faulted <= -1%", "Fau\u{1B}lted <= 1%"] {
+                    "expect.nothing >= 1%", "Faulted <= 1% <= 2%", "<= 1%", "Faulted <= -1%", "Fau\u{1B}lted <= 1%",
+                    "Faulte <= 2%", "Bogus <= 1%", "Faulted <= 0x10%", "Faulted <= 1e-400%", "Faulted <= 1e1%"] {
             XCTAssertThrowsError(try Requirement.parse(bad).get(), bad)
         }
     }
@@ -73,7 +74,7 @@ final class RiskGateTests: XCTestCase {
                       held: [true, true], failed: [], leftBehind: []),
             RunDigest(seed: 1, code: "Completed", errorCode: nil, timeToFinish: 4000, lowestHealthy: 14, unavailable: 1, hitTimeLimit: false,
                       held: [true, false], failed: [], leftBehind: []),
-            RunDigest(seed: 2, code: "Faulted", errorCode: "X", timeToFinish: 1000, lowestHealthy: 16, unavailable: 1, hitTimeLimit: false,
+            RunDigest(seed: 2, code: "Faulted", errorCode: "MaxUnhealthyInstancePercentExceededInRollingUpgrade", timeToFinish: 1000, lowestHealthy: 16, unavailable: 1, hitTimeLimit: false,
                       held: [false, true], failed: [], leftBehind: []),
             RunDigest(seed: 3, code: "RollingForward", errorCode: nil, timeToFinish: nil, lowestHealthy: 16, unavailable: 1, hitTimeLimit: true,
                       held: [false, true], failed: [], leftBehind: []),
@@ -83,7 +84,8 @@ final class RiskGateTests: XCTestCase {
         }
         XCTAssertEqual(count("Faulted <= 1%"), 1)
         XCTAssertEqual(count("Completed >= 1%"), 2)
-        XCTAssertEqual(count("X <= 1%"), 1)
+        XCTAssertEqual(count("MaxUnhealthyInstancePercentExceededInRollingUpgrade <= 1%"), 1)
+        XCTAssertEqual(count("MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade <= 1%"), 0)
         XCTAssertEqual(count("deadline >= 95%"), 2)  // 3000 s and 1000 s; 4000 s is late, seed 3 hit the time limit
         XCTAssertEqual(count("expect >= 95%"), 1)
         XCTAssertEqual(count("expect.minHealthy >= 95%"), 3)

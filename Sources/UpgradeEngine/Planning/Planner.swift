@@ -104,6 +104,9 @@ public struct UpgradePlan: Equatable, Sendable {
     public var withoutMetrics: [Int] = []
     /// The run started no rolling upgrade: the plan is what one would do had the model changed.
     public var assumed = false
+    /// The rolling policy the upgrade used (an automatic OS upgrade without
+    /// `useRollingUpgradePolicy` uses the default one, not the scale set's); nil when not known.
+    public var policy: RollingUpgradePolicy?
 
 }
 

@@ -12,6 +12,10 @@ public enum Thresholds {
     /// Before a batch: the unhealthy instances anywhere in the scale set (`unhealthy`, ids)
     /// against `maxUnhealthyInstancePercent` (`thresholdPercent`) of `capacity` (instances at
     /// the upgrade's start). Azure words it differently before the first batch (`firstBatch`).
+    /// Every error code a rolling upgrade can fault with, Azure's own strings.
+    public static let errorCodes = ["MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade", "MaxUnhealthyInstancePercentExceededInRollingUpgrade",
+                                    "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade"]
+
     public static func beforeBatch(unhealthy: [Int], capacity: Int, thresholdPercent: Int, firstBatch: Bool,
                                    scaleSet: String) -> Verdict {
         let passed = unhealthy.count * 100 <= thresholdPercent * capacity

@@ -46,10 +46,13 @@ extension Simulation {
         // Numbered phases ascending, then the unphased group (the order the upgrade takes them).
         phased.sort { ($0.phase ?? Int.max) < ($1.phase ?? Int.max) }
         emit(.metricsRead(phases: phased))
-        setup.observers.onRollingUpgradeStart?(Planner.plan(inputs, capacity: inputs.count, zonal: !definition.zones.isEmpty,
-                                            orchestration: definition.orchestration,
-                                            faultDomains: definition.effectiveFaultDomains, policy: run.policy,
-                                            takesDown: !run.policy.maxSurge && upgradeIsDisruptive(to: run.targetVersion)))
+        if let observe = setup.observers.onRollingUpgradeStart {
+            var plan = Planner.plan(inputs, capacity: inputs.count, zonal: !definition.zones.isEmpty, orchestration: definition.orchestration,
+                                    faultDomains: definition.effectiveFaultDomains, policy: run.policy,
+                                    takesDown: !run.policy.maxSurge && upgradeIsDisruptive(to: run.targetVersion))
+            plan.policy = run.policy
+            observe(plan)
+        }
         try perform(run.begin(self))
     }
 

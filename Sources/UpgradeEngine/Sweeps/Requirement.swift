@@ -55,8 +55,9 @@ public struct Requirement: Equatable, Sendable, CustomStringConvertible {
     public static let finalCodes = ["Completed", "Faulted", "Cancelled", "RollingForward", "RollingBack"]
 
     /// What `parse` accepts, said for an error message.
-    public static let allowedForm = "SHARE <= P% or SHARE >= P%, with SHARE a final code (Completed, Faulted, Cancelled), an Azure error "
-        + "code, deadline, expect or expect.KEY, and P from 0 to 100 (e.g. \"Faulted <= 1%\")"
+    public static let allowedForm = "SHARE <= P% or SHARE >= P%, with SHARE a final code (Completed, Faulted, Cancelled, RollingForward, "
+        + "RollingBack), an error code a rolling upgrade faults with (\(Thresholds.errorCodes.joined(separator: ", "))), deadline, expect "
+        + "or expect.KEY, and P a decimal number from 0 to 100 (e.g. \"Faulted <= 1%\")"
 
     /// Reads `SHARE OP P%`; the problem otherwise (what is wrong, without the allowed form).
     public static func parse(_ text: String) -> Result<Requirement, RequirementError> {
@@ -68,7 +69,9 @@ public struct Requirement: Equatable, Sendable, CustomStringConvertible {
         let comparison: Comparison = chars[at] == "<" ? .atMost : .atLeast
         let name = String(chars[..<at])[...].trimmingSpaces, number = String(chars[(at + 2)...])[...].trimmingSpaces
         guard number.hasSuffix("%") else { return .failure(.init(text: text, problem: "the limit must be a percentage such as 1%")) }
-        guard let percent = Double(number.dropLast().trimmingSpaces), percent.isFinite, (0...100).contains(percent) else {
+        let digits = number.dropLast().trimmingSpaces
+        let decimal = !digits.isEmpty && digits.allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") } && digits.filter { $0 == "." }.count <= 1
+        guard decimal, let percent = Double(digits), percent.isFinite, (0...100).contains(percent) else {
             return .failure(.init(text: text, problem: "the limit must be a number from 0 to 100 followed by %"))
         }
         guard let measure = Measure(name: name) else {
@@ -115,7 +118,7 @@ public struct Requirement: Equatable, Sendable, CustomStringConvertible {
 
     /// A share as a percentage as short as it reads exactly: 0.01 is "1", 0.005 is "0.5".
     public static func percentText(_ share: Double) -> String {
-        let value = (share * 100 * 1e6).rounded() / 1e6
+        let value = (share * 100 * 1e9).rounded() / 1e9
         return value == value.rounded() ? String(Int(value)) : String(value)
     }
 }
@@ -132,8 +135,7 @@ extension Requirement.Measure: CustomStringConvertible {
             self = .expectations
         } else if name.hasPrefix("expect."), ExpectationKeyName.all.contains(String(name.dropFirst(7))) {
             self = .expectation(String(name.dropFirst(7)))
-        } else if let first = name.unicodeScalars.first, ("A"..."Z").contains(first), name.count <= 200,
-                  name.unicodeScalars.allSatisfy({ ("A"..."Z").contains($0) || ("a"..."z").contains($0) || ("0"..."9").contains($0) }) {
+        } else if Thresholds.errorCodes.contains(name) {
             self = .errorCode(name)
         } else {
             return nil

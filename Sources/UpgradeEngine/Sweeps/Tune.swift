@@ -34,8 +34,10 @@ public enum Tune {
             case "mean": self = .finishMean
             case "unavailable": self = .unavailableMean
             default:
-                guard text.hasPrefix("p"), let p = Double(text.dropFirst()), p > 0, p < 100 else { return nil }
-                self = .finishPercentile(p)
+                guard text.hasPrefix("p"), text.dropFirst().allSatisfy({ $0.isASCII && $0.isNumber }), let p = Int(text.dropFirst()), (1...99).contains(p) else {
+                    return nil
+                }
+                self = .finishPercentile(Double(p))
             }
         }
 
@@ -165,8 +167,9 @@ public enum Tune {
         let finalists = results.indices.filter { results[$0].standing == .feasible }
         let confirmTo = finalists.map { results[$0].runs.count }.max() ?? 0
         for i in finalists { try extend(i, to: confirmTo) }
-        let best = finalists.min { a, b in
-            let x = results[a].objective.estimate ?? .infinity, y = results[b].objective.estimate ?? .infinity
+        // A finalist without a value of the objective (no run had upgrade activity) cannot be best.
+        let best = finalists.filter { results[$0].objective.estimate != nil }.min { a, b in
+            let x = results[a].objective.estimate!, y = results[b].objective.estimate!
             return objective.maximises ? (-x, a) < (-y, b) : (x, a) < (y, b)
         }
         let hardest = results.map { $0.decidedAfter ?? seeds.count }.max() ?? 0

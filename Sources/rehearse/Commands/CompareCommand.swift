@@ -41,7 +41,7 @@ struct CompareCommand: ParsableCommand {
         var rows: [CompareText.Row] = []
         for candidate in candidates {
             let (combination, definition, overrides) = (candidate.combination, candidate.definition, candidate.overrides)
-            let question = try risk.question(script: definition.risk, deadline: deadline)
+            let question = try risk.question(script: definition.risk, deadline: deadline, expectations: SweepReport.keys(of: definition.expectations))
             let digests = try runSweep(definition, seeds: seeds, overrides: overrides, jobs: jobs)
             let keys = SweepReport.keys(of: definition.expectations)
             let report = SweepReport(scenario: scenario.scenario, seeds: range, overrides: combination.map(\.description), runs: digests,

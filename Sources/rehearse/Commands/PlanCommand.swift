@@ -37,13 +37,17 @@ struct PlanCommand: ParsableCommand {
         } catch {
             throw fail(error.error)
         }
-        let scaleSet = try Rehearsal.scaleSet(loaded, overrides: overrides)
+        var scaleSet = try Rehearsal.scaleSet(loaded, overrides: overrides)
+        // The policy in numbers is the one the upgrade used (an automatic OS upgrade may use the default).
+        if let used = plan.policy { scaleSet.policy.rolling = used }
         let arithmetic = PolicyArithmetic(definition: scaleSet, plan: plan)
         let mode = scaleSet.policy.mode
         // Manual and Automatic scale sets whose scenario starts no rolling upgrade are planned as
-        // what they do: no batches.
+        // what they do, for the fleet they start with: no batches.
         let modeOnly = plan.assumed && mode != .rolling
-        let atOnce = plan.batches.flatMap(\.instances).map(\.id).sorted()
+        let startIDs = scaleSet.fleet.map { $0.map(\.id) } ?? Array(0..<scaleSet.capacity)
+        let protectedAtStart = scaleSet.protected.union(scaleSet.fleet.map { $0.filter(\.protectFromScaleSetActions).map(\.id) } ?? [])
+        let atOnce = startIDs.filter { !protectedAtStart.contains($0) }.sorted()
         // One run of the same seed says how long the application takes to be Healthy after an
         // upgrade, which the shortest duration otherwise leaves out.
         var boot: MeasuredBoot?
@@ -68,8 +72,9 @@ struct PlanCommand: ParsableCommand {
                 policy = .ordered(numbers)
             }
             fields.insert(JSONField("mode", .string(mode.rawValue)), at: 1)
-            fields.insert(JSONField("policy", policy), at: 2)
+            fields.insert(JSONField("policy", modeOnly ? .null : policy), at: 2)
             if modeOnly {
+                fields = fields.map { $0.key == "protected" ? JSONField("protected", .array(protectedAtStart.sorted().map(JSON.int))) : $0 }
                 fields.append(JSONField("atOnce", .array((mode == .automatic ? atOnce : []).map(JSON.int))))
                 fields.append(JSONField("waitsForManualUpgrade", .array((mode == .manual ? atOnce : []).map(JSON.int))))
             }
@@ -81,7 +86,7 @@ struct PlanCommand: ParsableCommand {
             return
         }
         if modeOnly {
-            for line in RunText.modePlan(mode, outdated: atOnce, protected: plan.protected) { printText(line) }
+            for line in RunText.modePlan(mode, outdated: atOnce, protected: protectedAtStart.sorted()) { printText(line) }
             return
         }
         for line in RunText.arithmetic(arithmetic, policy: scaleSet.policy.rolling) { printText(line) }

@@ -40,7 +40,9 @@ struct SweepCommand: ParsableCommand {
         discussion: """
             Every share comes with its 95% confidence interval (Wilson). The same seeds give the same \
             report, byte for byte, whatever --jobs is. A script error in one seed stops the sweep, \
-            naming the seed (exit 2); otherwise the exit status is 0: a sweep measures, it does not judge.
+            naming the seed (exit 2). Without requirements the exit status is then 0: the sweep measures. \
+            With requirements (--require, or a risk { } in the script) it is a gate: 0 when every \
+            requirement held, 1 when one failed or is undecided.
             """
     )
 
@@ -76,7 +78,7 @@ struct SweepCommand: ParsableCommand {
         let pageFile = try reportFile.map { try openOutput($0, option: "--report", role: "the report") }
         let definition = try loadScenario(scenario, seed: range.first, print: { printError("print: \($0)") })
         do { _ = try Rehearsal.scaleSet(definition, overrides: overrides) } catch { throw fail(error) }
-        let question = try risk.question(script: definition.risk, deadline: deadline)
+        let question = try risk.question(script: definition.risk, deadline: deadline, expectations: SweepReport.keys(of: definition.expectations))
         if untilDecided {
             guard question != nil else {
                 throw fail(InputError("--until-decided", problem: "there is no requirement to decide", allowed: "--require \"Faulted <= 1%\" or a risk { } in the script"))

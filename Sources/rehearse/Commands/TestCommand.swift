@@ -46,7 +46,7 @@ struct TestCommand: ParsableCommand {
             do {
                 let definition = try ScenarioDefinition(path: file, options: options)
                 results = try Rehearsal.run(definition, seed: seed).expectations
-                if let question = try risk.question(script: definition.risk, deadline: sweep.2) {
+                if let question = try risk.question(script: definition.risk, deadline: sweep.2, expectations: SweepReport.keys(of: definition.expectations)) {
                     requirements = try Sweep.runUntilDecided(definition, seeds: sweep.0, question: question, jobs: sweep.1).results
                 }
             } catch let exit as ExitCode {

@@ -37,7 +37,7 @@ struct TuneCommand: ParsableCommand {
         guard !vary.isEmpty else { throw fail(InputError("tune", problem: "needs at least one --vary", allowed: "--vary PATH=V1,V2,…")) }
         let objective = try chosenObjective()
         let candidates = try PolicyGrid(vary, option: "--vary", seedsEach: range.count).candidates(scenario, seed: range.first)
-        guard let question = try risk.question(script: candidates[0].definition.risk, deadline: deadline) else {
+        guard let question = try risk.question(script: candidates[0].definition.risk, deadline: deadline, expectations: SweepReport.keys(of: candidates[0].definition.expectations)) else {
             throw fail(InputError("tune", problem: "needs at least one requirement", allowed: "--require \"Faulted <= 1%\" or a risk { } in the script"))
         }
         let pageFile = try reportFile.map { try openOutput($0, option: "--report", role: "the report") }

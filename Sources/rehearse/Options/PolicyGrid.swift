@@ -18,6 +18,8 @@ struct PolicyGrid {
     var axes: [(path: String, values: [String])] = []
     /// How many combinations (at most `mostCombinations`).
     private(set) var count = 1
+    /// The option the axes were given with (`--set`, `--vary`), as errors name it.
+    let option: String
 
     /// One combination, checked and ready to run.
     struct Candidate {
@@ -33,12 +35,20 @@ struct PolicyGrid {
     /// when the combinations would be more than `mostCombinations` or, with `seeds` of each, more
     /// than `SeedRange.mostSeeds` runs.
     init(_ texts: [String], option: String, seedsEach: Int) throws {
+        self.option = option
         for text in texts {
             guard let change = PolicyOverride(parsing: text) else {
                 throw fail(InputError(option, ScriptText.escaped(text),
                                       allowed: "PATH=V1,V2,… or PATH=A..B:STEP, such as rollingUpgradePolicy.maxBatchInstancePercent=10,20"))
             }
-            axes.append((change.path, try Self.values(change.value, option: option, text: text)))
+            if axes.contains(where: { $0.path == change.path }) {
+                throw fail(InputError(option, ScriptText.escaped(text), problem: "\(change.path) is given twice", allowed: "each field once, with all its values"))
+            }
+            let values = try Self.values(change.value, option: option, text: text)
+            if let repeated = values.first(where: { value in values.count { $0 == value } > 1 }) {
+                throw fail(InputError(option, ScriptText.escaped(text), problem: "the value \(ScriptText.escaped(repeated)) is listed twice", allowed: "each value once"))
+            }
+            axes.append((change.path, values))
         }
         for axis in axes {
             let (product, overflow) = count.multipliedReportingOverflow(by: axis.values.count)
@@ -88,7 +98,16 @@ struct PolicyGrid {
                 }
             }
             let definition = definitions[parameters]!
-            do { _ = try Rehearsal.scaleSet(definition, overrides: overrides) } catch { problems += Diagnostic.of(error) }
+            do {
+                _ = try Rehearsal.scaleSet(definition, overrides: overrides)
+            } catch {
+                // The fields came from this option, not from --set.
+                problems += Diagnostic.of(error).map { d in
+                    var d = d
+                    if d.message.hasPrefix("--set ") { d.message = option + d.message.dropFirst(5) }
+                    return d
+                }
+            }
             candidates.append(Candidate(combination: combination, definition: definition, overrides: overrides))
         }
         var seen = Set<String>()

@@ -14,7 +14,7 @@ struct RiskArguments: ParsableArguments {
     /// The question to judge: the script's `risk { }` and the `--require` options, at the given
     /// confidence, against `deadline` (the command line's, else the script's). Nil when there is
     /// no requirement at all. Exit 2 naming the option for anything malformed.
-    func question(script: RiskQuestion?, deadline: Millis?) throws -> RiskQuestion? {
+    func question(script: RiskQuestion?, deadline: Millis?, expectations: [SweepReport.ExpectationKey]) throws -> RiskQuestion? {
         var question = script ?? RiskQuestion(requirements: [])
         for text in require {
             switch Requirement.parse(text) {
@@ -31,6 +31,17 @@ struct RiskArguments: ParsableArguments {
         }
         if let deadline { question.deadline = deadline }
         guard !question.requirements.isEmpty else { return nil }
+        for requirement in question.requirements {
+            switch requirement.measure {
+            case .expectations where expectations.isEmpty:
+                throw fail(InputError("--require", requirement.description, problem: "the script has no expect { } to hold",
+                                      allowed: "an expect { } in the script, or another share"))
+            case .expectation(let key) where !expectations.contains(where: { $0.key == key }):
+                throw fail(InputError("--require", requirement.description, problem: "no expect { } of the script has the key \(key)",
+                                      allowed: "expect.KEY for a key the script's expect { } holds: \(Set(expectations.map(\.key)).sorted().joined(separator: ", "))"))
+            default: continue
+            }
+        }
         if question.deadline == nil, question.requirements.contains(where: { $0.measure == .deadline }) {
             throw fail(InputError("--require", "deadline", problem: "a deadline requirement needs a deadline",
                                   allowed: "--deadline PT60M, or deadline = \"PT60M\" in the script's risk { }"))
