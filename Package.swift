@@ -40,6 +40,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
     ],
     targets: [
@@ -95,6 +96,8 @@ let package = Package(
             dependencies: [
                 "Scenario", "UpgradeEngine", "Formats", "AzureWire", "Reports",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"), .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -123,7 +126,9 @@ let package = Package(
         .testTarget(name: "UpgradeEngineTests", dependencies: ["UpgradeEngine", "Formats", "AzureWire", "Reports"], swiftSettings: strict),
         .testTarget(name: "RehearseCLITests", dependencies: ["rehearse"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "ServeTests", dependencies: ["Serve", "Scenario", "UpgradeEngine", "Formats",
-                                                      .product(name: "AsyncHTTPClient", package: "async-http-client")], swiftSettings: strict),
+                                                      .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                                                      .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")],
+                    swiftSettings: strict),
         .testTarget(
             name: "ScenarioTests",
             dependencies: ["Scenario", "Plugins", "Reports", "UpgradeEngine", "Formats", "AzureWire", "LuaHost"],

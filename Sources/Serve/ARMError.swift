@@ -1,6 +1,8 @@
 public import Formats
 import Foundation
-public import Hummingbird
+public import HTTPTypes
+import Hummingbird
+import NIOCore
 
 /// An error as Azure Resource Manager answers it: the HTTP status and
 /// `{"error": {"code", "message", "target", "details"}}`.

@@ -1,7 +1,9 @@
 import AzureWire
 import Formats
 import Foundation
+import HTTPTypes
 import Hummingbird
+import NIOCore
 import Scenario
 import UpgradeEngine
 
@@ -181,7 +183,10 @@ final class ServeAPI: Sendable {
         return try await scaleSetRoute(call, rest: Array(l.dropFirst(8)), raw: Array(s.dropFirst(8)), id: id, subscription: s[1], body: body?.json)
     }
 
-    private func scaleSetRoute(_ call: Call, rest: [String], raw: [String], id: String, subscription: String, body: JSON?) async throws -> Response {
+    private func scaleSetRoute(_ call: Call, rest lowered: [String], raw: [String], id: String, subscription: String, body: JSON?) async throws -> Response {
+        // An instance id matches as "{id}".
+        var rest = lowered
+        if rest.count >= 2, rest[0] == "virtualmachines" { rest[1] = "{id}" }
         switch (call.method, rest) {
         case (.get, []):
             return Reply.json(await run.shapes(id: id).resource)
@@ -200,14 +205,14 @@ final class ServeAPI: Sendable {
             let expand = call.query["$expand"]?.lowercased() == "instanceview"
             let shapes = await run.shapes(id: id)
             return Reply.json(.object(["value": .array(shapes.instances.map { shapes.vm($0, expand: expand) })]))
-        case (.get, ["virtualmachines", _]):
+        case (.get, ["virtualmachines", "{id}"]):
             let shapes = await run.shapes(id: id)
             let vm = try instance(raw[1], in: shapes)
             return Reply.json(shapes.vm(vm, expand: call.query["$expand"]?.lowercased() == "instanceview"))
-        case (.get, ["virtualmachines", _, "instanceview"]):
+        case (.get, ["virtualmachines", "{id}", "instanceview"]):
             let shapes = await run.shapes(id: id)
             return Reply.json(shapes.instanceView(try instance(raw[1], in: shapes)))
-        case (.post, ["virtualmachines", _, "approverollingupgrade"]):
+        case (.post, ["virtualmachines", "{id}", "approverollingupgrade"]):
             let vm = try instance(raw[1], in: await run.shapes(id: id))
             try await run.perform(.approveOSUpgrade(ids: [vm.id]))
             return accepted(call, subscription: subscription, op: await run.begin(.immediate))
@@ -229,7 +234,8 @@ final class ServeAPI: Sendable {
         case (.post, ["manualupgrade"]):
             let ids = try instanceIDs(body)
             try await run.perform(.manualUpgrade(ids: ids))
-            let chosen = try await ids ?? run.instances.map(\.id)
+            let all = await run.instances.map(\.id)
+            let chosen = ids ?? all
             return accepted(call, subscription: subscription, op: await run.begin(.instances(chosen)))
         case (.post, ["osrollingupgrade"]):
             let before = await run.upgradesStarted
@@ -242,7 +248,7 @@ final class ServeAPI: Sendable {
         case (.post, ["approverollingupgrade"]):
             try await run.perform(.approveOSUpgrade(ids: try instanceIDs(body)))
             return accepted(call, subscription: subscription, op: await run.begin(.immediate))
-        case (.post, ["reimage"]), (.post, ["virtualmachines", _, "reimage"]):
+        case (.post, ["reimage"]), (.post, ["virtualmachines", "{id}", "reimage"]):
             throw ARMError.notAllowed("Reimage is not rehearsed by this build of rehearse serve: the engine has no reimage action yet.")
         default:
             throw ARMError.notFound(call.method, call.path)

@@ -1,6 +1,7 @@
 import AzureWire
 import Formats
 public import Foundation
+import HTTPTypes
 import Reports
 public import Scenario
 import UpgradeEngine
@@ -99,7 +100,7 @@ actor ServedRun {
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let target = Millis((seconds * factor * 1000).rounded(.down)) + shift
-        try guarded { try session.advance(to: target) }
+        try guarded { () throws(RunFailure) in try session.advance(to: target) }
     }
 
     /// A client polled: in step mode, the run moves to its next event.
@@ -114,7 +115,7 @@ actor ServedRun {
         let before = emitted.value
         while emitted.value == before {
             var moved: Millis?
-            try guarded { moved = try session.step() }
+            try guarded { () throws(RunFailure) in moved = try session.step() }
             if moved == nil { break }
         }
         return session.clock
@@ -124,7 +125,7 @@ actor ServedRun {
     func advance(by amount: Millis) throws(ARMError) {
         try sync()
         shift += amount
-        try guarded { try session.advance(to: session.clock + amount) }
+        try guarded { () throws(RunFailure) in try session.advance(to: session.clock + amount) }
     }
 
     private func check() throws(ARMError) {
@@ -158,7 +159,7 @@ actor ServedRun {
     /// Performs `action` at the clock; a refusal becomes 409 with the engine's message.
     func perform(_ action: SessionAction) throws(ARMError) {
         var refusal: EngineError?
-        try guarded { refusal = try session.perform(action) }
+        try guarded { () throws(RunFailure) in refusal = try session.perform(action) }
         if let refusal { throw ARMError.notAllowed(refusal.message) }
     }
 

@@ -1,6 +1,7 @@
 public import Foundation
 import Formats
 import Hummingbird
+import HummingbirdCore
 import HummingbirdTLS
 import Logging
 import NIOCore

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Scenario
 import Serve
+import UpgradeEngine
 
 /// `rehearse serve`: the scenario's scale set behind Compute's REST API on 127.0.0.1.
 struct ServeCommand: ParsableCommand {
@@ -46,8 +47,8 @@ struct ServeCommand: ParsableCommand {
         Task {
             do {
                 let problem = try await Server.run(definition, configuration: configuration) { url in
-                    print("rehearse serve: \(url) (\(summary))")
-                    fflush(stdout)
+                    // Written at once (not through print's buffer): a client waits for this line.
+                    FileHandle.standardOutput.write(Data("rehearse serve: \(url) (\(summary))\n".utf8))
                 }
                 if let problem {
                     printError("rehearse: error: \(problem)")
