@@ -10,6 +10,6 @@ scaleset {
 }
 
 health(function(vm, now)
-  if vm.model["imageReference.version"] == "2.0.0" then return { applicationHealthState = "Unhealthy" } end
+  if vm.model.imageReference.version == "2.0.0" then return { applicationHealthState = "Unhealthy" } end
   return { applicationHealthState = "Healthy" }
 end)
