@@ -133,20 +133,23 @@ public final class RehearsalSession {
     /// Whether `finish` has ended the run.
     public var isFinished: Bool { finished != nil }
 
-    /// Moves the clock to `time` (never back), handling every event due by then. Events past the
-    /// run's time limit are not handled, as `run` handles none.
+    /// Moves the clock to `time` (never back), handling everything due by then, the probes of an
+    /// idle scale set included: the state a script's `at` callback at `time` would see. Events
+    /// past the run's time limit are not handled, as `run` handles none.
     public func advance(to time: Millis) throws(RunFailure) {
         guard finished == nil else { return }
         clock = max(clock, time)
-        try proceed(through: min(clock, definition.settings.timeLimit))
+        try proceed(through: min(clock, definition.settings.timeLimit), whileWorking: false)
     }
 
-    /// Handles every event due at the next event's time and moves the clock there; returns that
-    /// time, or nil (the clock unchanged) when nothing is left to happen.
+    /// Handles everything due at the next event's time, as `run` would, and moves the clock
+    /// there; returns that time, or nil (the clock unchanged) when no work is left. A session
+    /// stepped to its end and finished gives the events of `Rehearsal.run`.
     @discardableResult
     public func step() throws(RunFailure) -> Millis? {
         guard let next = nextEventTime else { return nil }
-        try advance(to: next)
+        try proceed(through: next, whileWorking: true)
+        clock = max(clock, next)
         return next
     }
 
@@ -171,13 +174,13 @@ public final class RehearsalSession {
                 throw error
             }
         }
-        try proceed(through: clock)
+        try proceed(through: clock, whileWorking: true)
         return refusal
     }
 
-    private func proceed(through time: Millis) throws(RunFailure) {
+    private func proceed(through time: Millis, whileWorking: Bool) throws(RunFailure) {
         do {
-            try simulation.proceed(through: time)
+            try simulation.proceed(through: time, whileWorking: whileWorking)
         } catch {
             throw RunFailure(seed: seed, error: ScenarioError(error))
         }

@@ -60,7 +60,7 @@ public enum Server {
         let api = ServeAPI(run: run, scheme: scheme, maxBodyBytes: configuration.maxBodyBytes)
         let responder = CallbackResponder<BasicRequestContext> { request, _ in await api.respond(request) }
         var logger = Logger(label: "rehearse-serve")
-        logger.logLevel = .error
+        logger.logLevel = .critical
         let server: HTTPServerBuilder = if let tls { try .tls(.http1(), tlsConfiguration: tls.configuration) } else { .http1() }
         let app = Application(responder: responder, server: server,
                               configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: configuration.port),

@@ -105,8 +105,10 @@ final class ServeRoutesTests: XCTestCase {
             let latest = try await call(.GET, Self.scaleSet + "/rollingUpgrades/latest?api-version=2024-07-01", nil)
             XCTAssertEqual(latest.body?.field("properties")?.field("runningStatus")?.field("code"), .string("RollingForward"))
 
+            guard case .int(let before)? = try await call(.GET, "/rehearse/clock", nil).body?.field("now") else { return XCTFail("no clock") }
+            XCTAssertGreaterThan(before, 0)
             let advanced = try await call(.POST, "/rehearse/clock", #"{"advance": "PT2H"}"#)
-            XCTAssertEqual(advanced.body?.field("now"), .int(7_200_000))
+            XCTAssertEqual(advanced.body?.field("now"), .int(before + 7_200_000))
             let done = try await call(.GET, Self.scaleSet + "/rollingUpgrades/latest?api-version=2024-07-01", nil)
             XCTAssertEqual(done.body?.field("properties")?.field("runningStatus")?.field("code"), .string("Completed"))
             XCTAssertEqual(done.body?.field("properties")?.field("progress")?.field("successfulInstanceCount"), .int(4))
@@ -161,6 +163,13 @@ final class ServeRoutesTests: XCTestCase {
             let start = try await call(.GET, "/rehearse/clock", nil)
             XCTAssertEqual(start.body?.field("now"), .int(0))
             XCTAssertEqual(start.body?.field("mode"), .string("step"))
+            // Nothing to do: a step leaves the clock where it is.
+            let idle = try await call(.POST, "/rehearse/clock", #"{"step": true}"#)
+            XCTAssertEqual(idle.body?.field("now"), .int(0))
+            XCTAssertEqual(idle.body?.member("nextEvent"), .null)
+            let patch = try await call(.PATCH, Self.scaleSet + "?api-version=1",
+                                       #"{"properties": {"virtualMachineProfile": {"storageProfile": {"imageReference": {"version": "2.0.0"}}}}}"#)
+            XCTAssertEqual(patch.status, 200)
             let stepped = try await call(.POST, "/rehearse/clock", #"{"step": true}"#)
             guard case .int(let now)? = stepped.body?.field("now") else { return XCTFail("no clock") }
             XCTAssertGreaterThan(now, 0)

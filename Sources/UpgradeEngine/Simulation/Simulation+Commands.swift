@@ -85,17 +85,20 @@ extension Simulation {
 
     /// Handles, in order and as `run` does, what is scheduled up to `time` while work is left and
     /// `stop` is not called, without ending the run: a run stepped this way and then `run` to its
-    /// end gives the same events as `run` alone. Returns whether work is left.
+    /// end gives the same events as `run` alone. With `whileWorking` false it also handles what
+    /// is due when no work is left (probes of an idle scale set), as a scheduled action at `time`
+    /// would have made `run` do, and the clock reaches `time`. Returns whether work is left.
     @discardableResult
-    public func proceed(through time: Millis) throws -> Bool {
+    public func proceed(through time: Millis, whileWorking: Bool = true) throws -> Bool {
         stopped = false
         let health = setup.behaviours.health, runs = asksInRuns(health)
-        while hasWork, !stopped, let next = queue.nextTime, next <= time {
+        while !whileWorking || hasWork, !stopped, let next = queue.nextTime, next <= time {
             let (at, what) = queue.pop()!
             advanceClock(to: at)
             try dispatch(what, health: health, runs: runs)
             if let reached = counters.limitReached { throw reached }
         }
+        if !whileWorking, !stopped, time > now { advanceClock(to: time) }
         return hasWork
     }
 
