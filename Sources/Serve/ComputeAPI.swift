@@ -5,20 +5,6 @@ import Scenario
 import UpgradeEngine
 
 extension UpgradePolicy {
-    /// `upgradePolicy` as the scale set resource shows it.
-    var restJSON: JSON {
-        .object([
-            "mode": .string(mode.rawValue),
-            "rollingUpgradePolicy": rolling.json,
-            "automaticOSUpgradePolicy": .object([
-                "enableAutomaticOSUpgrade": .bool(automaticOS.enableAutomaticOSUpgrade),
-                "disableAutomaticRollback": .bool(automaticOS.disableAutomaticRollback),
-                "useRollingUpgradePolicy": .bool(automaticOS.useRollingUpgradePolicy),
-                "osRollingUpgradeDeferral": .bool(automaticOS.osRollingUpgradeDeferral),
-            ]),
-        ])
-    }
-
     /// Whether `other` makes the engine behave the same (which booleans were written aside).
     func behavesLike(_ other: UpgradePolicy) -> Bool {
         let a = rolling, b = other.rolling

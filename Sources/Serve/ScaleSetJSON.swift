@@ -48,7 +48,7 @@ struct ScaleSetShapes {
     /// `GET virtualMachineScaleSets/{name}`.
     var resource: JSON {
         var properties: [String: JSON] = [
-            "upgradePolicy": scaleSet.policy.restJSON,
+            "upgradePolicy": scaleSet.policy.json,
             "virtualMachineProfile": .object([
                 "osProfile": .object(["computerNamePrefix": .string(scaleSet.name), "adminUsername": .string("azureuser"),
                                       "linuxConfiguration": .object(["disablePasswordAuthentication": .bool(true)])]),

@@ -92,7 +92,7 @@ final class ServeAPI: Sendable {
             return Body(raw: raw, json: try JSON.parse(raw, maxBytes: maxBodyBytes))
         } catch {
             throw ARMError(.badRequest, code: "InvalidRequestContent",
-                           message: "The request content was invalid and could not be deserialized: \(error.problem)\(error.line.map { " (line \($0), column \(error.column ?? 0))" } ?? "").")
+                           message: "The request content was invalid and could not be deserialized: \(error.problem).")
         }
     }
 

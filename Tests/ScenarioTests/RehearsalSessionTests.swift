@@ -50,38 +50,30 @@ final class RehearsalSessionTests: XCTestCase {
         }
     }
 
-    static let fleet = """
-        scaleset {
-          name = "web", capacity = 10,
-          model = { image = "v1" },
-          upgradePolicy = { mode = "Rolling",
-            rollingUpgradePolicy = { maxBatchInstancePercent = 20, pauseTimeBetweenBatches = "PT10S" } },
-          healthExtension = { protocol = "http", port = 8000, requestPath = "/health",
-                              intervalInSeconds = 5, numberOfProbes = 1, gracePeriod = 60 },
-        }
-        health(function(vm, now) return { applicationHealthState = "Healthy" } end)
-        """
+    /// scripts/ten-at-twenty.lua: ten healthy instances, batches of two, `update_model` at PT2M.
+    static let tenAtTwenty = repositoryRoot + "/scripts/ten-at-twenty.lua"
 
-    /// A rolling upgrade started and cancelled from outside, with the status read between steps;
-    /// the events equal a run whose timeline performs the same actions at the same times.
-    func testExternalModelUpdateAndCancelBetweenSteps() throws {
-        let definition = try ScenarioDefinition(path: try writeScenario(Self.fleet), options: options())
+    /// The script's own update at PT2M runs at its time; a cancel from outside lands between
+    /// steps, with the status read in between; the events equal a run whose timeline cancels at
+    /// the same time.
+    func testExternalCancelBetweenStepsOfTheScriptsRollingUpgrade() throws {
+        let definition = try ScenarioDefinition(path: Self.tenAtTwenty, options: options())
         let session = try RehearsalSession(definition, seed: 3)
         try session.advance(to: 61_500)
+        XCTAssertEqual(session.now, 61_500)
         XCTAssertNil(session.status)
         XCTAssertTrue(session.instances.allSatisfy { $0.health == .healthy && $0.latestModelApplied })
-        XCTAssertNil(try session.perform(.updateModel(["image": "v2"])))
+        try session.advance(to: 120_500)
         XCTAssertEqual(session.modelVersion, 2)
+        XCTAssertEqual(session.model["image"], "v2")
         XCTAssertEqual(session.status?.code, .rollingForward)
         XCTAssertEqual(session.status?.progress.inProgressInstanceCount, 2)
 
         // Step until the first batch is done; the status moves between steps.
-        var seen: [Int] = []
         while let successful = session.status?.progress.successfulInstanceCount, successful < 2 {
-            seen.append(successful)
+            XCTAssertEqual(session.status?.code, .rollingForward)
             XCTAssertNotNil(try session.step())
         }
-        XCTAssertEqual(session.status?.code, .rollingForward)
         XCTAssertEqual(session.instances.filter(\.latestModelApplied).count, 2)
         try session.advance(to: session.now + 1_500)
         let cancelAt = session.clock
@@ -95,13 +87,9 @@ final class RehearsalSessionTests: XCTestCase {
         XCTAssertEqual(record.upgrades, 1)
         XCTAssertEqual(record.events.filter { $0.kind == .actionFailed }.count, 1)
 
-        // The same actions on the script's own timeline (the refused cancel left out).
-        let seconds = { (ms: Millis) in String(format: "PT%.3fS", Double(ms) / 1000) }
-        let timeline = Self.fleet + """
-
-            at("\(seconds(61_500))", function() update_model { image = "v2" } end)
-            at("\(seconds(cancelAt))", function() cancel() end)
-            """
+        // The same cancel on the script's own timeline (the refused one left out).
+        let timeline = try String(contentsOfFile: Self.tenAtTwenty, encoding: .utf8)
+            + "\nat(\"\(String(format: "PT%.3fS", Double(cancelAt) / 1000))\", function() cancel() end)\n"
         let scripted = try Rehearsal.run(try ScenarioDefinition(path: try writeScenario(timeline), options: options()), seed: 3)
         XCTAssertEqual(events(of: record).filter { !$0.contains("actionFailed") }, events(of: scripted))
     }
