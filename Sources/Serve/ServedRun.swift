@@ -209,11 +209,25 @@ actor ServedRun {
         op.endTime = session.clock
     }
 
-    /// Ends the run: drives it to its end and writes the last events.
-    func close() -> String? {
+    /// Ends the run: drives it to its end, writes the last events and, given `reportPath`, the
+    /// HTML report `run --report` writes.
+    func close(reportPath: String?) -> String? {
         var problem: String?
         if failure == nil {
-            do { _ = try session.finish() } catch { problem = "\(error.error)" }
+            do {
+                let record = try session.finish()
+                if let reportPath {
+                    let page = try RunReport.html(record, scaleSet: session.scaleSet, scenario: session.definition.path,
+                                                  statusText: RunText.status(record, scaleSet: session.scaleSet, rest: false))
+                    do { try page.write(toFile: reportPath, atomically: true, encoding: .utf8) } catch {
+                        problem = "--report \(reportPath): cannot be written: \(error.localizedDescription)"
+                    }
+                }
+            } catch let error as RunFailure {
+                problem = "\(error.error)"
+            } catch {
+                problem = "--report: \(error)"
+            }
         }
         do { try eventsFile?.finish() } catch { problem = problem ?? "\(error)" }
         return problem ?? failure

@@ -19,6 +19,8 @@ public struct ServeConfiguration: Sendable {
     public var caCertPath: String?
     /// Where to write every event, one JSON object per line, as it happens.
     public var eventsPath: String?
+    /// Where to write the run's HTML report when the server stops.
+    public var reportPath: String?
     public var seed: UInt64 = 0
     /// The largest request body read (bytes); a larger one is answered 413.
     public var maxBodyBytes = 4 << 20
@@ -71,6 +73,6 @@ public enum Server {
                               },
                               logger: logger)
         try await app.runService()
-        return await run.close()
+        return await run.close(reportPath: configuration.reportPath)
     }
 }

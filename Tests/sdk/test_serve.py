@@ -82,7 +82,8 @@ def roll_out_image(client, name, version, deadline_seconds=120):
 
 
 def test_sdk_pipeline_rolls_out_an_image_to_completion(tmp_path):
-    with serve(tmp_path, "rolling.lua", "--speed", "600") as (url, ca, events):
+    report = tmp_path / "report.html"
+    with serve(tmp_path, "rolling.lua", "--speed", "600", "--report", str(report)) as (url, ca, events):
         client = compute_client(url, ca)
         vmss, status, instances = roll_out_image(client, "web", "2.0.0")
         assert vmss.sku.capacity == 6
@@ -99,6 +100,7 @@ def test_sdk_pipeline_rolls_out_an_image_to_completion(tmp_path):
         assert history == []
     kinds = [json.loads(line)["kind"] for line in events.read_text().splitlines()]
     assert kinds.count("upgradeStarted") == 1 and "upgradeCompleted" in kinds and kinds[-1] == "runEnded"
+    assert "<html" in report.read_text()
 
 
 def test_sdk_pipeline_reads_faulted_with_azures_error_code(tmp_path):

@@ -24,6 +24,8 @@ struct ServeCommand: ParsableCommand {
     var step = false
     @Option(name: .customLong("ca-cert"), help: "Write the generated CA certificate (PEM) here, for clients' CA bundles.") var caCert: String?
     @Option(help: "Write every event to this file as one JSON object per line, as it happens.") var events: String?
+    @Option(name: .customLong("report"), help: "When the server stops, write a self-contained HTML report of the run to this file.")
+    var reportFile: String?
     @Flag(help: "Serve plain HTTP instead of HTTPS (no certificates).") var http = false
 
     func validate() throws {
@@ -41,6 +43,7 @@ struct ServeCommand: ParsableCommand {
         configuration.tls = !http
         configuration.caCertPath = caCert
         configuration.eventsPath = events
+        configuration.reportPath = reportFile
         configuration.seed = seed
         let clock = step ? "clock stepped by polls" : "clock speed \(speed ?? 60)"
         let summary = "\(definition.scaleSet.name), \(definition.scaleSet.capacity) instances, \(definition.scaleSet.policy.mode.rawValue) mode; \(clock)"
