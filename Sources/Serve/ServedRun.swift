@@ -1,9 +1,9 @@
 import AzureWire
 import Formats
-public import Foundation
+import Foundation
 import HTTPTypes
 import Reports
-public import Scenario
+import Scenario
 import UpgradeEngine
 
 /// How the virtual clock follows real time.

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Formats
 import Hummingbird
 import HummingbirdCore

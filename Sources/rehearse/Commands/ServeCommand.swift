@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LuaHost
 import Scenario
 import Serve
 import UpgradeEngine
@@ -36,7 +37,10 @@ struct ServeCommand: ParsableCommand {
     }
 
     func run() throws {
-        let definition = try loadScenario(scenario, seed: seed, print: { line in printError("print: \(line)") })
+        var definition = try loadScenario(scenario, seed: seed, print: { line in printError("print: \(line)") })
+        // A served run lasts as long as the server: the run-wide backstop on script seconds would
+        // end a healthy server after minutes of probes. Each call keeps its own budget and limit.
+        definition.settings.limits.runWallClockMilliseconds = 0
         var configuration = ServeConfiguration()
         configuration.port = port
         configuration.mode = step ? .step : .speed(speed ?? 60)
