@@ -57,8 +57,11 @@ public struct InstanceView: Equatable, Sendable {
     public var id: Int
     /// `<scaleSet>_<id>`.
     public var name: String
+    /// Its availability zone; nil in a regional scale set.
     public var zone: String?
+    /// `platformFaultDomain`.
     public var faultDomain: Int
+    /// `platformUpdateDomain`.
     public var updateDomain: Int
     /// The model version it runs (1 is the first).
     public var modelVersion: Int
@@ -66,8 +69,11 @@ public struct InstanceView: Equatable, Sendable {
     public var latestModelApplied: Bool
     /// Its health as the health extension (or load-balancer probe) last reported it.
     public var health: HealthState
+    /// Running, or in an operation (creating, upgrading, rolling back, deleting).
     public var lifecycle: Lifecycle
+    /// `protectionPolicy.protectFromScaleIn`.
     public var protectFromScaleIn: Bool
+    /// `protectionPolicy.protectFromScaleSetActions`: no upgrade reaches it.
     public var protectFromScaleSetActions: Bool
 }
 

@@ -18,6 +18,7 @@ public struct ARMError: Error, Equatable, Sendable {
     /// One entry per further problem, each `{code, target, message}`.
     public var details: [ARMError]
 
+    /// An error answered with `status`.
     public init(_ status: HTTPResponse.Status, code: String, message: String, target: String? = nil, details: [ARMError] = []) {
         self.status = status
         self.code = code

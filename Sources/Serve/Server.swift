@@ -5,6 +5,7 @@ import HummingbirdCore
 import HummingbirdTLS
 import Logging
 import NIOCore
+import Synchronization
 public import Scenario
 import UpgradeEngine
 
@@ -12,6 +13,7 @@ import UpgradeEngine
 public struct ServeConfiguration: Sendable {
     /// The port on 127.0.0.1 (0: any free port).
     public var port = 8443
+    /// How the virtual clock follows real time (60 virtual seconds per real second by default).
     public var mode = ClockMode.speed(60)
     /// HTTPS with the generated CA (the default), or plain HTTP.
     public var tls = true
@@ -21,15 +23,18 @@ public struct ServeConfiguration: Sendable {
     public var eventsPath: String?
     /// Where to write the run's HTML report when the server stops.
     public var reportPath: String?
+    /// The run's seed.
     public var seed: UInt64 = 0
     /// The largest request body read (bytes); a larger one is answered 413.
     public var maxBodyBytes = 4 << 20
 
+    /// The defaults: port 8443, HTTPS, speed 60, no files written.
     public init() {}
 }
 
 /// A failure to start serving: the events file, the certificate file, the port.
 public struct ServeError: Error, CustomStringConvertible {
+    /// What failed, naming the option or file.
     public var description: String
 }
 
@@ -58,6 +63,8 @@ public enum Server {
             tls = material
         }
         let scheme = tls == nil ? "http" : "https"
+        // Set once the port is bound: an error before that is the port's.
+        let listening = Mutex(false)
         // The port is known once bound; the handler reads the base from the Host header.
         let api = ServeAPI(run: run, scheme: scheme, maxBodyBytes: configuration.maxBodyBytes)
         let responder = CallbackResponder<BasicRequestContext> { request, _ in await api.respond(request) }
@@ -68,11 +75,16 @@ public enum Server {
                               configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: configuration.port),
                                                                       serverName: "rehearse", backlog: 1024),
                               onServerRunning: { channel in
+                                  listening.withLock { $0 = true }
                                   let port = channel.localAddress?.port ?? configuration.port
                                   ready("\(scheme)://127.0.0.1:\(port)")
                               },
                               logger: logger)
-        try await app.runService()
+        do {
+            try await app.runService()
+        } catch where !listening.withLock({ $0 }) {
+            throw ServeError(description: "--port \(configuration.port): cannot listen on 127.0.0.1: \(error)")
+        }
         return await run.close(reportPath: configuration.reportPath)
     }
 }
