@@ -37,7 +37,8 @@ GROUP = "rollout-rg"
 def serve(tmp_path, scenario, *options):
     ca = tmp_path / "ca.pem"
     events = tmp_path / "events.jsonl"
-    process = subprocess.Popen([BINARY, "serve", str(SCENARIOS / scenario), "--port", "0", "--ca-cert", str(ca),
+    certificate = [] if "--http" in options else ["--ca-cert", str(ca)]
+    process = subprocess.Popen([BINARY, "serve", str(SCENARIOS / scenario), "--port", "0", *certificate,
                                 "--events", str(events), *options],
                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -148,3 +149,37 @@ def test_a_bad_policy_is_400_with_the_message_validate_prints(tmp_path):
         assert refused.value.error.message == printed
         # The server goes on serving.
         assert client.virtual_machine_scale_sets.get(GROUP, "web").sku.capacity == 6
+
+
+def rest(url, method, path, body=None):
+    import urllib.request
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url + path, data=data, method=method, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        text = response.read()
+        return json.loads(text) if text else None
+
+
+def test_served_events_equal_run_of_a_timeline_with_the_same_actions(tmp_path):
+    """A client's PATCH at 61.5 s and cancel at 180.5 s (virtual) give, byte for byte, the events
+    `rehearse run` writes for the scenario with those two actions on its `at` timeline."""
+    scaleset = "/subscriptions/s/resourceGroups/g/providers/Microsoft.Compute/virtualMachineScaleSets/web"
+    served = tmp_path / "served"
+    served.mkdir()
+    with serve(served, "rolling.lua", "--step", "--http") as (url, _, events):
+        assert rest(url, "POST", "/rehearse/clock", {"to": "PT61.5S"})["now"] == 61_500
+        rest(url, "PATCH", scaleset + "?api-version=2024-07-01",
+             {"properties": {"virtualMachineProfile": {"storageProfile": {"imageReference": {"version": "2.0.0"}}}}})
+        assert rest(url, "POST", "/rehearse/clock", {"to": "PT180.5S"})["rollingUpgrade"] == "RollingForward"
+        rest(url, "POST", scaleset + "/rollingUpgrades/cancel?api-version=2024-07-01")
+    timeline = tmp_path / "timeline.lua"
+    timeline.write_text((SCENARIOS / "rolling.lua").read_text()
+                        + 'at("PT61.5S", function() update_model { imageReference = { version = "2.0.0" } } end)\n'
+                        + 'at("PT180.5S", function() cancel() end)\n')
+    scripted = tmp_path / "scripted.jsonl"
+    run = subprocess.run([BINARY, "run", str(timeline), "--seed", "0", "--events", str(scripted)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    kinds = [json.loads(line)["kind"] for line in scripted.read_text().splitlines()]
+    assert "upgradeCancelled" in kinds
+    assert events.read_text() == scripted.read_text()
