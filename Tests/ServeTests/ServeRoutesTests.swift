@@ -121,7 +121,23 @@ final class ServeRoutesTests: XCTestCase {
                                .string("HealthState/healthy"))
             }
 
-            // Cancel with nothing running: 409 with Azure's code; approve with nothing deferred likewise.
+            // An action: 202 with Azure-AsyncOperation, Location (the monitor: 200 once done) and Retry-After.
+            let manual = try await call(.POST, Self.scaleSet + "/manualupgrade?api-version=2024-07-01", #"{"instanceIds": ["0", "1"]}"#)
+            XCTAssertEqual(manual.status, 202)
+            XCTAssertNotNil(manual.headers.first(name: "Azure-AsyncOperation"))
+            XCTAssertGreaterThanOrEqual(Int(manual.headers.first(name: "Retry-After") ?? "") ?? 0, 1)
+            let location = try XCTUnwrap(manual.headers.first(name: "Location"))
+            XCTAssertTrue(location.contains("monitor=true"))
+            let monitor = try await call(.GET, String(location.drop { $0 != "/" }.dropFirst(2).drop { $0 != "/" }), nil)
+            XCTAssertEqual(monitor.status, 200)
+            // The engine's refusals are 409 with its message: an OS upgrade of a pinned image, a cancel with nothing running.
+            let os = try await call(.POST, Self.scaleSet + "/osRollingUpgrade?api-version=2024-07-01", nil)
+            XCTAssertEqual(os.status, 409)
+            XCTAssertEqual(os.error, "OperationNotAllowed")
+            XCTAssertTrue(os.message?.hasPrefix("The OS Rolling Upgrade API cannot be used") ?? false)
+            let unknownVM = try await call(.GET, Self.scaleSet + "/virtualMachines/99?api-version=2024-07-01", nil)
+            XCTAssertEqual(unknownVM.status, 404)
+            XCTAssertEqual(unknownVM.error, "ResourceNotFound")
             let cancel = try await call(.POST, Self.scaleSet + "/rollingUpgrades/cancel?api-version=2024-07-01", nil)
             XCTAssertEqual(cancel.status, 409)
             XCTAssertEqual(cancel.error, "OperationNotAllowed")
