@@ -27,7 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.30.0"),
         // SHA-256 of bundle archives and files (Apple's maintained CryptoKit API on Linux).
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         // The HTML rehearsal report's page template.
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
         // JUnit XML for `rehearse test` (CI systems read it).
@@ -36,6 +36,12 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/TextTable", from: "0.0.2"),
         // log-gamma for the risk gate's confidence sequences (RealModule: pure Swift, no Foundation).
         .package(url: "https://github.com/apple/swift-numerics", from: "1.1.1"),
+        // `rehearse serve`: HTTP(S) server, the generated CA and server certificate, the fake Entra tokens.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
     ],
     targets: [
         // Debian's liblua5.4-dev, found through pkg-config; the shim header gives Swift the macros.
@@ -84,10 +90,23 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // `rehearse serve`: a steppable run behind the Microsoft.Compute REST subset, HTTPS and a fake Entra authority.
+        .target(
+            name: "Serve",
+            dependencies: [
+                "Scenario", "UpgradeEngine", "Formats", "AzureWire", "Reports",
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"), .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "rehearse",
             dependencies: [
-                "Scenario", "Plugins", "Reports", "UpgradeEngine", "Formats", "AzureWire", "HealthProbe", "LuaHost",
+                "Scenario", "Serve", "Plugins", "Reports", "UpgradeEngine", "Formats", "AzureWire", "HealthProbe", "LuaHost",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -106,6 +125,10 @@ let package = Package(
         .testTarget(name: "LuaHostTests", dependencies: ["LuaHost", "CLua"], swiftSettings: strict),
         .testTarget(name: "UpgradeEngineTests", dependencies: ["UpgradeEngine", "Formats", "AzureWire", "Reports"], swiftSettings: strict),
         .testTarget(name: "RehearseCLITests", dependencies: ["rehearse"], exclude: ["Fixtures"], swiftSettings: strict),
+        .testTarget(name: "ServeTests", dependencies: ["Serve", "Scenario", "UpgradeEngine", "Formats",
+                                                      .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                                                      .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")],
+                    swiftSettings: strict),
         .testTarget(
             name: "ScenarioTests",
             dependencies: ["Scenario", "Plugins", "Reports", "UpgradeEngine", "Formats", "AzureWire", "LuaHost"],

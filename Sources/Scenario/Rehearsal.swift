@@ -39,31 +39,11 @@ public enum Rehearsal {
     /// printed at.
     public static func run(_ definition: ScenarioDefinition, seed: UInt64, overrides: [PolicyOverride] = [],
                            printAt: @escaping (Millis, String) -> Void, onEvent: (Event) -> Void = { _ in }) throws(RunFailure) -> RunRecord {
-        let run = try prepare(definition, seed: seed, overrides: overrides, print: printAt)
-        let sim = run.simulation
-        var upgrades = 0
-        var events: [Event] = []
-        let keep = definition.settings.recordEvents
-        let runtime = run.session.runtime
-        let start = sim.fleetStart
-        let summary: RunSummary
-        do {
-            summary = try withoutActuallyEscaping(onEvent) { onEvent in
-                sim.onEvent = { event in
-                    runtime.observe(event)
-                    if event.kind == .upgradeStarted { upgrades += 1 }
-                    if keep { events.append(event) }
-                    onEvent(event)
-                }
-                defer { sim.onEvent = nil }
-                return try sim.run(until: definition.settings.timeLimit)
-            }
-        } catch {
-            throw RunFailure(seed: seed, error: ScenarioError(error))
+        // A session driven to its end: the one way a run proceeds.
+        try withoutActuallyEscaping(onEvent) { (onEvent) throws(RunFailure) -> RunRecord in
+            let session = try RehearsalSession(definition, seed: seed, overrides: overrides, printAt: printAt, onEvent: onEvent)
+            return try session.finish()
         }
-        let expectations = definition.expectations.flatMap { $0.results(summary: summary, upgrades: upgrades) }
-        return RunRecord(seed: seed, policy: sim.policy, events: events, summary: summary, instances: sim.instanceOutcomes,
-                         upgrades: upgrades, expectations: expectations, start: start)
     }
 
     /// The batches of the first rolling upgrade of a run with `seed`, from the health its
@@ -127,7 +107,7 @@ public enum Rehearsal {
 
     /// A session and simulation ready to run: a fresh state whose top level ran with `seed` and
     /// described the same scenario as the definition.
-    private static func prepare(_ definition: ScenarioDefinition, seed: UInt64, overrides: [PolicyOverride],
+    static func prepare(_ definition: ScenarioDefinition, seed: UInt64, overrides: [PolicyOverride],
                                 print: @escaping (Millis, String) -> Void) throws(RunFailure) -> Prepared {
         do {
             let scaleSet = try Self.scaleSet(definition, overrides: overrides)
@@ -151,7 +131,7 @@ public enum Rehearsal {
     }
 
     /// A run's own state: the session (which keeps the simulation while it runs) and the scale set.
-    private struct Prepared {
+    struct Prepared {
         let session: ScriptSession
         let simulation: Simulation
         let scaleSet: ScaleSetDefinition

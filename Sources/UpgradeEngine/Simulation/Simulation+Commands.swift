@@ -122,6 +122,28 @@ extension Simulation {
         }
     }
 
+    /// Handles, in order and as `run` does, what is scheduled up to `time` while work is left and
+    /// `stop` is not called, without ending the run: a run stepped this way and then `run` to its
+    /// end gives the same events as `run` alone. With `whileWorking` false it also handles what
+    /// is due when no work is left (probes of an idle scale set), as a scheduled action at `time`
+    /// would have made `run` do, and the clock reaches `time`. Returns whether work is left.
+    @discardableResult
+    public func proceed(through time: Millis, whileWorking: Bool = true) throws -> Bool {
+        stopped = false
+        let health = setup.behaviours.health, runs = asksInRuns(health)
+        while !whileWorking || hasWork, !stopped, let next = queue.nextTime, next <= time {
+            let (at, what) = queue.pop()!
+            advanceClock(to: at)
+            try dispatch(what, health: health, runs: runs)
+            if let reached = counters.limitReached { throw reached }
+        }
+        if !whileWorking, !stopped, time > now { advanceClock(to: time) }
+        return hasWork
+    }
+
+    /// When `run` would handle its next scheduled thing; nil when no work is left (the run would end).
+    public var nextEventTime: Millis? { hasWork ? queue.nextTime : nil }
+
     /// Processes everything scheduled up to `time` whether or not work is left (used to let
     /// instances settle before planning).
     public func advance(to time: Millis) throws {

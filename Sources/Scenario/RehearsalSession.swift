@@ -1,0 +1,255 @@
+public import AzureWire
+public import Formats
+public import UpgradeEngine
+
+/// What can be done to a running scale set from outside, one case per action a script's `at`
+/// callback can call (the same engine calls, so a session never has a second engine).
+public enum SessionAction: Equatable, Sendable {
+    /// `update_model { … }`: attribute → value; empty for a generic update.
+    case updateModel([String: String])
+    /// `cancel()`: the rolling upgrade in progress.
+    case cancel
+    /// `manual_upgrade { ids }` (nil: every instance).
+    case manualUpgrade(ids: [Int]?)
+    /// `start_os_upgrade { image }`.
+    case startOSUpgrade(image: String?)
+    /// `release_image { version }`.
+    case releaseImage(version: String)
+    /// `approve_os_upgrade { ids }` (nil: every deferred instance).
+    case approveOSUpgrade(ids: [Int]?)
+    /// `start_extension_upgrade { version }`.
+    case startExtensionUpgrade(version: String?)
+    /// `scale(n)`.
+    case scale(to: Int)
+    /// `reimage { ids }` (nil: every instance).
+    case reimage(ids: [Int]?)
+    /// `update_policy { … }`: the whole policy in effect from now on (a running upgrade keeps its own).
+    case updatePolicy(UpgradePolicy)
+
+    /// The script function that performs the same action (the name its events carry).
+    public var scriptName: String {
+        switch self {
+        case .updateModel: "update_model"
+        case .cancel: "cancel"
+        case .manualUpgrade: "manual_upgrade"
+        case .startOSUpgrade: "start_os_upgrade"
+        case .releaseImage: "release_image"
+        case .approveOSUpgrade: "approve_os_upgrade"
+        case .startExtensionUpgrade: "start_extension_upgrade"
+        case .scale: "scale"
+        case .reimage: "reimage"
+        case .updatePolicy: "update_policy"
+        }
+    }
+
+    /// Calls the engine as the script function does.
+    func apply(to sim: Simulation) throws {
+        switch self {
+        case .updateModel(let changes): try sim.updateModel(changes)
+        case .cancel: try sim.cancelRollingUpgrade()
+        case .manualUpgrade(let ids): try sim.manualUpgrade(ids: ids)
+        case .startOSUpgrade(let image): try sim.startOSUpgrade(image: image)
+        case .releaseImage(let version): try sim.releasePlatformImage(version: version)
+        case .approveOSUpgrade(let ids): try sim.approveOSUpgrade(ids: ids)
+        case .startExtensionUpgrade(let version): try sim.startExtensionUpgrade(version: version)
+        case .scale(let count): try sim.scale(to: count)
+        case .reimage(let ids): try sim.reimage(ids: ids)
+        case .updatePolicy(let policy): try sim.updatePolicy(policy)
+        }
+    }
+}
+
+/// One instance as a snapshot shows it (what `list-instances --expand instanceView` reads).
+public struct InstanceView: Equatable, Sendable {
+    /// The instance id (0-based, as Azure numbers a Uniform scale set's instances).
+    public var id: Int
+    /// `<scaleSet>_<id>`.
+    public var name: String
+    /// Its availability zone; nil in a regional scale set.
+    public var zone: String?
+    /// `platformFaultDomain`.
+    public var faultDomain: Int
+    /// `platformUpdateDomain`.
+    public var updateDomain: Int
+    /// The model version it runs (1 is the first).
+    public var modelVersion: Int
+    /// Whether it runs the newest model.
+    public var latestModelApplied: Bool
+    /// Its health as the health extension (or load-balancer probe) last reported it.
+    public var health: HealthState
+    /// Running, or in an operation (creating, upgrading, rolling back, deleting).
+    public var lifecycle: Lifecycle
+    /// `protectionPolicy.protectFromScaleIn`.
+    public var protectFromScaleIn: Bool
+    /// `protectionPolicy.protectFromScaleSetActions`: no upgrade reaches it.
+    public var protectFromScaleSetActions: Bool
+}
+
+/// A run of a scenario that can be stepped: started like `Rehearsal.run` (a fresh Lua state, the
+/// top level run and checked, the simulation made), advanced to a virtual time or to its next
+/// event, acted on from outside between steps, read at any moment, and finished into the same
+/// `RunRecord` as `Rehearsal.run`, which is this session driven to its end.
+///
+/// The script's own `at` actions run at their times; an outside action is scheduled on the same
+/// timeline at the session's clock and run at once, as a nested `at` would be. Not thread-safe:
+/// use it from one task at a time.
+public final class RehearsalSession {
+    /// The scenario run.
+    public let definition: ScenarioDefinition
+    /// The run's seed.
+    public let seed: UInt64
+    private let session: ScriptSession
+    private let simulation: Simulation
+    /// The scale set run, with the overrides applied.
+    public let scaleSet: ScaleSetDefinition
+    /// Every event so far, when the definition records events.
+    public private(set) var events: [Event] = []
+    /// How many rolling upgrades started so far.
+    public private(set) var upgrades = 0
+    /// The virtual time the outside has reached (ms): at least the time of the last event handled.
+    public private(set) var clock: Millis = 0
+    private var finished: RunRecord?
+    /// The fleet as the run found it, before its first event.
+    private let start: FleetStart
+
+    /// Starts a run of `definition` with `seed`; `overrides` change policy fields first.
+    /// `printAt` receives what callbacks print with its virtual time; `onEvent` every event as it happens.
+    public init(_ definition: ScenarioDefinition, seed: UInt64, overrides: [PolicyOverride] = [],
+                printAt: @escaping (Millis, String) -> Void = { _, _ in }, onEvent: @escaping (Event) -> Void = { _ in }) throws(RunFailure) {
+        let prepared = try Rehearsal.prepare(definition, seed: seed, overrides: overrides, print: printAt)
+        self.definition = definition
+        self.seed = seed
+        session = prepared.session
+        simulation = prepared.simulation
+        scaleSet = prepared.scaleSet
+        start = prepared.simulation.fleetStart
+        let keep = definition.settings.recordEvents
+        let runtime = session.runtime
+        simulation.onEvent = { [unowned self] event in
+            runtime.observe(event)
+            if event.kind == .upgradeStarted { upgrades += 1 }
+            if keep { events.append(event) }
+            onEvent(event)
+        }
+    }
+
+    deinit { simulation.onEvent = nil }
+
+    // MARK: Stepping
+
+    /// The virtual time of the last event handled (ms).
+    public var now: Millis { simulation.now }
+
+    /// When the next event is due; nil when nothing is left that can change the outcome (the run
+    /// would end) or the run has finished.
+    public var nextEventTime: Millis? {
+        guard finished == nil, let next = simulation.nextEventTime, next <= definition.settings.timeLimit else { return nil }
+        return next
+    }
+
+    /// Whether `finish` has ended the run.
+    public var isFinished: Bool { finished != nil }
+
+    /// Moves the clock to `time` (never back), handling everything due by then, the probes of an
+    /// idle scale set included: the state a script's `at` callback at `time` would see. Events
+    /// past the run's time limit are not handled, as `run` handles none.
+    public func advance(to time: Millis) throws(RunFailure) {
+        guard finished == nil else { return }
+        clock = max(clock, time)
+        try proceed(through: min(clock, definition.settings.timeLimit), whileWorking: false)
+    }
+
+    /// Handles everything due at the next event's time, as `run` would, and moves the clock
+    /// there; returns that time, or nil (the clock unchanged) when no work is left. A session
+    /// stepped to its end and finished gives the events of `Rehearsal.run`.
+    @discardableResult
+    public func step() throws(RunFailure) -> Millis? {
+        guard let next = nextEventTime else { return nil }
+        try proceed(through: next, whileWorking: true)
+        clock = max(clock, next)
+        return next
+    }
+
+    /// Performs `action` now (at `clock`), as a script's `at` callback at that time would, after
+    /// handling what was due before it. Returns the engine's refusal, if it refused; the refusal is
+    /// also an `actionFailed` event, as for a timeline action.
+    @discardableResult
+    public func perform(_ action: SessionAction) throws(RunFailure) -> EngineError? {
+        guard finished == nil else { return EngineError("\(action.scriptName) refused: the run has finished") }
+        let limit = definition.settings.timeLimit
+        guard clock <= limit else {
+            return EngineError("\(action.scriptName) refused: the run's time limit of \(ISODuration.format(limit)) has passed")
+        }
+        var refusal: EngineError?
+        let runtime = session.runtime
+        simulation.schedule(at: clock, name: "\(action.scriptName) from outside at \(ISODuration.format(clock))") { sim in
+            runtime.now = sim.now
+            do {
+                try action.apply(to: sim)
+            } catch let error as EngineError {
+                refusal = error
+                throw error
+            }
+        }
+        try proceed(through: clock, whileWorking: true)
+        return refusal
+    }
+
+    private func proceed(through time: Millis, whileWorking: Bool) throws(RunFailure) {
+        do {
+            try simulation.proceed(through: time, whileWorking: whileWorking)
+        } catch {
+            throw RunFailure(seed: seed, error: ScenarioError(error))
+        }
+    }
+
+    // MARK: Snapshots
+
+    /// The latest rolling upgrade as `get-latest` reports it; nil before the first.
+    public var status: RollingUpgradeStatus? { simulation.status }
+
+    /// The OS image upgrades so far, oldest first.
+    public var osUpgradeHistory: [OSUpgradeRecord] { simulation.osUpgradeHistory }
+
+    /// The newest model's attributes.
+    public var model: [String: String] { simulation.models[simulation.models.count - 1] }
+    /// The upgrade policy in effect now (the definition's, or what `updatePolicy` made it).
+    public var policy: UpgradePolicy { simulation.policy }
+
+    /// The newest model version (1 is the first).
+    public var modelVersion: Int { simulation.modelVersion }
+
+    /// Instances the scale set should have.
+    public var capacity: Int { simulation.capacity }
+
+    /// Every instance not deleted, by id.
+    public var instances: [InstanceView] {
+        let latest = simulation.modelVersion
+        return simulation.instances.filter { $0.lifecycle != .deleted }.map { vm in
+            InstanceView(id: vm.id, name: vm.name, zone: vm.zone, faultDomain: vm.faultDomain, updateDomain: vm.updateDomain,
+                         modelVersion: vm.modelVersion, latestModelApplied: vm.modelVersion == latest, health: vm.health.state,
+                         lifecycle: vm.lifecycle, protectFromScaleIn: vm.protectFromScaleIn,
+                         protectFromScaleSetActions: vm.protectFromScaleSetActions)
+        }
+    }
+
+    // MARK: Ending
+
+    /// Drives the run to its end (no work left, or its time limit) and checks its expectations:
+    /// the record `Rehearsal.run` gives. Called again, returns the same record.
+    public func finish() throws(RunFailure) -> RunRecord {
+        if let finished { return finished }
+        defer { simulation.onEvent = nil }
+        let summary: RunSummary
+        do {
+            summary = try simulation.run(until: definition.settings.timeLimit)
+        } catch {
+            throw RunFailure(seed: seed, error: ScenarioError(error))
+        }
+        let expectations = definition.expectations.flatMap { $0.results(summary: summary, upgrades: upgrades) }
+        let record = RunRecord(seed: seed, policy: simulation.policy, events: events, summary: summary, instances: simulation.instanceOutcomes,
+                               upgrades: upgrades, expectations: expectations, start: start)
+        finished = record
+        return record
+    }
+}

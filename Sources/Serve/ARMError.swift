@@ -1,0 +1,84 @@
+public import Formats
+import Foundation
+public import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// An error as Azure Resource Manager answers it: the HTTP status and
+/// `{"error": {"code", "message", "target", "details"}}`.
+public struct ARMError: Error, Equatable, Sendable {
+    /// The HTTP status.
+    public var status: HTTPResponse.Status
+    /// Azure's code (`InvalidParameter`, `OperationNotAllowed`, `NotFound`, …).
+    public var code: String
+    /// Azure's message, or rehearse's where Azure's is not known.
+    public var message: String
+    /// The field or resource concerned, when there is one.
+    public var target: String?
+    /// One entry per further problem, each `{code, target, message}`.
+    public var details: [ARMError]
+
+    /// An error answered with `status`.
+    public init(_ status: HTTPResponse.Status, code: String, message: String, target: String? = nil, details: [ARMError] = []) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.target = target
+        self.details = details
+    }
+
+    /// The `error` object.
+    public var json: JSON {
+        var fields: [String: JSON] = ["code": .string(code), "message": .string(message)]
+        if let target { fields["target"] = .string(target) }
+        if !details.isEmpty { fields["details"] = .array(details.map(\.json)) }
+        return .object(fields)
+    }
+
+    /// 400 for a bad request body or parameter: every problem in `details`, the message as `rehearse validate` prints it.
+    static func invalid(_ failure: ValidationFailure) -> ARMError {
+        let details = failure.problems.map { ARMError(.badRequest, code: "InvalidParameter", message: $0.message, target: $0.field) }
+        return ARMError(.badRequest, code: "InvalidParameter", message: failure.description,
+                        target: failure.problems.count == 1 ? failure.problems[0].field : nil, details: failure.problems.count > 1 ? details : [])
+    }
+
+    /// 404 for a path that names nothing served.
+    static func notFound(_ method: HTTPRequest.Method, _ path: String) -> ARMError {
+        ARMError(.notFound, code: "NotFound",
+                 message: "No route for \(method.rawValue) \(path): rehearse serve answers the Microsoft.Compute virtualMachineScaleSets subset, /subscriptions, /metadata/endpoints, the fake Entra authority and /rehearse/clock")
+    }
+
+    /// 404 for a resource that does not exist (another scale set, an instance id not in the set).
+    static func resourceNotFound(_ type: String, _ name: String) -> ARMError {
+        ARMError(.notFound, code: "ResourceNotFound", message: "The Resource '\(type)/\(name)' under resource group was not found.")
+    }
+
+    /// 409 for an action the scale set refuses in its present state.
+    static func notAllowed(_ message: String) -> ARMError { ARMError(.conflict, code: "OperationNotAllowed", message: message) }
+}
+
+/// Responses with JSON bodies and the headers Azure sends with them.
+enum Reply {
+    /// A JSON response with `status` and extra `headers`.
+    static func json(_ value: JSON, status: HTTPResponse.Status = .ok, headers: [(HTTPField.Name, String)] = []) -> Response {
+        var fields = HTTPFields()
+        fields[.contentType] = "application/json; charset=utf-8"
+        fields[.cacheControl] = "no-cache"
+        for (name, value) in headers { fields[name] = value }
+        let text = value.serialized(pretty: false)
+        return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    /// An empty response (202 of an action with its LRO headers, 200 of a finished monitor).
+    static func empty(_ status: HTTPResponse.Status, headers: [(HTTPField.Name, String)] = []) -> Response {
+        var fields = HTTPFields()
+        for (name, value) in headers { fields[name] = value }
+        fields[.contentLength] = "0"
+        return Response(status: status, headers: fields)
+    }
+
+    /// ARM's error body.
+    static func error(_ error: ARMError) -> Response {
+        json(.object(["error": error.json]), status: error.status)
+    }
+}

@@ -1,0 +1,88 @@
+import AzureWire
+import Formats
+import Hummingbird
+import Scenario
+import UpgradeEngine
+
+extension UpgradePolicy {
+    /// Whether `other` makes the engine behave the same (which booleans were written aside).
+    func behavesLike(_ other: UpgradePolicy) -> Bool {
+        let a = rolling, b = other.rolling
+        return mode == other.mode && automaticOS == other.automaticOS && a.maxBatchInstancePercent == b.maxBatchInstancePercent
+            && a.maxUnhealthyInstancePercent == b.maxUnhealthyInstancePercent
+            && a.maxUnhealthyUpgradedInstancePercent == b.maxUnhealthyUpgradedInstancePercent
+            && a.pauseTimeBetweenBatches == b.pauseTimeBetweenBatches && a.prioritizeUnhealthyInstances == b.prioritizeUnhealthyInstances
+            && a.enableCrossZoneUpgrade == b.enableCrossZoneUpgrade && a.maxSurge == b.maxSurge
+            && a.rollbackFailedInstancesOnPolicyBreach == b.rollbackFailedInstancesOnPolicyBreach
+    }
+}
+
+/// What a PATCH or PUT of the scale set asks for, read from its body: the model attributes that
+/// change, a capacity, a policy. Every problem is found before anything is done.
+struct ScaleSetUpdate {
+    var changes: [String: String] = [:]
+    var capacity: Int?
+    /// A policy that differs from the one in effect.
+    var policy: UpgradePolicy?
+
+    /// Reads `body` against the scale set as it is; a bad or changed policy is refused here.
+    static func read(_ body: JSON, scaleSet: ScaleSetDefinition, model: [String: String]) throws(ARMError) -> ScaleSetUpdate {
+        guard body.object != nil else {
+            throw ARMError(.badRequest, code: "InvalidRequestContent", message: "The request content is \(body.kindName); expected a virtualMachineScaleSet object.")
+        }
+        var update = ScaleSetUpdate()
+        let properties = body.field("properties")
+        if let policyValue = properties?.field("upgradePolicy") {
+            let policy: UpgradePolicy
+            do { policy = try UpgradePolicy.parse(policyValue) } catch { throw ARMError.invalid(error) }
+            var changed = scaleSet
+            changed.policy = policy
+            let problems = changed.validate()
+            if !problems.isEmpty { throw ARMError.invalid(ValidationFailure(problems)) }
+            // A different policy is the scenario's update_policy: the next rolling upgrade uses it.
+            if !policy.behavesLike(scaleSet.policy) { update.policy = policy }
+        }
+        if let image = properties?.field("virtualMachineProfile")?.field("storageProfile")?.field("imageReference") {
+            guard image.object != nil else {
+                throw ARMError(.badRequest, code: "InvalidParameter", message: "imageReference is \(image.kindName); expected an object",
+                               target: "virtualMachineProfile.storageProfile.imageReference")
+            }
+            for part in ["publisher", "offer", "sku", "version"] {
+                guard let value = image.field(part) else { continue }
+                guard case .string(let text) = value else {
+                    throw ARMError(.badRequest, code: "InvalidParameter", message: "\(part) is \(value.kindName); expected a string",
+                                   target: "virtualMachineProfile.storageProfile.imageReference.\(part)")
+                }
+                let key = "imageReference.\(part)"
+                let current = model[key] ?? ScaleSetShapes.defaultImage[part]
+                if text != current { update.changes[key] = text }
+            }
+        }
+        if let sku = body.field("sku"), let count = sku.field("capacity") {
+            guard case .int(let n) = count, (0...100_000).contains(n) else {
+                throw ARMError(.badRequest, code: "InvalidParameter", message: "sku.capacity \(count.serialized(pretty: false)) is out of range; allowed 0–100000",
+                               target: "sku.capacity")
+            }
+            update.capacity = n
+        }
+        return update
+    }
+}
+
+/// `{"instanceIds": ["0", "1"]}` of manualupgrade and approveRollingUpgrade; nil when absent (every instance).
+func instanceIDs(_ body: JSON?) throws(ARMError) -> [Int]? {
+    guard let body, let list = body.field("instanceIds") else { return nil }
+    guard case .array(let items) = list else {
+        throw ARMError(.badRequest, code: "InvalidParameter", message: "instanceIds is \(list.kindName); expected a list of instance ids such as [\"0\", \"1\"]", target: "instanceIds")
+    }
+    var ids: [Int] = []
+    for item in items {
+        switch item {
+        case .string(let text) where Int(text) != nil && Int(text)! >= 0: ids.append(Int(text)!)
+        case .int(let n) where n >= 0: ids.append(n)
+        default:
+            throw ARMError(.badRequest, code: "InvalidParameter", message: "instanceIds holds \(item.serialized(pretty: false)); each is an instance id such as \"0\"", target: "instanceIds")
+        }
+    }
+    return ids.isEmpty ? nil : ids
+}

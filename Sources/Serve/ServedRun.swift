@@ -1,0 +1,240 @@
+import AzureWire
+import Formats
+import Foundation
+import HTTPTypes
+import Reports
+import Scenario
+import UpgradeEngine
+
+/// How the virtual clock follows real time.
+public enum ClockMode: Equatable, Sendable {
+    /// This many virtual seconds per real second.
+    case speed(Double)
+    /// Still until a client polls; each poll advances to the next event.
+    case step
+}
+
+/// A long-running operation as Compute reports it (`…/locations/{l}/operations/{id}`).
+struct LongRunningOperation {
+    enum Tracks {
+        /// Done once saved (a model update, an approval, a cancel).
+        case immediate
+        /// The rolling upgrade the action started (the `upgrades` count it must pass).
+        case rollingUpgrade(after: Int)
+        /// The instances a manual upgrade works on.
+        case instances([Int])
+    }
+
+    enum State: Equatable {
+        case inProgress, succeeded, canceled
+        case failed(code: String, message: String)
+
+        var text: String {
+            switch self {
+            case .inProgress: "InProgress"
+            case .succeeded: "Succeeded"
+            case .canceled: "Canceled"
+            case .failed: "Failed"
+            }
+        }
+    }
+
+    let id: String
+    let location: String
+    let startTime: Millis
+    let tracks: Tracks
+    var state = State.inProgress
+    var endTime: Millis?
+
+    /// The operation status resource.
+    var json: JSON {
+        var fields: [String: JSON] = ["name": .string(id), "status": .string(state.text), "startTime": .string(Timestamp.format(startTime))]
+        if let endTime { fields["endTime"] = .string(Timestamp.format(endTime)) }
+        if case .failed(let code, let message) = state { fields["error"] = .object(["code": .string(code), "message": .string(message)]) }
+        return .object(fields)
+    }
+}
+
+/// The run behind the endpoint: one `RehearsalSession`, the clock mapped onto real time or onto
+/// polls, and the operations clients started. Every client action becomes the session action a
+/// script's `at` performs.
+actor ServedRun {
+    private let session: RehearsalSession
+    let mode: ClockMode
+    private let started = ContinuousClock.now
+    /// Virtual milliseconds added by the control route (speed mode).
+    private var shift: Millis = 0
+    private var operations: [String: LongRunningOperation] = [:]
+    private var operationCount = 0
+    private let emitted = Counter()
+    private let eventsFile: OutputFile?
+    /// The error that ended the run (a script error, a run limit): answered to every request after.
+    private(set) var failure: String?
+
+    final class Counter {
+        var value = 0
+    }
+
+    init(_ definition: ScenarioDefinition, seed: UInt64, mode: ClockMode, eventsPath: String?) throws {
+        self.mode = mode
+        let file = try eventsPath.map { path throws(OutputFileError) in try OutputFile(path: path, role: "the events file") }
+        eventsFile = file
+        let counter = emitted
+        session = try RehearsalSession(definition, seed: seed, printAt: { time, line in
+            FileHandle.standardError.write(Data("print \(ISODuration.format(time)): \(line)\n".utf8))
+        }, onEvent: { event in
+            counter.value += 1
+            file?.writeLine(event.jsonLine)
+        })
+    }
+
+    /// The scale set as it is now: the definition with the policy in effect.
+    var scaleSet: ScaleSetDefinition {
+        var current = session.scaleSet
+        current.policy = session.policy
+        return current
+    }
+
+    /// The virtual time the outside has reached.
+    var now: Millis { session.clock }
+
+    /// Brings the run up to the real clock (speed mode); every request starts here.
+    func sync() throws(ARMError) {
+        try check()
+        guard case .speed(let factor) = mode else { return }
+        let elapsed = ContinuousClock.now - started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let target = Millis((seconds * factor * 1000).rounded(.down)) + shift
+        try guarded { () throws(RunFailure) in try session.advance(to: target) }
+    }
+
+    /// A client polled: in step mode, the run moves to its next event.
+    func polled() throws(ARMError) {
+        try sync()
+        if mode == .step { try stepToNextEvent() }
+    }
+
+    /// Handles scheduled things until one emits an event, or nothing is left; returns the clock.
+    @discardableResult
+    func stepToNextEvent() throws(ARMError) -> Millis {
+        let before = emitted.value
+        while emitted.value == before {
+            var moved: Millis?
+            try guarded { () throws(RunFailure) in moved = try session.step() }
+            if moved == nil { break }
+        }
+        return session.clock
+    }
+
+    /// Moves the clock forward by `amount` (control route).
+    func advance(by amount: Millis) throws(ARMError) {
+        try sync()
+        shift += amount
+        try guarded { () throws(RunFailure) in try session.advance(to: session.clock + amount) }
+    }
+
+    private func check() throws(ARMError) {
+        if let failure { throw ARMError(.internalServerError, code: "InternalExecutionError", message: "the rehearsal ended with an error: \(failure)") }
+    }
+
+    private func guarded(_ body: () throws(RunFailure) -> Void) throws(ARMError) {
+        do { try body() } catch {
+            failure = "\(error.error)"
+            try check()
+        }
+    }
+
+    // MARK: Snapshots
+
+    func shapes(id: String) -> ScaleSetShapes {
+        let running = session.status?.code == .rollingForward || session.instances.contains { $0.lifecycle != .running }
+        return ScaleSetShapes(id: id, scaleSet: scaleSet, model: session.model, capacity: session.capacity, instances: session.instances,
+                              provisioningState: running ? "Updating" : "Succeeded")
+    }
+
+    var status: RollingUpgradeStatus? { session.status }
+    var history: [OSUpgradeRecord] { session.osUpgradeHistory }
+    var model: [String: String] { session.model }
+    var capacity: Int { session.capacity }
+    var instances: [InstanceView] { session.instances }
+    var nextEventTime: Millis? { session.nextEventTime }
+
+    // MARK: Actions
+
+    /// Performs `action` at the clock; a refusal becomes 409 with the engine's message.
+    func perform(_ action: SessionAction) throws(ARMError) {
+        var refusal: EngineError?
+        try guarded { () throws(RunFailure) in refusal = try session.perform(action) }
+        if let refusal { throw ARMError.notAllowed(refusal.message) }
+    }
+
+    /// Starts tracking an operation; returns its id.
+    func begin(_ tracks: LongRunningOperation.Tracks) -> String {
+        operationCount += 1
+        let id = ScaleSetShapes.uuid(0x0ff0_0000 + operationCount)
+        var op = LongRunningOperation(id: id, location: session.scaleSet.location, startTime: session.clock, tracks: tracks)
+        settle(&op)
+        operations[id] = op
+        return id
+    }
+
+    var upgradesStarted: Int { session.upgrades }
+
+    /// The operation `id`, brought up to date; nil when there is none.
+    func operation(_ id: String) -> LongRunningOperation? {
+        guard var op = operations[id] else { return nil }
+        settle(&op)
+        operations[id] = op
+        return op
+    }
+
+    private func settle(_ op: inout LongRunningOperation) {
+        guard op.state == .inProgress else { return }
+        switch op.tracks {
+        case .immediate:
+            op.state = .succeeded
+        case .rollingUpgrade(let after):
+            if session.upgrades > after, let status = session.status {
+                switch status.code {
+                case .rollingForward, .rollingBack: return
+                case .completed: op.state = .succeeded
+                case .cancelled: op.state = .canceled
+                case .faulted: op.state = .failed(code: status.error?.code ?? "RollingUpgradeFaulted", message: status.error?.message ?? "The rolling upgrade faulted.")
+                }
+            } else if session.nextEventTime != nil {
+                return
+            } else {
+                op.state = .succeeded
+            }
+        case .instances(let ids):
+            let busy = session.instances.contains { ids.contains($0.id) && $0.lifecycle != .running }
+            if busy { return }
+            op.state = .succeeded
+        }
+        op.endTime = session.clock
+    }
+
+    /// Ends the run: drives it to its end, writes the last events and, given `reportPath`, the
+    /// HTML report `run --report` writes.
+    func close(reportPath: String?) -> String? {
+        var problem: String?
+        if failure == nil {
+            do {
+                let record = try session.finish()
+                if let reportPath {
+                    let page = try RunReport.html(record, scaleSet: session.scaleSet, scenario: session.definition.path,
+                                                  statusText: RunText.status(record, scaleSet: session.scaleSet, rest: false))
+                    do { try page.write(toFile: reportPath, atomically: true, encoding: .utf8) } catch {
+                        problem = "--report \(reportPath): cannot be written: \(error.localizedDescription)"
+                    }
+                }
+            } catch let error as RunFailure {
+                problem = "\(error.error)"
+            } catch {
+                problem = "--report: \(error)"
+            }
+        }
+        do { try eventsFile?.commit() } catch { problem = problem ?? "\(error)" }
+        return problem ?? failure
+    }
+}

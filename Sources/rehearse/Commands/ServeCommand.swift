@@ -1,0 +1,71 @@
+import ArgumentParser
+import Foundation
+import LuaHost
+import Scenario
+import Serve
+import UpgradeEngine
+
+/// `rehearse serve`: the scenario's scale set behind Compute's REST API on 127.0.0.1.
+struct ServeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the scenario's scale set behind the Microsoft.Compute REST subset a rollout pipeline uses (HTTPS on 127.0.0.1, a fake Entra authority), on a virtual clock.",
+        discussion: """
+            Prints one line, "rehearse serve: URL (…)", once listening; runs until SIGINT or SIGTERM, then \
+            finishes the run (writing the last events). Point clients at URL: the Azure SDK with \
+            base_url=URL and the CA bundle from --ca-cert; az after `az cloud register --endpoint-resource-manager URL`.
+            """
+    )
+
+    @OptionGroup var scenario: ScenarioArguments
+    @Option(help: "Seed of math.random and every seeded failure injector.") var seed: UInt64 = 0
+    @Option(help: "The port on 127.0.0.1 (0: any free port; the line printed says which).") var port = 8443
+    @Option(help: "Virtual seconds per real second (default 60).") var speed: Double?
+    @Flag(help: "Keep the virtual clock still; each client poll (an operation's status, get-latest, the OS upgrade history) advances it to the next event.")
+    var step = false
+    @Option(name: .customLong("ca-cert"), help: "Write the generated CA certificate (PEM) here, for clients' CA bundles.") var caCert: String?
+    @Option(help: "Write every event to this file as one JSON object per line, as it happens.") var events: String?
+    @Option(name: .customLong("report"), help: "When the server stops, write a self-contained HTML report of the run to this file.")
+    var reportFile: String?
+    @Flag(help: "Serve plain HTTP instead of HTTPS (no certificates).") var http = false
+
+    func validate() throws {
+        if step && speed != nil { throw ValidationError("--speed and --step are two clocks; choose one") }
+        if let speed, !(speed > 0 && speed <= 1_000_000) { throw ValidationError("--speed \(speed): allowed a factor above 0 and at most 1000000") }
+        if !(0...65_535).contains(port) { throw ValidationError("--port \(port): allowed 0–65535") }
+        if http && caCert != nil { throw ValidationError("--ca-cert goes with HTTPS; drop --http") }
+    }
+
+    func run() throws {
+        var definition = try loadScenario(scenario, seed: seed, print: { line in printError("print: \(line)") })
+        // A served run lasts as long as the server: the run-wide backstop on script seconds would
+        // end a healthy server after minutes of probes. Each call keeps its own budget and limit.
+        definition.settings.limits.runWallClockMilliseconds = 0
+        var configuration = ServeConfiguration()
+        configuration.port = port
+        configuration.mode = step ? .step : .speed(speed ?? 60)
+        configuration.tls = !http
+        configuration.caCertPath = caCert
+        configuration.eventsPath = events
+        configuration.reportPath = reportFile
+        configuration.seed = seed
+        let clock = step ? "clock stepped by polls" : "clock speed \(speed ?? 60)"
+        let summary = "\(definition.scaleSet.name), \(definition.scaleSet.capacity) instances, \(definition.scaleSet.policy.mode.rawValue) mode; \(clock)"
+        Task {
+            do {
+                let problem = try await Server.run(definition, configuration: configuration) { url in
+                    // Written at once (not through print's buffer): a client waits for this line.
+                    FileHandle.standardOutput.write(Data("rehearse serve: \(url) (\(summary))\n".utf8))
+                }
+                if let problem {
+                    printError("rehearse: error: \(problem)")
+                    Foundation.exit(2)
+                }
+                Foundation.exit(0)
+            } catch {
+                Foundation.exit(fail(error).rawValue)
+            }
+        }
+        dispatchMain()
+    }
+}
