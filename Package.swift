@@ -54,7 +54,7 @@ let package = Package(
         .target(name: "CLuaSupport", dependencies: ["CLua"]),
         // The benchmark's reference hosts, written directly against the C API (the floor with our allocator, sandbox and call funnel).
         .target(name: "CLuaBench", dependencies: ["CLua", "CLuaSupport"]),
-        .target(name: "LuaHost", dependencies: ["CLua", "CLuaSupport"], swiftSettings: strict),
+        .target(name: "LuaHost", dependencies: ["CLua", "CLuaSupport", "Formats"], swiftSettings: strict),
         // Formats that know nothing of scale sets: JSON (reading with line and column in errors,
         // writing with sorted keys), ISO 8601 durations and timestamps (`Millis`), problems.
         .target(name: "Formats", swiftSettings: strict),
@@ -69,13 +69,13 @@ let package = Package(
         .target(name: "AzureWire", dependencies: ["Formats", "UpgradeEngine"], swiftSettings: strict),
         // Lua/ holds the built-in Lua modules (rehearse.faults), as files the lint sees.
         // Plugin bundles: manifest, SemVer ranges, catalog and resolver, archives, repositories, the lock.
-        .target(name: "Plugins", dependencies: ["LuaHost", "Formats", .product(name: "Crypto", package: "swift-crypto")],
+        .target(name: "Plugins", dependencies: ["Formats", .product(name: "Crypto", package: "swift-crypto")],
                 swiftSettings: strict),
         .target(name: "Scenario", dependencies: ["Plugins", "LuaHost", "UpgradeEngine", "Formats", "AzureWire", .product(name: "Crypto", package: "swift-crypto")],
                 resources: [.copy("Lua")], swiftSettings: strict),
         // Renderings of typed runs and plans: timeline text, events as JSON lines (and the file
         // they are written to), the status and plan text.
-        .target(name: "Reports", dependencies: ["UpgradeEngine", "Formats", "AzureWire", "LuaHost", .product(name: "TextTable", package: "TextTable"),
+        .target(name: "Reports", dependencies: ["UpgradeEngine", "Formats", "AzureWire", .product(name: "TextTable", package: "TextTable"),
                                                .product(name: "XMLCoder", package: "XMLCoder"),
                                                .product(name: "Mustache", package: "swift-mustache")],
                 resources: [.copy("Templates")],
@@ -122,7 +122,7 @@ let package = Package(
         // Fuzz targets for value conversion and the health-body and policy parsers: libFuzzer with
         // `-sanitize=fuzzer -DFUZZING` (see the README), a corpus replayer otherwise.
         .executableTarget(name: "rehearse-fuzz", dependencies: ["LuaHost", "UpgradeEngine", "Formats", "AzureWire"], swiftSettings: strict),
-        .testTarget(name: "LuaHostTests", dependencies: ["LuaHost", "CLua"], swiftSettings: strict),
+        .testTarget(name: "LuaHostTests", dependencies: ["LuaHost", "CLua", "Formats"], swiftSettings: strict),
         .testTarget(name: "UpgradeEngineTests", dependencies: ["UpgradeEngine", "Formats", "AzureWire", "Reports"], swiftSettings: strict),
         .testTarget(name: "RehearseCLITests", dependencies: ["rehearse"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(name: "ServeTests", dependencies: ["Serve", "Scenario", "UpgradeEngine", "Formats",

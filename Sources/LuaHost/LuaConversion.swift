@@ -1,3 +1,4 @@
+import Formats
 import CLua
 
 /// One conversion of a Lua value to a `LuaValue`, bounded: a script's table may be deep, cyclic,

@@ -1,3 +1,4 @@
+import Formats
 /// Why a call into Lua failed, ready to show to the person who wrote the script.
 public struct LuaError: Error, Equatable, Sendable, CustomStringConvertible {
     /// What kind of failure this was.

@@ -1,3 +1,4 @@
+public import Formats
 import CLua
 import CLuaSupport
 import Foundation

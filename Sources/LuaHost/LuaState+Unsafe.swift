@@ -71,11 +71,6 @@ func sameBytesIgnoringASCIICase(_ bytes: UnsafePointer<CChar>, _ name: StaticStr
     return true
 }
 
-/// Reads from `fd` into `bytes` from offset `count` to its end; what `read(2)` returns.
-func readInto(_ bytes: inout [UInt8], from fd: Int32, at count: Int) -> Int {
-    bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
-}
-
 /// The identity of the table at `index` (its address, only ever compared, never shown).
 func tableIdentity(_ L: OpaquePointer, _ index: Int32) -> UInt {
     UInt(bitPattern: lua_topointer(L, index))

@@ -1,3 +1,4 @@
+public import Formats
 public import CLua
 public import CLuaSupport
 import Foundation

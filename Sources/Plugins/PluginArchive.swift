@@ -1,7 +1,6 @@
 import Crypto
 import Formats
 import Foundation
-import LuaHost
 
 /// A bundle packed as a POSIX ustar archive (`tar -tf` lists it), made to be reproducible: the
 /// same files give the same bytes, so the same SHA-256. Every entry is a regular file under

@@ -1,5 +1,5 @@
 public import Foundation
-import LuaHost
+import Formats
 
 /// A version of a bundle that could be chosen: one found in a folder, or one listed in a
 /// repository's index.

@@ -1,7 +1,6 @@
 import Crypto
 import Formats
 import Foundation
-import LuaHost
 
 /// `rehearse.lock`: what `plugins install` put in the project, so that a run uses exactly those
 /// versions and bytes. JSON, keys sorted, one entry per bundle.

@@ -1,6 +1,5 @@
 import Formats
 import Foundation
-import LuaHost
 
 /// A bundle repository: any folder, static file server or object store holding bundle archives
 /// and `rehearse-index.json`, the index `plugins index` writes (name → versions → archive URL,

@@ -1,6 +1,5 @@
 public import Formats
 import Foundation
-import LuaHost
 import TextTable
 public import UpgradeEngine
 

@@ -1,6 +1,5 @@
 import Formats
 import Foundation
-import LuaHost
 public import UpgradeEngine
 
 /// Turns events into readable timeline lines: `      PT1M  batchStarted        batch 1 …`. A line

@@ -1,3 +1,4 @@
+import Formats
 import LuaHost
 public import Plugins
 import UpgradeEngine

@@ -2,7 +2,6 @@ import ArgumentParser
 import Formats
 import Foundation
 import HealthProbe
-import LuaHost
 import Plugins
 import Scenario
 import UpgradeEngine

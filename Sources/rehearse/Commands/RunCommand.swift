@@ -2,7 +2,6 @@ import ArgumentParser
 import AzureWire
 import Formats
 import Foundation
-import LuaHost
 import Reports
 import Scenario
 import UpgradeEngine

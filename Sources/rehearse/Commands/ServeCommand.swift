@@ -1,6 +1,7 @@
+import Formats
+import LuaHost
 import ArgumentParser
 import Foundation
-import LuaHost
 import Scenario
 import Serve
 import UpgradeEngine

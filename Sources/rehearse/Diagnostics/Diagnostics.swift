@@ -1,7 +1,6 @@
 import ArgumentParser
 import Formats
 import Foundation
-import LuaHost
 import Reports
 import Scenario
 import UpgradeEngine

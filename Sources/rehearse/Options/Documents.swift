@@ -1,7 +1,6 @@
 import ArgumentParser
 import AzureWire
 import Formats
-import LuaHost
 import Scenario
 import UpgradeEngine
 

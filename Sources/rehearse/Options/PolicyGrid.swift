@@ -1,6 +1,6 @@
+import Formats
 import ArgumentParser
 import AzureWire
-import LuaHost
 import Scenario
 import UpgradeEngine
 

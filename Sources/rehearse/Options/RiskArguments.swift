@@ -1,6 +1,5 @@
 import ArgumentParser
 import Formats
-import LuaHost
 import Scenario
 import UpgradeEngine
 

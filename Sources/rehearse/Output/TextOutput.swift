@@ -1,4 +1,4 @@
-import LuaHost
+import Formats
 
 /// Prints one line of human-readable output on standard output with its control characters
 /// shown rather than interpreted (`\u{1B}`, `\n`), through the one escaper the timeline and

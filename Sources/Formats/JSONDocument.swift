@@ -1,5 +1,3 @@
-public import Formats
-import LuaHost
 
 /// A JSON document from another team (a scale set, an instance list, parameters, a sweep part):
 /// size-checked before it is read, then parsed with line and column in its errors; a UTF-8
