@@ -71,7 +71,7 @@ let package = Package(
         // Plugin bundles: manifest, SemVer ranges, catalog and resolver, archives, repositories, the lock.
         .target(name: "Plugins", dependencies: ["Formats", .product(name: "Crypto", package: "swift-crypto")],
                 swiftSettings: strict),
-        .target(name: "Scenario", dependencies: ["Plugins", "LuaHost", "UpgradeEngine", "Formats", "AzureWire", .product(name: "Crypto", package: "swift-crypto")],
+        .target(name: "Scenario", dependencies: ["Plugins", "LuaHost", "UpgradeEngine", "Formats", "AzureWire"],
                 resources: [.copy("Lua")], swiftSettings: strict),
         // Renderings of typed runs and plans: timeline text, events as JSON lines (and the file
         // they are written to), the status and plan text.
@@ -84,7 +84,7 @@ let package = Package(
         .target(
             name: "HealthProbe",
             dependencies: [
-                "UpgradeEngine", "Formats", "AzureWire", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "UpgradeEngine", .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
@@ -125,7 +125,7 @@ let package = Package(
         .testTarget(name: "LuaHostTests", dependencies: ["LuaHost", "CLua", "Formats"], swiftSettings: strict),
         .testTarget(name: "UpgradeEngineTests", dependencies: ["UpgradeEngine", "Formats", "AzureWire", "Reports"], swiftSettings: strict),
         .testTarget(name: "RehearseCLITests", dependencies: ["rehearse"], exclude: ["Fixtures"], swiftSettings: strict),
-        .testTarget(name: "ServeTests", dependencies: ["Serve", "Scenario", "UpgradeEngine", "Formats",
+        .testTarget(name: "ServeTests", dependencies: ["Serve", "Scenario", "Formats",
                                                       .product(name: "AsyncHTTPClient", package: "async-http-client"),
                                                       .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")],
                     swiftSettings: strict),
