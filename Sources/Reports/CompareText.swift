@@ -26,7 +26,7 @@ public enum CompareText {
             self.unhealthyBudget = unhealthyBudget
         }
 
-        var faulted: Share { Share(report.runs.count { $0.code == "Faulted" }, of: report.total) }
+        var faulted: Share { report.runs.faulted }
         var p95: Double { report.timeToFinish.percentile(95) ?? .infinity }
     }
 

@@ -61,15 +61,14 @@ public enum RiskText {
     /// spent against the grid's.
     public static func tune(_ outcome: Tune.Outcome, objective: Tune.Objective) -> [String] {
         let lines = outcome.candidates.enumerated().map { i, c in
-            let report = SweepReport(scenario: "", seeds: SeedRange(0, 0), overrides: [], runs: c.runs, expectations: [], deadline: nil)
-            let faulted = Share(c.runs.count { $0.code == "Faulted" }, of: c.runs.count)
+            let faulted = c.runs.faulted
             let (lower, upper) = faulted.interval
             let mark = (i == outcome.best ? "*" : "") + (outcome.front.contains(i) ? "+" : "")
             return CandidateLine(mark: mark, label: ScriptText.escaped(c.label.joined(separator: " ")), standing: c.standing.rawValue,
                                  runs: String(c.runs.count),
                                  faulted: "\(SweepText.percent(faulted.fraction)) (\(SweepText.percent(lower))–\(SweepText.percent(upper)))",
-                                 objective: SweepText.figure(c.objective.estimate), p95: SweepText.figure(report.timeToFinish.percentile(95)),
-                                 lowest: SweepText.figure(report.lowestHealthy.percentile(5)))
+                                 objective: SweepText.figure(c.objective.estimate), p95: SweepText.figure(c.runs.timeToFinish.percentile(95)),
+                                 lowest: SweepText.figure(c.runs.lowestHealthy.percentile(5)))
         }
         let table = TextTable<CandidateLine> {
             [Column(title: "", value: $0.mark), Column(title: "Candidate", value: $0.label), Column(title: "Standing", value: $0.standing),
@@ -100,8 +99,6 @@ public enum RiskText {
             JSONField("runsSpent", .int(outcome.runsSpent)), JSONField("gridRuns", .int(outcome.gridRuns)),
             JSONField("front", .array(outcome.front.map { .int($0) })),
             JSONField("candidates", .array(outcome.candidates.enumerated().map { i, c in
-                let report = SweepReport(scenario: "", seeds: SeedRange(0, 0), overrides: [], runs: c.runs, expectations: [], deadline: nil)
-                let faulted = Share(c.runs.count { $0.code == "Faulted" }, of: c.runs.count)
                 return .ordered([
                     JSONField("index", .int(i)), JSONField("overrides", .array(c.label.map(JSON.string))),
                     JSONField("standing", .string(c.standing.rawValue)), JSONField("runs", .int(c.runs.count)),
@@ -110,9 +107,9 @@ public enum RiskText {
                     JSONField("objective", .ordered([JSONField("estimate", c.objective.estimate.map { .double(SweepJSON.rounded($0)) } ?? .null),
                                                      JSONField("lower", c.objective.lower.map { .double($0) } ?? .null),
                                                      JSONField("upper", c.objective.upper.map { .double($0) } ?? .null)])),
-                    JSONField("faulted", SweepJSON.share(faulted, [])),
-                    JSONField("timeToFinishSeconds", SweepJSON.distribution(report.timeToFinish, [50, 95])),
-                    JSONField("lowestHealthy", SweepJSON.distribution(report.lowestHealthy, [5])),
+                    JSONField("faulted", SweepJSON.share(c.runs.faulted, [])),
+                    JSONField("timeToFinishSeconds", SweepJSON.distribution(c.runs.timeToFinish, [50, 95])),
+                    JSONField("lowestHealthy", SweepJSON.distribution(c.runs.lowestHealthy, [5])),
                 ])
             })),
         ])

@@ -60,7 +60,7 @@ public enum SweepReportPage {
         let faultedLimits = Set(entries.flatMap(\.requirements).compactMap { r -> Double? in
             r.requirement.measure == .code("Faulted") && r.requirement.comparison == .atMost ? r.requirement.limit : nil
         }).sorted()
-        let chartX = Axis.ticks(0, max(0.01, (entries.map { Share($0.report.runs.count { $0.code == "Faulted" }, of: $0.report.total).interval.upper }
+        let chartX = Axis.ticks(0, max(0.01, (entries.map { $0.report.runs.faulted.interval.upper }
             + faultedLimits).max() ?? 0.01), most: 6)
         let finite = points.map(\.finishP95).filter(\.isFinite)
         let chartY = Axis.ticks(0, max(1, finite.max() ?? 1), most: 6)

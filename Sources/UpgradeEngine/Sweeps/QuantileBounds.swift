@@ -15,6 +15,13 @@ public struct QuantileBounds: Equatable, Sendable {
     /// The smallest value the percentile is provably at or below; nil when none is.
     public var upper: Double?
 
+    /// An estimate with the bounds given (none: nothing is proved).
+    public init(estimate: Double?, lower: Double? = nil, upper: Double? = nil) {
+        self.estimate = estimate
+        self.lower = lower
+        self.upper = upper
+    }
+
     /// Bounds on the `percentile`-th percentile (0 < percentile < 100) of `distribution` at `confidence`.
     public init(_ distribution: Distribution, percentile: Double, confidence: Double) {
         let values = distribution.sorted, n = values.count, level = percentile / 100

@@ -89,11 +89,11 @@ public struct SweepReport: Equatable, Sendable {
     }
 
     /// Time to finish, in seconds, over runs with upgrade activity.
-    public var timeToFinish: Distribution { Distribution(runs.compactMap(\.timeToFinish)) }
+    public var timeToFinish: Distribution { runs.timeToFinish }
     /// The fewest serving instances, over runs with upgrade activity.
-    public var lowestHealthy: Distribution { Distribution(runs.compactMap { $0.lowestHealthy.map(Double.init) }) }
+    public var lowestHealthy: Distribution { runs.lowestHealthy }
     /// Instance-seconds unavailable, over runs with upgrade activity.
-    public var unavailable: Distribution { Distribution(runs.compactMap(\.unavailable)) }
+    public var unavailable: Distribution { runs.unavailable }
 
     /// The instances counted failed in the most runs, most first (then by id), at most `limit`.
     public func failedMostOften(limit: Int = 10) -> [(id: Int, share: Share)] { mostOften(\.failed, limit: limit) }
@@ -105,4 +105,15 @@ public struct SweepReport: Equatable, Sendable {
         for run in runs { for id in run[keyPath: ids] { counts[id, default: 0] += 1 } }
         return counts.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.prefix(limit).map { ($0.key, Share($0.value, of: total)) }
     }
+}
+
+extension [RunDigest] {
+    /// Time to finish, in seconds, over the runs with upgrade activity.
+    public var timeToFinish: Distribution { Distribution(compactMap(\.timeToFinish)) }
+    /// The fewest serving instances, over the runs with upgrade activity.
+    public var lowestHealthy: Distribution { Distribution(compactMap { $0.lowestHealthy.map(Double.init) }) }
+    /// Instance-seconds unavailable, over the runs with upgrade activity.
+    public var unavailable: Distribution { Distribution(compactMap(\.unavailable)) }
+    /// The share of the runs whose latest upgrade faulted.
+    public var faulted: Share { Share(count { $0.code == "Faulted" }, of: count) }
 }

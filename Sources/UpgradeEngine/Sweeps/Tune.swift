@@ -55,12 +55,11 @@ public enum Tune {
 
         /// The objective's estimate over `runs`, with provable bounds where it has them.
         public func measure(_ runs: [RunDigest], confidence: Double) -> QuantileBounds {
-            let report = SweepReport(scenario: "", seeds: SeedRange(0, 0), overrides: [], runs: runs, expectations: [], deadline: nil)
             switch self {
-            case .finishPercentile(let p): return QuantileBounds(report.timeToFinish, percentile: p, confidence: confidence)
-            case .lowestHealthyP5: return QuantileBounds(report.lowestHealthy, percentile: 5, confidence: confidence)
-            case .finishMean: return QuantileBounds(estimate: Self.mean(report.timeToFinish.sorted))
-            case .unavailableMean: return QuantileBounds(estimate: Self.mean(report.unavailable.sorted))
+            case .finishPercentile(let p): return QuantileBounds(runs.timeToFinish, percentile: p, confidence: confidence)
+            case .lowestHealthyP5: return QuantileBounds(runs.lowestHealthy, percentile: 5, confidence: confidence)
+            case .finishMean: return QuantileBounds(estimate: Self.mean(runs.timeToFinish.sorted))
+            case .unavailableMean: return QuantileBounds(estimate: Self.mean(runs.unavailable.sorted))
             }
         }
 
@@ -210,10 +209,9 @@ public enum Pareto {
 
         /// The figures of `runs`.
         public init(_ runs: [RunDigest]) {
-            let report = SweepReport(scenario: "", seeds: SeedRange(0, 0), overrides: [], runs: runs, expectations: [], deadline: nil)
-            faulted = Share(runs.count { $0.code == "Faulted" }, of: runs.count).fraction
-            finishP95 = report.timeToFinish.percentile(95) ?? .infinity
-            lowestP5 = report.lowestHealthy.percentile(5) ?? -.infinity
+            faulted = runs.faulted.fraction
+            finishP95 = runs.timeToFinish.percentile(95) ?? .infinity
+            lowestP5 = runs.lowestHealthy.percentile(5) ?? -.infinity
         }
     }
 
@@ -227,13 +225,5 @@ public enum Pareto {
                     && (q.faulted < p.faulted || q.finishP95 < p.finishP95 || q.lowestP5 > p.lowestP5)
             }
         }
-    }
-}
-
-extension QuantileBounds {
-    /// An estimate without provable bounds.
-    public init(estimate: Double?) {
-        self.init(Distribution([]), percentile: 50, confidence: 0.95)
-        self.estimate = estimate
     }
 }
