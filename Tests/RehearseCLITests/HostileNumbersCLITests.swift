@@ -148,10 +148,22 @@ final class HostileNumbersCLITests: XCTestCase {
             throw XCTSkip("needs root and setpriv to run as a user with a task limit")
         }
         let path = try writeHostileScenario("")
+        // The unprivileged user must reach the binary wherever the checkout is (a clone inside
+        // a private folder, as `mktemp -d` makes, is not): a copy with its resources in a folder
+        // everyone may read.
+        let shared = try temporaryFolder("rehearse-nobody")
+        let built = URL(fileURLWithPath: rehearseBinary).deletingLastPathComponent().path
+        for name in try FileManager.default.contentsOfDirectory(atPath: built) where name == "rehearse" || name.hasSuffix(".resources") {
+            try FileManager.default.copyItem(atPath: built + "/" + name, toPath: shared + "/" + name)
+        }
+        defer { try? FileManager.default.removeItem(atPath: shared) }
+        for folder in [shared, URL(fileURLWithPath: path).deletingLastPathComponent().path] {
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder)
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
         process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/bin/bash", "-c",
-                             "ulimit -u 2 && exec \"$0\" sweep \"$1\" --seeds 0..9 --jobs 2 --json", rehearseBinary, path]
+                             "ulimit -u 2 && exec \"$0\" sweep \"$1\" --seeds 0..9 --jobs 2 --json", shared + "/rehearse", path]
         let errors = Pipe()
         process.standardOutput = FileHandle.nullDevice
         process.standardError = errors
