@@ -1,5 +1,6 @@
 public import AzureWire
 import Formats
+public import Scenario
 public import UpgradeEngine
 
 /// The starting scenario `rehearse import` prints for a scale set document: the scale set read
@@ -12,12 +13,15 @@ public import UpgradeEngine
 /// released too. Its `expect` holds when every probe answers Healthy; a team then scripts its
 /// own health, timing and faults.
 public enum StarterScenario {
-    /// The scenario's text. `path`, `parameters` and the instance list's path are written as
-    /// given: relative to the folder the script will be saved in (or absolute).
-    /// `context` is import's `--context NAME=VALUE` settings, written as the table's `context`.
-    public static func text(_ imported: ImportedScaleSet, path: String, resource: String?, parameters: String?,
+    /// The scenario's text, rendered from `definition` (the importer's: `ScenarioDefinition(imported:path:parameters:fleet:)`)
+    /// with what `imported` read. `path`, `parameters` and the instance list's path are written as
+    /// given: relative to the folder the script will be saved in (or absolute). `context` is
+    /// import's `--context NAME=VALUE` settings, written as the table's `context`. The scale set is
+    /// written as read `from` the document; every typed timeline entry becomes an `at`, every
+    /// expectation an `expect`.
+    public static func text(_ definition: ScenarioDefinition, imported: ImportedScaleSet, path: String, resource: String?, parameters: String?,
                             instances: (path: String, fleet: [ExistingInstance])? = nil, context: [String] = []) -> String {
-        let d = imported.definition
+        let d = definition.scaleSet
         var w = LuaWriter()
         w.comment("A starting scenario printed by rehearse import. What the document says is in the table")
         w.comment("`document` below (read from it; changing the table changes nothing). Paths in from,")
@@ -51,32 +55,81 @@ public enum StarterScenario {
             w.code("end)")
             w.blank()
         }
-        switch d.policy.mode {
-        case .rolling:
-            w.comment("One model update a minute in: the rolling upgrade the policy describes.")
-            w.code("at(\"PT1M\", function() update_model { image = \"next\" } end)")
-        case .automatic:
-            w.comment("One model update a minute in: in Automatic mode every instance is upgraded at once,")
-            w.comment("and no rolling upgrade starts.")
-            w.code("at(\"PT1M\", function() update_model { image = \"next\" } end)")
-        case .manual:
-            w.comment("One model update a minute in; in Manual mode nothing upgrades until asked: every")
-            w.comment("instance is upgraded a minute later, as az vmss update-instances --instance-ids '*' does.")
-            w.code("at(\"PT1M\", function() update_model { image = \"next\" } end)")
-            w.code("at(\"PT2M\", function() manual_upgrade(\"*\") end)")
-        }
-        let osUpgrades = d.policy.automaticOS.enableAutomaticOSUpgrade
-        if osUpgrades {
-            w.comment("Automatic OS image upgrades are on: a new platform image is released an hour in.")
-            w.code("at(\"PT60M\", function() release_image { version = \"next\" } end)")
+        for entry in definition.timeline {
+            guard case .perform(let action) = entry.action else { continue }
+            for line in comments(action, at: entry.time, mode: d.policy.mode) { w.comment(line) }
+            w.code("at(\(LuaWriter.string(time(entry.time))), function() \(call(action)) end)")
         }
         w.blank()
-        if d.policy.mode == .rolling || osUpgrades {
-            w.code("expect { code = \"Completed\" }")
-        } else {
-            w.code("expect { upgrades = 0 }")
-        }
+        for expectation in definition.expectations { w.code(expect(expectation)) }
         return w.text
+    }
+
+    /// The starter of `imported` read from `path`: `text` of the importer's definition.
+    public static func text(_ imported: ImportedScaleSet, path: String, resource: String?, parameters: String?,
+                            instances: (path: String, fleet: [ExistingInstance])? = nil, context: [String] = []) -> String {
+        text(ScenarioDefinition(imported: imported, path: path, parameters: parameters, fleet: instances?.fleet), imported: imported,
+             path: path, resource: resource, parameters: parameters, instances: instances, context: context)
+    }
+
+    /// What the starter says about an action of its timeline.
+    static func comments(_ action: SessionAction, at time: Millis, mode: UpgradeMode) -> [String] {
+        switch action {
+        case .updateModel:
+            switch mode {
+            case .rolling: return ["One model update \(when(time)): the rolling upgrade the policy describes."]
+            case .automatic: return ["One model update \(when(time)): in Automatic mode every instance is upgraded at once,", "and no rolling upgrade starts."]
+            case .manual:
+                return ["One model update \(when(time)); in Manual mode nothing upgrades until asked: every",
+                        "instance is upgraded a minute later, as az vmss update-instances --instance-ids '*' does."]
+            }
+        case .releaseImage: return ["Automatic OS image upgrades are on: a new platform image is released \(when(time))."]
+        default: return []
+        }
+    }
+
+    /// "a minute in", "an hour in", else the duration.
+    static func when(_ time: Millis) -> String {
+        switch time {
+        case 60_000: "a minute in"
+        case 3_600_000: "an hour in"
+        default: "at \(ISODuration.format(time))"
+        }
+    }
+
+    /// A time of the timeline as `at` takes it: whole minutes as minutes (`PT60M`), else the ISO 8601 duration.
+    static func time(_ time: Millis) -> String {
+        time > 0 && time % 60_000 == 0 ? "PT\(time / 60_000)M" : ISODuration.format(time)
+    }
+
+    /// The script call that performs `action`, every value a literal.
+    static func call(_ action: SessionAction) -> String {
+        func ids(_ ids: [Int]?) -> String { ids.map { "{ \($0.map(String.init).joined(separator: ", ")) }" } ?? "\"*\"" }
+        func field(_ name: String, _ value: String?) -> String { value.map { " { \(name) = \(LuaWriter.string($0)) }" } ?? "()" }
+        switch action {
+        case .updateModel(let changes):
+            let fields = changes.keys.sorted().map { "[\(LuaWriter.string($0))] = \(LuaWriter.string(changes[$0]!))" }
+            let plain = changes.keys.sorted().map { "\($0) = \(LuaWriter.string(changes[$0]!))" }
+            let identifiers = changes.keys.allSatisfy { key in key.first.map { $0.isLetter || $0 == "_" } == true && key.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") } }
+            return changes.isEmpty ? "update_model()" : "update_model { \((identifiers ? plain : fields).joined(separator: ", ")) }"
+        case .cancel: return "cancel()"
+        case .manualUpgrade(let list): return "manual_upgrade(\(ids(list)))"
+        case .startOSUpgrade(let image): return "start_os_upgrade" + field("image", image)
+        case .releaseImage(let version): return "release_image" + field("version", version)
+        case .approveOSUpgrade(let list): return "approve_os_upgrade(\(ids(list)))"
+        case .startExtensionUpgrade(let version): return "start_extension_upgrade" + field("version", version)
+        case .scale(let count): return "scale(\(count))"
+        case .reimage(let list): return "reimage(\(ids(list)))"
+        case .updatePolicy(let policy): return "update_policy(\(LuaWriter.value(policy.json)))"
+        }
+    }
+
+    /// `expect { … }` of the fields an expectation sets (code and upgrades, as the starter writes them).
+    static func expect(_ expectation: Expectation) -> String {
+        var fields: [String] = []
+        if let code = expectation.code { fields.append("code = \(LuaWriter.string(code))") }
+        if let upgrades = expectation.upgrades { fields.append("upgrades = \(upgrades)") }
+        return "expect { \(fields.joined(separator: ", ")) }"
     }
 
     /// What the document says, as data: the scale set, its policy and health source, the

@@ -21,46 +21,58 @@ public struct RunFailure: Error, CustomStringConvertible {
     public var description: String { "seed \(seed): \(error)" }
 }
 
-/// A rehearsal as a function of a definition and a seed. Each call makes its own Lua state,
-/// runtime and simulation, shares nothing with any other call and may run on any thread; the
-/// same definition, seed and overrides give the same record, byte for byte, whatever runs
-/// beside it.
+/// A rehearsal as a function of a definition and run inputs. Each call makes its own behaviours
+/// (for a Lua program, its own Lua state and runtime) and simulation, shares nothing with any other
+/// call and may run on any thread; the same definition and inputs give the same record, byte for
+/// byte, whatever runs beside it.
+///
+/// A Lua program's top level runs again at the start of every run. When the run's parameter
+/// values are the definition's, that top level must describe what the definition holds; when
+/// they differ, the run takes the scenario its top level describes for them (scale set,
+/// timeline, expectations), read as the loader reads it, without reading the script again.
 public enum Rehearsal {
-    /// Runs `definition` with `seed` to its end (or its time limit) and checks its expectations.
-    /// `overrides` change policy fields first and are checked as the definition's own policy.
-    /// `print` receives what the script's callbacks print (the top level printed when the
-    /// definition was loaded); `onEvent` receives every event as it happens.
-    public static func run(_ definition: ScenarioDefinition, seed: UInt64, overrides: [PolicyOverride] = [],
-                           print: @escaping (String) -> Void = { _ in }, onEvent: (Event) -> Void = { _ in }) throws(RunFailure) -> RunRecord {
-        try run(definition, seed: seed, overrides: overrides, printAt: { print($1) }, onEvent: onEvent)
-    }
-
-    /// `run`, with each line the callbacks print handed over with the virtual time (ms) it was
-    /// printed at.
-    public static func run(_ definition: ScenarioDefinition, seed: UInt64, overrides: [PolicyOverride] = [],
-                           printAt: @escaping (Millis, String) -> Void, onEvent: (Event) -> Void = { _ in }) throws(RunFailure) -> RunRecord {
+    /// Runs `definition` with `inputs` to its end (or its time limit) and checks its expectations.
+    /// The inputs' overrides change policy fields first and are checked as the definition's own
+    /// policy. `printAt` receives each line the callbacks print with the virtual time (ms) it was
+    /// printed at (the top level printed when the definition was loaded); `onEvent` receives
+    /// every event as it happens.
+    public static func run(_ definition: ScenarioDefinition, _ inputs: RunInputs, printAt: @escaping (Millis, String) -> Void = { _, _ in },
+                           onEvent: (Event) -> Void = { _ in }) throws(RunFailure) -> RunRecord {
         // A session driven to its end: the one way a run proceeds.
         try withoutActuallyEscaping(onEvent) { (onEvent) throws(RunFailure) -> RunRecord in
-            let session = try RehearsalSession(definition, seed: seed, overrides: overrides, printAt: printAt, onEvent: onEvent)
+            let session = try RehearsalSession(definition, inputs, printAt: printAt, onEvent: onEvent)
             return try session.finish()
         }
     }
 
-    /// The batches of the first rolling upgrade of a run with `seed`, from the health its
+    /// `run` with the default inputs of `seed` and `overrides`; `print` receives what the
+    /// callbacks print.
+    public static func run(_ definition: ScenarioDefinition, seed: UInt64, overrides: [PolicyOverride] = [],
+                           print: @escaping (String) -> Void = { _ in }, onEvent: (Event) -> Void = { _ in }) throws(RunFailure) -> RunRecord {
+        try run(definition, RunInputs(seed: seed, overrides: overrides), printAt: { print($1) }, onEvent: onEvent)
+    }
+
+    /// `run` with the default inputs of `seed` and `overrides`.
+    public static func run(_ definition: ScenarioDefinition, seed: UInt64, overrides: [PolicyOverride] = [],
+                           printAt: @escaping (Millis, String) -> Void, onEvent: (Event) -> Void = { _ in }) throws(RunFailure) -> RunRecord {
+        try run(definition, RunInputs(seed: seed, overrides: overrides), printAt: printAt, onEvent: onEvent)
+    }
+
+    /// The batches of the first rolling upgrade of a run with `inputs`, from the health its
     /// instances report when it starts, without running it. When the run starts none, the plan
     /// is made as if the model changed once every instance had left Initializing (or its grace
     /// period had ended).
-    public static func plan(_ definition: ScenarioDefinition, seed: UInt64, overrides: [PolicyOverride] = [],
+    public static func plan(_ definition: ScenarioDefinition, _ inputs: RunInputs,
                             print: @escaping (String) -> Void = { _ in }, onEvent: (Event) -> Void = { _ in }) throws(RunFailure) -> UpgradePlan {
-        let run = try prepare(definition, seed: seed, overrides: overrides, print: { print($1) })
+        let run = try prepare(definition, inputs, print: { print($1) })
         let sim = run.simulation
-        let runtime = run.session.runtime
+        let runtime = run.session?.runtime
         let scaleSet = run.scaleSet
         do {
             return try withoutActuallyEscaping(onEvent) { onEvent in
                 var first: UpgradePlan?
                 sim.onEvent = { event in
-                    runtime.observe(event)
+                    runtime?.observe(event)
                     onEvent(event)
                 }
                 defer { sim.onEvent = nil }
@@ -68,7 +80,7 @@ public enum Rehearsal {
                     if first == nil { first = plan }
                     sim.stop()
                 }
-                try sim.run(until: definition.settings.timeLimit)
+                try sim.run(until: inputs.timeLimit)
                 if let first { return first }
                 // No rolling upgrade: let the instances settle on the same clock, then plan.
                 let interval = (scaleSet.healthExtension?.intervalInSeconds ?? 5) * 1000
@@ -83,15 +95,26 @@ public enum Rehearsal {
                 return assumed
             }
         } catch {
-            throw RunFailure(seed: seed, error: ScenarioError(error, context: "planning"))
+            throw RunFailure(seed: inputs.seed, error: ScenarioError(error, context: "planning"))
         }
     }
 
-    /// Makes everything a run with `seed` needs (a fresh Lua state and sandbox, the top level run
-    /// and checked, the modules, the simulation) and drops it: what a run costs before its first
-    /// event, for benchmarks.
+    /// `plan` with the default inputs of `seed` and `overrides`.
+    public static func plan(_ definition: ScenarioDefinition, seed: UInt64, overrides: [PolicyOverride] = [],
+                            print: @escaping (String) -> Void = { _ in }, onEvent: (Event) -> Void = { _ in }) throws(RunFailure) -> UpgradePlan {
+        try plan(definition, RunInputs(seed: seed, overrides: overrides), print: print, onEvent: onEvent)
+    }
+
+    /// Makes everything a run with `inputs` needs (for a Lua program a fresh state and sandbox,
+    /// the top level run and checked, the modules; the simulation) and drops it: what a run costs
+    /// before its first event, for benchmarks.
+    public static func setUp(_ definition: ScenarioDefinition, _ inputs: RunInputs) throws(RunFailure) {
+        _ = try prepare(definition, inputs, print: { _, _ in })
+    }
+
+    /// `setUp` with the default inputs of `seed`.
     public static func setUp(_ definition: ScenarioDefinition, seed: UInt64) throws(RunFailure) {
-        _ = try prepare(definition, seed: seed, overrides: [], print: { _, _ in })
+        try setUp(definition, RunInputs(seed: seed))
     }
 
     /// The scale set a run of `definition` starts from, with `overrides` applied and checked.
@@ -105,55 +128,136 @@ public enum Rehearsal {
         return scaleSet
     }
 
-    /// A session and simulation ready to run: a fresh state whose top level ran with `seed` and
-    /// described the same scenario as the definition.
-    static func prepare(_ definition: ScenarioDefinition, seed: UInt64, overrides: [PolicyOverride],
-                                print: @escaping (Millis, String) -> Void) throws(RunFailure) -> Prepared {
+    /// The scenario a run of `definition` with `inputs` describes: `definition` itself when the
+    /// inputs' parameter values are its own; otherwise, for a Lua program, what its top level
+    /// (run once with the inputs' seed, parameter values and limits, printing through `print`)
+    /// describes for those values, checked as the loader checks it (its overrides are not
+    /// applied). Lets a caller check every combination of parameter values before any run.
+    public static func definition(_ definition: ScenarioDefinition, for inputs: RunInputs,
+                                  print: @escaping (String) -> Void = { _ in }) throws(RunFailure) -> ScenarioDefinition {
+        let values = inputs.parameterValues(of: definition)
+        guard values != definition.parameterValues else { return definition }
         do {
-            let scaleSet = try Self.scaleSet(definition, overrides: overrides)
-            let settings = definition.settings
-            let plugins = PluginSession(searchPath: settings.searchPath, lockPath: settings.lockPath)
-            let modules = definition.modules
-            let session = try ScriptSession(path: definition.path, source: definition.source, seed: seed, limits: settings.limits,
-                                            parameters: definition.parameterValues, print: print, printTopLevel: false,
-                                            resolve: { name in
-                                                if let module = modules[name] { return (module.source, module.path) }
-                                                return try plugins.require(name)
-                                            },
-                                            searchPathText: { plugins.searchPathText })
-            session.state.setRunLabel("seed \(seed)")
-            try session.check(against: definition)
-            let sim = try session.makeSimulation(scaleSet, settings: settings)
-            return Prepared(session: session, simulation: sim, scaleSet: scaleSet)
+            switch definition.behaviour {
+            case .lua(let program):
+                let (session, merged) = try runTopLevel(program, inputs, values: values, print: { print($1) }, printTopLevel: true)
+                return try ScenarioDefinition(describedBy: session, program: merged)
+            case .swift:
+                try checkParameters(values, of: definition)
+                var copy = definition
+                copy.parameterValues = values
+                return copy
+            }
         } catch {
-            throw RunFailure(seed: seed, error: error)
+            throw RunFailure(seed: inputs.seed, error: error)
         }
     }
 
-    /// A run's own state: the session (which keeps the simulation while it runs) and the scale set.
+    /// A simulation ready to run, with what it was made from: for a Lua program a fresh state
+    /// whose top level ran with the inputs' seed and described the same scenario as the definition
+    /// (or, for other parameter values, the scenario it describes); for Swift behaviours, fresh
+    /// sources from the factory.
+    static func prepare(_ definition: ScenarioDefinition, _ inputs: RunInputs, print: @escaping (Millis, String) -> Void) throws(RunFailure) -> Prepared {
+        do {
+            switch definition.behaviour {
+            case .lua(let program): return try prepare(definition, program, inputs, print: print)
+            case .swift(let behaviours): return try prepare(definition, behaviours, inputs)
+            }
+        } catch {
+            throw RunFailure(seed: inputs.seed, error: error)
+        }
+    }
+
+    private static func prepare(_ definition: ScenarioDefinition, _ program: LuaProgram, _ inputs: RunInputs,
+                                print: @escaping (Millis, String) -> Void) throws(ScenarioError) -> Prepared {
+        let values = inputs.parameterValues(of: definition)
+        let own = values == definition.parameterValues
+        // The overrides are checked before the script runs, when the scale set is known.
+        let checked = own ? try Self.scaleSet(definition, overrides: inputs.overrides) : nil
+        let (session, merged) = try runTopLevel(program, inputs, values: values, print: print, printTopLevel: false)
+        session.state.setRunLabel("seed \(inputs.seed)")
+        var described = definition
+        if own {
+            try session.check(against: definition, program: program)
+        } else {
+            described = try ScenarioDefinition(describedBy: session, program: merged)
+            // Typed actions the caller added stay on the timeline, after the script's own.
+            described.timeline += definition.timeline.filter { $0.location == nil }
+        }
+        let scaleSet: ScaleSetDefinition
+        if let checked { scaleSet = checked } else { scaleSet = try Self.scaleSet(described, overrides: inputs.overrides) }
+        let sim = try session.makeSimulation(scaleSet, inputs: inputs, timeline: described.timeline)
+        return Prepared(session: session, simulation: sim, scaleSet: scaleSet, expectations: described.expectations)
+    }
+
+    private static func prepare(_ definition: ScenarioDefinition, _ behaviours: SwiftBehaviours, _ inputs: RunInputs) throws(ScenarioError) -> Prepared {
+        let values = inputs.parameterValues(of: definition)
+        try checkParameters(values, of: definition)
+        if let script = definition.timeline.firstIndex(where: { $0.location != nil }) {
+            throw .definition([Problem(field: "timeline[\(script)]", "is a script callback, and this definition's behaviour is Swift, not a Lua program; allowed a typed action (.perform)")],
+                              location: definition.path)
+        }
+        let scaleSet = try Self.scaleSet(definition, overrides: inputs.overrides)
+        let made: Behaviours
+        do {
+            made = try behaviours.make(BehaviourContext(seed: inputs.seed, parameterValues: values, scaleSet: scaleSet))
+        } catch {
+            throw ScenarioError(error)
+        }
+        let sim: Simulation
+        do {
+            sim = try Simulation(scaleSet, health: made.health, phases: made.phases, faults: made.faults, deferrals: made.deferrals)
+        } catch {
+            throw .definition(error.problems, location: definition.scaleSetLocation)
+        }
+        sim.configure(for: inputs)
+        for entry in definition.timeline {
+            if case .perform(let action) = entry.action { sim.schedule(action, at: entry.time) }
+        }
+        return Prepared(session: nil, simulation: sim, scaleSet: scaleSet, expectations: definition.expectations)
+    }
+
+    /// A fresh Lua state for `program` whose top level ran with the inputs' seed and limits and
+    /// `values`; modules come from the program first, then from its plugin path. Also returns the
+    /// program with every module the top level read.
+    private static func runTopLevel(_ program: LuaProgram, _ inputs: RunInputs, values: [String: String], print: @escaping (Millis, String) -> Void,
+                                    printTopLevel: Bool) throws(ScenarioError) -> (ScriptSession, LuaProgram) {
+        let plugins = PluginSession(searchPath: program.searchPath, lockPath: program.lockPath)
+        let modules = program.modules
+        let session = try ScriptSession(path: program.path, source: program.source, seed: inputs.seed, limits: inputs.limits,
+                                        parameters: values, print: print, printTopLevel: printTopLevel,
+                                        resolve: { name in
+                                            if let module = modules[name] { return (module.source, module.path) }
+                                            return try plugins.require(name)
+                                        },
+                                        searchPathText: { plugins.searchPathText })
+        var merged = program
+        merged.modules.merge(plugins.loaded) { old, _ in old }
+        merged.bundles += plugins.chosen.filter { chosen in !program.bundles.contains { $0.name == chosen.name } }
+        return (session, merged)
+    }
+
+    /// Every value names a parameter the definition declares and fits its kind.
+    private static func checkParameters(_ values: [String: String], of definition: ScenarioDefinition) throws(ScenarioError) {
+        let declared = definition.parameters.keys.sorted()
+        let problems = values.keys.sorted().compactMap { name -> Problem? in
+            guard let parameter = definition.parameters[name] else {
+                return Problem(field: "--param \(name)", declared.isEmpty ? "the scenario declares no parameters"
+                                                                          : "the scenario declares no such parameter; it declares \(declared.joined(separator: ", "))")
+            }
+            guard parameter.kind.value(values[name]!) == nil else { return nil }
+            return Problem(field: "--param \(name)=\(values[name]!)", "is not \(parameter.kind.article) \(parameter.kind.rawValue) like the default \(parameter.defaultValue)")
+        }
+        guard problems.isEmpty else { throw .definition(problems, location: nil) }
+    }
+
+    /// A run's own state: the simulation, the Lua session that keeps it while it runs (nil for
+    /// Swift behaviours), the scale set with the overrides applied and the expectations to check.
     struct Prepared {
-        let session: ScriptSession
+        let session: ScriptSession?
         let simulation: Simulation
         let scaleSet: ScaleSetDefinition
-    }
-}
-
-extension ScriptSession {
-    /// A run's top level must describe what the definition holds: the same scale set, callbacks,
-    /// timeline and expectations. A top level that draws random numbers for them would make a
-    /// different scenario for every seed, which the definition cannot stand for.
-    func check(against definition: ScenarioDefinition) throws(ScenarioError) {
-        var differences: [String] = []
-        if let value = scalesetValue, value != definition.described { differences.append("the scale set") }
-        if scalesetLocation != definition.scaleSetLocation { differences.append("where scaleset is called") }
-        if hooks != definition.hooks { differences.append("the callbacks") }
-        let entries = timeline.map { ScenarioDefinition.TimelineEntry(time: $0.time, location: $0.callback.location) }
-        if entries != definition.timeline { differences.append("the timeline") }
-        if expectationTables.count != definition.expectations.count { differences.append("the expectations") }
-        guard !differences.isEmpty else { return }
-        throw .definition([Problem(field: "top level",
-                                   "this run's top level described \(differences.joined(separator: ", ")) differently from when the script was loaded; the top level must describe the same scenario for every seed (draw random numbers inside callbacks, not at the top level)")],
-                          location: definition.path)
+        let expectations: [Expectation]
     }
 }
 

@@ -96,10 +96,16 @@ public struct InstanceView: Equatable, Sendable {
 public final class RehearsalSession {
     /// The scenario run.
     public let definition: ScenarioDefinition
+    /// The run's inputs.
+    public let inputs: RunInputs
     /// The run's seed.
-    public let seed: UInt64
-    private let session: ScriptSession
+    public var seed: UInt64 { inputs.seed }
+    /// The Lua session of a Lua program (nil for Swift behaviours).
+    private let session: ScriptSession?
     private let simulation: Simulation
+    /// What the run's end is checked against (the definition's, or what its top level described
+    /// for other parameter values).
+    private let expectations: [Expectation]
     /// The scale set run, with the overrides applied.
     public let scaleSet: ScaleSetDefinition
     /// Every event so far, when the definition records events.
@@ -112,25 +118,32 @@ public final class RehearsalSession {
     /// The fleet as the run found it, before its first event.
     private let start: FleetStart
 
-    /// Starts a run of `definition` with `seed`; `overrides` change policy fields first.
+    /// Starts a run of `definition` with `inputs`: their overrides change policy fields first.
     /// `printAt` receives what callbacks print with its virtual time; `onEvent` every event as it happens.
-    public init(_ definition: ScenarioDefinition, seed: UInt64, overrides: [PolicyOverride] = [],
+    public init(_ definition: ScenarioDefinition, _ inputs: RunInputs,
                 printAt: @escaping (Millis, String) -> Void = { _, _ in }, onEvent: @escaping (Event) -> Void = { _ in }) throws(RunFailure) {
-        let prepared = try Rehearsal.prepare(definition, seed: seed, overrides: overrides, print: printAt)
+        let prepared = try Rehearsal.prepare(definition, inputs, print: printAt)
         self.definition = definition
-        self.seed = seed
+        self.inputs = inputs
         session = prepared.session
         simulation = prepared.simulation
         scaleSet = prepared.scaleSet
+        expectations = prepared.expectations
         start = prepared.simulation.fleetStart
-        let keep = definition.settings.recordEvents
-        let runtime = session.runtime
+        let keep = inputs.recordEvents
+        let runtime = session?.runtime
         simulation.onEvent = { [unowned self] event in
-            runtime.observe(event)
+            runtime?.observe(event)
             if event.kind == .upgradeStarted { upgrades += 1 }
             if keep { events.append(event) }
             onEvent(event)
         }
+    }
+
+    /// Starts a run of `definition` with the default inputs of `seed` and `overrides`.
+    public convenience init(_ definition: ScenarioDefinition, seed: UInt64, overrides: [PolicyOverride] = [],
+                            printAt: @escaping (Millis, String) -> Void = { _, _ in }, onEvent: @escaping (Event) -> Void = { _ in }) throws(RunFailure) {
+        try self.init(definition, RunInputs(seed: seed, overrides: overrides), printAt: printAt, onEvent: onEvent)
     }
 
     deinit { simulation.onEvent = nil }
@@ -143,7 +156,7 @@ public final class RehearsalSession {
     /// When the next event is due; nil when nothing is left that can change the outcome (the run
     /// would end) or the run has finished.
     public var nextEventTime: Millis? {
-        guard finished == nil, let next = simulation.nextEventTime, next <= definition.settings.timeLimit else { return nil }
+        guard finished == nil, let next = simulation.nextEventTime, next <= inputs.timeLimit else { return nil }
         return next
     }
 
@@ -156,7 +169,7 @@ public final class RehearsalSession {
     public func advance(to time: Millis) throws(RunFailure) {
         guard finished == nil else { return }
         clock = max(clock, time)
-        try proceed(through: min(clock, definition.settings.timeLimit), whileWorking: false)
+        try proceed(through: min(clock, inputs.timeLimit), whileWorking: false)
     }
 
     /// Handles everything due at the next event's time, as `run` would, and moves the clock
@@ -176,14 +189,14 @@ public final class RehearsalSession {
     @discardableResult
     public func perform(_ action: SessionAction) throws(RunFailure) -> EngineError? {
         guard finished == nil else { return EngineError("\(action.scriptName) refused: the run has finished") }
-        let limit = definition.settings.timeLimit
+        let limit = inputs.timeLimit
         guard clock <= limit else {
             return EngineError("\(action.scriptName) refused: the run's time limit of \(ISODuration.format(limit)) has passed")
         }
         var refusal: EngineError?
-        let runtime = session.runtime
+        let runtime = session?.runtime
         simulation.schedule(at: clock, name: "\(action.scriptName) from outside at \(ISODuration.format(clock))") { sim in
-            runtime.now = sim.now
+            runtime?.now = sim.now
             do {
                 try action.apply(to: sim)
             } catch let error as EngineError {
@@ -242,11 +255,11 @@ public final class RehearsalSession {
         defer { simulation.onEvent = nil }
         let summary: RunSummary
         do {
-            summary = try simulation.run(until: definition.settings.timeLimit)
+            summary = try simulation.run(until: inputs.timeLimit)
         } catch {
             throw RunFailure(seed: seed, error: ScenarioError(error))
         }
-        let expectations = definition.expectations.flatMap { $0.results(summary: summary, upgrades: upgrades) }
+        let expectations = self.expectations.flatMap { $0.results(summary: summary, upgrades: upgrades) }
         let record = RunRecord(seed: seed, policy: simulation.policy, events: events, summary: summary, instances: simulation.instanceOutcomes,
                                upgrades: upgrades, expectations: expectations, start: start)
         finished = record

@@ -35,6 +35,14 @@ public struct ScenarioParameter: Equatable, Sendable {
     public var defaultValue: String
     /// Where it was first declared (`file:line`).
     public var location: String
+
+    /// A parameter named `name` holding `kind`, defaulting to `defaultValue` (as written), declared at `location`.
+    public init(name: String, kind: Kind, defaultValue: String, location: String) {
+        self.name = name
+        self.kind = kind
+        self.defaultValue = defaultValue
+        self.location = location
+    }
 }
 
 extension Result {

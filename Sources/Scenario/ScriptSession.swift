@@ -97,8 +97,10 @@ final class ScriptSession {
         activity = .idle
     }
 
-    /// A fresh simulation of `scaleSet`, wired to the session's callbacks and timeline.
-    func makeSimulation(_ scaleSet: ScaleSetDefinition, settings: RunSettings) throws(ScenarioError) -> Simulation {
+    /// A fresh simulation of `scaleSet`, wired to the session's callbacks, with `timeline`'s
+    /// entries scheduled in order: the n-th script entry is the n-th callback the top level put on
+    /// its timeline, a typed entry its action.
+    func makeSimulation(_ scaleSet: ScaleSetDefinition, inputs: RunInputs, timeline entries: [ScenarioDefinition.TimelineEntry]) throws(ScenarioError) -> Simulation {
         let sim: Simulation
         do {
             runtime.reset(model: scaleSet.model, healthExtension: scaleSet.healthExtension != nil)
@@ -111,11 +113,20 @@ final class ScriptSession {
         // A fleet listed by a document may start on two model versions.
         runtime.models = sim.models
         runtime.healthExtensions = Array(repeating: scaleSet.healthExtension != nil, count: sim.models.count)
-        sim.strictWire = settings.strictWire
-        sim.limits = settings.runLimits
-        sim.asksForProbeRuns = settings.probesInRuns
+        sim.configure(for: inputs)
         state.resetRunTime()
-        for (time, callback) in timeline { schedule(callback, at: time, on: sim) }
+        var callbacks = timeline.makeIterator()
+        for entry in entries {
+            switch entry.action {
+            case .script:
+                // The run's top level was checked against the definition: its callbacks are the script entries.
+                guard let (time, callback) = callbacks.next() else { continue }
+                schedule(callback, at: time, on: sim)
+            case .perform(let action):
+                let runtime = runtime
+                sim.schedule(action, at: entry.time) { now in runtime.now = now }
+            }
+        }
         simulation = sim
         return sim
     }

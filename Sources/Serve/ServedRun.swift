@@ -75,12 +75,12 @@ actor ServedRun {
         var value = 0
     }
 
-    init(_ definition: ScenarioDefinition, seed: UInt64, mode: ClockMode, eventsPath: String?) throws {
+    init(_ definition: ScenarioDefinition, _ inputs: RunInputs, mode: ClockMode, eventsPath: String?) throws {
         self.mode = mode
         let file = try eventsPath.map { path throws(OutputFileError) in try OutputFile(path: path, role: "the events file") }
         eventsFile = file
         let counter = emitted
-        session = try RehearsalSession(definition, seed: seed, printAt: { time, line in
+        session = try RehearsalSession(definition, inputs, printAt: { time, line in
             FileHandle.standardError.write(Data("print \(ISODuration.format(time)): \(line)\n".utf8))
         }, onEvent: { event in
             counter.value += 1

@@ -23,8 +23,8 @@ public struct ServeConfiguration: Sendable {
     public var eventsPath: String?
     /// Where to write the run's HTML report when the server stops.
     public var reportPath: String?
-    /// The run's seed.
-    public var seed: UInt64 = 0
+    /// The run's inputs: seed, limits, whether the record keeps its events (the report draws from them).
+    public var inputs = RunInputs()
     /// The largest request body read (bytes); a larger one is answered 413.
     public var maxBodyBytes = 4 << 20
 
@@ -46,7 +46,7 @@ public enum Server {
                            ready: @escaping @Sendable (String) -> Void) async throws -> String? {
         let run: ServedRun
         do {
-            run = try ServedRun(definition, seed: configuration.seed, mode: configuration.mode, eventsPath: configuration.eventsPath)
+            run = try ServedRun(definition, configuration.inputs, mode: configuration.mode, eventsPath: configuration.eventsPath)
         } catch let error as RunFailure {
             throw ServeError(description: "\(error.error)")
         } catch {

@@ -25,7 +25,7 @@ struct RiskBenchCommand: ParsableCommand {
         var options = ScenarioOptions()
         options.environment = [:]
         options.print = { _ in }
-        let definition = try ScenarioDefinition(path: scenario, options: options)
+        let definition = try ScenarioDefinition(luaScript: scenario, options: options)
         let overrides = [PolicyOverride(path: "rollingUpgradePolicy.maxUnhealthyUpgradedInstancePercent", value: "10")]
         var start = nowNanoseconds()
         let all = try Sweep.run(definition, seeds: Array(0..<UInt64(fixed)), overrides: overrides, jobs: jobs)

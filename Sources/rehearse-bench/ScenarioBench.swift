@@ -106,7 +106,7 @@ struct ScenarioUnderTest: Sendable {
         var options = ScenarioOptions()
         options.environment = [:]
         options.limits = limits
-        definition = try ScenarioDefinition(path: path, options: options)
+        definition = try ScenarioDefinition(luaScript: path, options: options)
     }
 
     func remove() { try? FileManager.default.removeItem(atPath: path) }

@@ -26,14 +26,12 @@ struct SweepBenchCommand: ParsableCommand {
         defer { try? FileManager.default.removeItem(atPath: path) }
         var options = ScenarioOptions()
         options.environment = [:]
-        let definition = try ScenarioDefinition(path: path, options: options)
-        var single = definition
-        single.settings.recordEvents = false
+        let definition = try ScenarioDefinition(luaScript: path, options: options)
         // The single-run wall time, in this process: the median of 5 runs.
         var singles: [Double] = []
         for seed in 0..<5 {
             let start = nowNanoseconds()
-            _ = try Rehearsal.run(single, seed: UInt64(seed))
+            _ = try Rehearsal.run(definition, RunInputs(seed: UInt64(seed), recordEvents: false))
             singles.append(Double(nowNanoseconds() - start) / 1e9)
         }
         var setups: [Double] = []

@@ -109,7 +109,7 @@ final class ARMBoundsTests: XCTestCase {
         for i in 0..<20_000 { variables["v\(i)"] = .string("[variables('v\(i + 1)')]") }
         try Self.template(variables: variables, capacity: "[variables('v0')]").serialized().write(toFile: folder + "/chain.json", atomically: true, encoding: .utf8)
         try "scaleset { from = \"chain.json\" }\n".write(toFile: folder + "/s.lua", atomically: true, encoding: .utf8)
-        XCTAssertThrowsError(try ScenarioDefinition(path: folder + "/s.lua", options: options())) { error in
+        XCTAssertThrowsError(try ScenarioDefinition(luaScript: folder + "/s.lua", options: options())) { error in
             guard case ScenarioError.definition(let problems, _) = error else { return XCTFail("\(error)") }
             XCTAssertEqual(problems.count, 1)
             XCTAssertTrue(problems[0].field.hasPrefix("scaleset.from chain.json: variables.v"), problems[0].field)

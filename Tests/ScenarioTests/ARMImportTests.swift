@@ -21,7 +21,7 @@ final class ARMImportTests: XCTestCase {
         let path = folder + "/.arm-\(UUID().uuidString).lua"
         try "scaleset { \(fields) }\n\(update)\n".write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        return try Rehearsal.run(try ScenarioDefinition(path: path, options: options()), seed: 0)
+        return try Rehearsal.run(try ScenarioDefinition(luaScript: path, options: options()), seed: 0)
     }
 
     func batches(_ record: RunRecord) -> [[Int]] {
@@ -193,7 +193,7 @@ final class ARMImportTests: XCTestCase {
         let path = folder + "/.arm-\(UUID().uuidString).lua"
         try "scaleset { from = \"az-vmss-show-zonal.json\", instances = \"rest-list-instances-page.json\" }\n".write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let scenario = try ScenarioDefinition(path: path, options: options())
+        let scenario = try ScenarioDefinition(luaScript: path, options: options())
         XCTAssertEqual(scenario.warnings.filter { $0.hasPrefix("scaleset.instances:") }.count, 1, "capacity 9, six instances listed")
         XCTAssertEqual(scenario.scaleSet.capacity, 6)
     }
@@ -209,7 +209,7 @@ final class ARMImportTests: XCTestCase {
         try StarterScenario.text(imported, path: "arm-copy-per-zone.json", resource: name, parameters: nil, context: settings)
             .write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let scenario = try ScenarioDefinition(path: path, options: options())
+        let scenario = try ScenarioDefinition(luaScript: path, options: options())
         XCTAssertEqual(scenario.scaleSet.zones, ["2"])
         XCTAssertEqual(scenario.scaleSet.location, "westeurope")
         XCTAssertEqual(try Rehearsal.run(scenario, seed: 0).summary.status?.code, .completed)

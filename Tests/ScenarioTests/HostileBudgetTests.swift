@@ -16,7 +16,7 @@ final class HostileBudgetTests: XCTestCase {
     func definition(_ body: String, limits: LuaLimits = LuaLimits()) throws -> ScenarioDefinition {
         var o = options()
         o.limits = limits
-        return try ScenarioDefinition(path: try writeScenario(twoInstances + body), options: o)
+        return try ScenarioDefinition(luaScript: try writeScenario(twoInstances + body), options: o)
     }
 
     /// The failure a sweep throws, or nil when it finished.
@@ -40,7 +40,7 @@ final class HostileBudgetTests: XCTestCase {
     /// in the sweep's order is named, with one job or eight (the watchdog ended the process from
     /// whichever thread's pattern had run 5 s, naming that seed).
     func testAPatternThatHangsFailsInItsPlaceWhateverTheJobs() throws {
-        let definition = try ScenarioDefinition(path: repositoryRoot + "/Tests/Budget/hang-or-fail.lua", options: options())
+        let definition = try ScenarioDefinition(luaScript: repositoryRoot + "/Tests/Budget/hang-or-fail.lua", options: options())
         var hangs: [UInt64] = [], errors: [UInt64] = [], passes: [UInt64] = []
         for seed in UInt64(0)..<40 {
             do {
@@ -111,7 +111,7 @@ final class HostileBudgetTests: XCTestCase {
                 health(function(vm) n = n + 1 return \(answer) end)
                 at("PT1H", function() end)
                 """, limits: limits)
-            XCTAssertThrowsError(try Rehearsal.run(definition, seed: 0), answer) { error in
+            XCTAssertThrowsError(try Rehearsal.run(definition, RunInputs(limits: limits)), answer) { error in
                 guard let failure = error as? RunFailure, case .script(let lua, _) = failure.error else { return XCTFail("\(error)") }
                 XCTAssertEqual(lua.kind, .runBudget(20_000_000), answer)
                 XCTAssertEqual(lua.function, "health", answer)
@@ -121,7 +121,7 @@ final class HostileBudgetTests: XCTestCase {
                 health(function(vm) return \(answer.replacingOccurrences(of: " .. string.rep(' ', n % 2)", with: "")) end)
                 at("PT1H", function() end)
                 """, limits: limits)
-            XCTAssertEqual(try Rehearsal.run(same, seed: 0).summary.endTime, 3_600_000, answer)
+            XCTAssertEqual(try Rehearsal.run(same, RunInputs(limits: limits)).summary.endTime, 3_600_000, answer)
         }
     }
 }

@@ -18,13 +18,11 @@ final class HostileRunTests: XCTestCase {
 
         """
 
-    func outcome(_ body: String, _ configure: (inout ScenarioOptions) -> Void = { _ in }) throws -> (ScenarioError?, Double) {
+    func outcome(_ body: String, _ configure: (inout RunInputs) -> Void = { _ in }) throws -> (ScenarioError?, Double) {
         let path = try writeScenario(rolling + body)
-        var o = options()
-        configure(&o)
         let started = Date()
         do {
-            _ = try load(path: path, options: o).run()
+            _ = try load(path: path, options: options(), configure).run()
             return (nil, Date().timeIntervalSince(started))
         } catch let error as ScenarioError {
             return (error, Date().timeIntervalSince(started))
@@ -115,8 +113,7 @@ final class HostileRunTests: XCTestCase {
             """)
         var o = options()
         o.limits.memoryBytes = 8 << 20
-        o.recordEvents = false
-        let record = try load(path: path, options: o).run()
+        let record = try load(path: path, options: o) { $0.recordEvents = false }.run()
         XCTAssertEqual(record.summary.capacity, 10)
         XCTAssertEqual(record.instances.count, 10 + 20 * 1990)
         XCTAssertEqual(record.instances.count { $0.exists }, 10)
@@ -323,9 +320,7 @@ final class HostileRunTests: XCTestCase {
                        healthExtension = { protocol = "http", port = 80, requestPath = "/" } }
             at("PT1M", function() update_model { image = "v2" } end)
             """)
-        var o = options()
-        o.runLimits.probes = 200_000
-        XCTAssertThrowsError(try load(path: path, options: o).run()) { error in
+        XCTAssertThrowsError(try load(path: path, options: options()) { $0.runLimits.probes = 200_000 }.run()) { error in
             guard case ScenarioError.runLimit(let limit) = error else { return XCTFail("\(error)") }
             XCTAssertEqual(limit.limit, "probes")
             XCTAssertEqual(limit.allowed, 200_000)

@@ -132,15 +132,13 @@ final class HostileScenarioTests: XCTestCase {
     }
 
     func testCapacityOfOneHundredThousandRuns() throws {
-        var o = options()
-        o.timeLimit = 5_000
         let path = try writeScenario("""
             scaleset { name = "web", capacity = 100000, upgradePolicy = { mode = "Rolling" },
                        healthExtension = { protocol = "http", port = 80, requestPath = "/" } }
             health(function(vm, now) return { applicationHealthState = "Healthy" } end)
             at("PT1M", function() update_model { image = "v2" } end)
             """)
-        let result = try load(path: path, options: o).run()
+        let result = try load(path: path, options: options()) { $0.timeLimit = 5_000 }.run()
         // Every instance has its vm table and answered its first probe: the host's tables do not
         // eat the script's 64 MiB.
         XCTAssertGreaterThanOrEqual(result.summary.probes, 100_000)

@@ -152,7 +152,7 @@ final class HostileSweepTests: XCTestCase {
               end
             end)
             """)
-        let definition = try ScenarioDefinition(path: path, options: options())
+        let definition = try ScenarioDefinition(luaScript: path, options: options())
         let seeds = Array(UInt64(0)..<24)
         let alone = seeds.first { (try? Rehearsal.run(definition, seed: $0)) == nil }
         let expected = try XCTUnwrap(alone, "some seed fails")

@@ -23,7 +23,7 @@ final class ImportTests: XCTestCase {
             \(extra)
             """.write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        return try ScenarioDefinition(path: path, options: options())
+        return try ScenarioDefinition(luaScript: path, options: options())
     }
 
     func batches(_ record: RunRecord) -> [[Int]] {

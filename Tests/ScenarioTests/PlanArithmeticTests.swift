@@ -6,7 +6,7 @@ import XCTest
 /// `plan` explains the policy in numbers before anything runs: the arithmetic teams ask about.
 final class PlanArithmeticTests: XCTestCase {
     func arithmetic(_ scaleset: String) throws -> (PolicyArithmetic, UpgradePlan) {
-        let definition = try ScenarioDefinition(path: try writeScenario(scaleset), options: options())
+        let definition = try ScenarioDefinition(luaScript: try writeScenario(scaleset), options: options())
         let plan = try Rehearsal.plan(definition, seed: 0)
         return (PolicyArithmetic(definition: definition.scaleSet, plan: plan), plan)
     }

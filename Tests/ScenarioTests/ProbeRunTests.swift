@@ -105,13 +105,13 @@ final class ProbeRunTests: XCTestCase {
             at("PT1M", function() update_model { image = "v2" } end)
             """
         let path = try writeScenario(script)
-        var alone = options()
+        var alone = RunInputs(seed: 3)
         alone.probesInRuns = false
-        let failures = try [options(), alone].map { (settings: ScenarioOptions) -> (String, [String]) in
-            let definition = try ScenarioDefinition(path: path, options: settings)
+        let definition = try ScenarioDefinition(luaScript: path, options: options())
+        let failures = try [RunInputs(seed: 3), alone].map { (inputs: RunInputs) -> (String, [String]) in
             var events: [String] = []
             do {
-                _ = try Rehearsal.run(definition, seed: 3, onEvent: { events.append($0.jsonLine) })
+                _ = try Rehearsal.run(definition, inputs, onEvent: { events.append($0.jsonLine) })
                 XCTFail("the run should fail")
                 return ("", events)
             } catch let failure as RunFailure {
@@ -127,12 +127,12 @@ final class ProbeRunTests: XCTestCase {
         let path = try writeScenario(Self.flappingFleet)
         var messages: [String] = []
         for inRuns in [true, false] {
-            var limited = options()
+            var limited = RunInputs(seed: 5)
             limited.probesInRuns = inRuns
             limited.runLimits.probes = 1_234
-            let definition = try ScenarioDefinition(path: path, options: limited)
+            let definition = try ScenarioDefinition(luaScript: path, options: options())
             do {
-                _ = try Rehearsal.run(definition, seed: 5)
+                _ = try Rehearsal.run(definition, limited)
                 XCTFail("the run should reach the probe limit")
             } catch {
                 guard case .runLimit(let reached) = error.error else { return XCTFail("\(error.error)") }
@@ -148,14 +148,13 @@ final class ProbeRunTests: XCTestCase {
     /// Runs the scenario at `path` on each of `seeds` in runs and one probe at a time, asserts
     /// that both give the same events, records and prints, and returns the records made in runs.
     private func recordsInRunsAndAlone(path: String, seeds: Range<UInt64>) throws -> [RunRecord] {
-        var alone = options()
-        alone.probesInRuns = false
-        let inRuns = try ScenarioDefinition(path: path, options: options())
-        let oneByOne = try ScenarioDefinition(path: path, options: alone)
+        let definition = try ScenarioDefinition(luaScript: path, options: options())
         let name = (path as NSString).lastPathComponent
         return try seeds.map { seed in
-            let (runs, runsPrinted) = try record(inRuns, seed: seed)
-            let (single, singlePrinted) = try record(oneByOne, seed: seed)
+            var alone = RunInputs(seed: seed)
+            alone.probesInRuns = false
+            let (runs, runsPrinted) = try record(definition, RunInputs(seed: seed))
+            let (single, singlePrinted) = try record(definition, alone)
             XCTAssertEqual(runs.events.map(\.jsonLine), single.events.map(\.jsonLine), "\(name) seed \(seed)")
             XCTAssertEqual(runs, single, "\(name) seed \(seed)")
             XCTAssertEqual(runsPrinted, singlePrinted, "\(name) seed \(seed)")
@@ -164,10 +163,10 @@ final class ProbeRunTests: XCTestCase {
         }
     }
 
-    /// Runs `definition` with `seed`: its record, and what it printed with the virtual time.
-    private func record(_ definition: ScenarioDefinition, seed: UInt64) throws -> (RunRecord, [String]) {
+    /// Runs `definition` with `inputs`: its record, and what it printed with the virtual time.
+    private func record(_ definition: ScenarioDefinition, _ inputs: RunInputs) throws -> (RunRecord, [String]) {
         var printed: [String] = []
-        let record = try Rehearsal.run(definition, seed: seed, printAt: { printed.append("\($0) \($1)") })
+        let record = try Rehearsal.run(definition, inputs, printAt: { printed.append("\($0) \($1)") })
         return (record, printed)
     }
 }

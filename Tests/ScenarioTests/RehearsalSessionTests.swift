@@ -22,7 +22,7 @@ final class RehearsalSessionTests: XCTestCase {
         let scripts = try shippedScripts()
         XCTAssertGreaterThanOrEqual(scripts.count, 10)
         for path in scripts {
-            let definition = try ScenarioDefinition(path: path, options: options(seed: 7))
+            let definition = try ScenarioDefinition(luaScript: path, options: options(seed: 7))
             let run = try Rehearsal.run(definition, seed: 7)
 
             let stepped = try RehearsalSession(definition, seed: 7)
@@ -57,7 +57,7 @@ final class RehearsalSessionTests: XCTestCase {
     /// steps, with the status read in between; the events equal a run whose timeline cancels at
     /// the same time.
     func testExternalCancelBetweenStepsOfTheScriptsRollingUpgrade() throws {
-        let definition = try ScenarioDefinition(path: Self.tenAtTwenty, options: options())
+        let definition = try ScenarioDefinition(luaScript: Self.tenAtTwenty, options: options())
         let session = try RehearsalSession(definition, seed: 3)
         try session.advance(to: 61_500)
         XCTAssertEqual(session.now, 61_500)
@@ -90,7 +90,7 @@ final class RehearsalSessionTests: XCTestCase {
         // The same cancel on the script's own timeline (the refused one left out).
         let timeline = try String(contentsOfFile: Self.tenAtTwenty, encoding: .utf8)
             + "\nat(\"\(String(format: "PT%.3fS", Double(cancelAt) / 1000))\", function() cancel() end)\n"
-        let scripted = try Rehearsal.run(try ScenarioDefinition(path: try writeScenario(timeline), options: options()), seed: 3)
+        let scripted = try Rehearsal.run(try ScenarioDefinition(luaScript: try writeScenario(timeline), options: options()), seed: 3)
         XCTAssertEqual(events(of: record).filter { !$0.contains("actionFailed") }, events(of: scripted))
     }
 
@@ -101,7 +101,7 @@ final class RehearsalSessionTests: XCTestCase {
               protected = { 2 },
               upgradePolicy = { mode = "Manual" } }
             """
-        let definition = try ScenarioDefinition(path: try writeScenario(text), options: options())
+        let definition = try ScenarioDefinition(luaScript: try writeScenario(text), options: options())
         let session = try RehearsalSession(definition, seed: 1)
         let views = session.instances
         XCTAssertEqual(views.map(\.id), Array(0..<6))

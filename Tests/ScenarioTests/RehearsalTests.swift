@@ -37,7 +37,7 @@ final class RehearsalTests: XCTestCase {
         """
 
     func realisticDefinition() throws -> ScenarioDefinition {
-        try ScenarioDefinition(path: try writeScenario(Self.realisticFleet), options: options())
+        try ScenarioDefinition(luaScript: try writeScenario(Self.realisticFleet), options: options())
     }
 
     func testSixteenSeedsOnFourThreadsGiveTheRecordsOfSixteenSequentialRuns() throws {
@@ -77,7 +77,7 @@ final class RehearsalTests: XCTestCase {
         // A global the health function counts up starts from zero in every run: the second run
         // prints the same count as the first, not twice it.
         let path = try writeScenario(Self.realisticFleet + "\nat(\"PT5M\", function() print(calls) end)\n")
-        let counting = try ScenarioDefinition(path: path, options: options())
+        let counting = try ScenarioDefinition(luaScript: path, options: options())
         var printed: [String] = []
         _ = try Rehearsal.run(counting, seed: 9, print: { printed.append($0) })
         _ = try Rehearsal.run(counting, seed: 9, print: { printed.append($0) })
@@ -89,7 +89,7 @@ final class RehearsalTests: XCTestCase {
 
     func testTheRecordCarriesTheSeedThePolicyAndEveryExpectationTyped() throws {
         let path = try writeScenario(Self.realisticFleet + "\nexpect { upgrades = 1, minHealthy = 30 }\n")
-        let definition = try ScenarioDefinition(path: path, options: options())
+        let definition = try ScenarioDefinition(luaScript: path, options: options())
         let record = try Rehearsal.run(definition, seed: 2)
         XCTAssertEqual(record.seed, 2)
         XCTAssertEqual(record.policy.rolling.maxBatchInstancePercent, 20)
@@ -110,7 +110,7 @@ final class RehearsalTests: XCTestCase {
     func testFinishedWithinAndMaxUnavailableCheckThePipelinesQuestions() throws {
         let path = try writeScenario(Self.realisticFleet + "\nexpect { finishedWithin = \"PT45M\", maxUnavailable = 100000 }\n"
             + "expect { finishedWithin = 600 }\n")
-        let record = try Rehearsal.run(try ScenarioDefinition(path: path, options: options()), seed: 3)
+        let record = try Rehearsal.run(try ScenarioDefinition(luaScript: path, options: options()), seed: 3)
         let availability = try XCTUnwrap(record.summary.availability)
         let finished = record.expectations.filter { $0.key == "finishedWithin" }
         XCTAssertEqual(finished.map(\.expected), ["within PT45M", "within PT10M"])
@@ -177,7 +177,7 @@ final class RehearsalTests: XCTestCase {
             end)
             at("PT1M", function() update_model { image = "v2" } end)
             """)
-        let definition = try ScenarioDefinition(path: path, options: options())
+        let definition = try ScenarioDefinition(luaScript: path, options: options())
         XCTAssertThrowsError(try Rehearsal.run(definition, seed: 11)) { error in
             guard let failure = error as? RunFailure, case .script(let lua, let context) = failure.error else { return XCTFail("\(error)") }
             XCTAssertEqual(failure.seed, 11)
@@ -195,9 +195,8 @@ final class RehearsalTests: XCTestCase {
                        upgradePolicy = { mode = "Rolling" }, loadBalancerProbe = true }
             at("PT1M", function() update_model { image = "v2" } end)
             """)
-        var o = options(seed: 5)
-        o.recordEvents = false
-        let definition = try ScenarioDefinition(path: path, options: o)
+        let o = options(seed: 5)
+        let definition = try ScenarioDefinition(luaScript: path, options: o)
         XCTAssertNoThrow(try Rehearsal.run(definition, seed: 5))
         XCTAssertThrowsError(try Rehearsal.run(definition, seed: 6)) { error in
             guard let failure = error as? RunFailure, case .definition(let problems, _) = failure.error else { return XCTFail("\(error)") }
@@ -220,10 +219,10 @@ final class RehearsalTests: XCTestCase {
         var loadPrints: [String] = []
         var o = options(printed: { loadPrints.append($0) })
         o.pluginPath = [root]
-        let definition = try ScenarioDefinition(path: path, options: o)
+        let definition = try ScenarioDefinition(luaScript: path, options: o)
         XCTAssertEqual(loadPrints, ["top hello"])
-        XCTAssertEqual(definition.bundles.map(\.name), ["greeter"])
-        XCTAssertEqual(definition.modules.keys.sorted(), ["greeter"])
+        XCTAssertEqual(definition.program?.bundles.map(\.name), ["greeter"])
+        XCTAssertEqual(definition.program?.modules.keys.sorted(), ["greeter"])
         // The bundle's files are gone: runs read the module from the definition.
         try FileManager.default.removeItem(atPath: root)
         var runPrints: [String] = []
@@ -274,7 +273,7 @@ final class ScenarioParameterTests: XCTestCase {
     func load(_ values: [String: String]) throws -> ScenarioDefinition {
         var o = options()
         o.parameters = values
-        return try ScenarioDefinition(path: try writeScenario(script), options: o)
+        return try ScenarioDefinition(luaScript: try writeScenario(script), options: o)
     }
 
     func testParametersTakeTheirDefaultsOrTheValuesGivenTypedLikeTheDefault() throws {

@@ -8,7 +8,7 @@ import XCTest
 /// faults when 3 or more of 20 upgrades fail, P(Bin(20, 0.05) ≥ 3) = 7.55%.
 final class RiskGateScenarioTests: XCTestCase {
     func definition() throws -> ScenarioDefinition {
-        try ScenarioDefinition(path: repositoryRoot + "/scripts/risk-gate.lua", options: options())
+        try ScenarioDefinition(luaScript: repositoryRoot + "/scripts/risk-gate.lua", options: options())
     }
 
     let atTen = [PolicyOverride(path: "rollingUpgradePolicy.maxUnhealthyUpgradedInstancePercent", value: "10")]

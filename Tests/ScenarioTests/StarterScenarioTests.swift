@@ -56,7 +56,7 @@ final class StarterScenarioTests: XCTestCase {
         let script = folder + "/starter.lua"
         try text.write(toFile: script, atomically: true, encoding: .utf8)
         var printed: [String] = []
-        let scenario = try ScenarioDefinition(path: script, options: options(printed: { printed.append($0) }))
+        let scenario = try ScenarioDefinition(luaScript: script, options: options(printed: { printed.append($0) }))
         XCTAssertEqual(printed, (zones + [requestPath, name]).map { $0.utf8.map(String.init).joined(separator: ",") })
         XCTAssertEqual(scenario.scaleSet.zones, zones)
         XCTAssertEqual(scenario.scaleSet.healthExtension?.requestPath, requestPath)
@@ -69,7 +69,7 @@ final class StarterScenarioTests: XCTestCase {
             defer { try? FileManager.default.removeItem(atPath: folder) }
             let imported = try ScaleSetImport.read(try JSONDocument.read(folder + "/vmss.json"))
             try StarterScenario.text(imported, path: "vmss.json", resource: nil, parameters: nil).write(toFile: folder + "/s.lua", atomically: true, encoding: .utf8)
-            let record = try Rehearsal.run(try ScenarioDefinition(path: folder + "/s.lua", options: options()), seed: 0)
+            let record = try Rehearsal.run(try ScenarioDefinition(luaScript: folder + "/s.lua", options: options()), seed: 0)
             let label = "\(mode)\(osUpgrades ? " with automatic OS upgrades" : "")"
             XCTAssertTrue(record.expectations.allSatisfy(\.held), label)
             XCTAssertFalse(record.expectations.isEmpty, label)

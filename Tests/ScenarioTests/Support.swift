@@ -25,15 +25,16 @@ func writeScenario(_ text: String, name: String = "scenario.lua") throws -> Stri
     return path
 }
 
-/// A loaded scenario and the options it was loaded with: runs take the seed and the print sink
-/// from them, and a failed run throws its `ScenarioError` (the seed is the test's own).
+/// A loaded scenario, the options it was loaded with and the inputs of its runs: runs print
+/// through the options' sink, and a failed run throws its `ScenarioError` (the seed is the test's own).
 struct Loaded {
     let definition: ScenarioDefinition
     let options: ScenarioOptions
+    let inputs: RunInputs
 
     func run(onEvent: (Event) -> Void = { _ in }) throws -> RunRecord {
         do {
-            return try Rehearsal.run(definition, seed: options.seed, print: options.print, onEvent: onEvent)
+            return try Rehearsal.run(definition, inputs, printAt: { [print = options.print] in print($1) }, onEvent: onEvent)
         } catch {
             throw error.error
         }
@@ -41,24 +42,25 @@ struct Loaded {
 
     func plan(onEvent: (Event) -> Void = { _ in }) throws -> UpgradePlan {
         do {
-            return try Rehearsal.plan(definition, seed: options.seed, print: options.print, onEvent: onEvent)
+            return try Rehearsal.plan(definition, inputs, print: options.print, onEvent: onEvent)
         } catch {
             throw error.error
         }
     }
 }
 
-/// Loads the scenario at `path`.
-func load(path: String, options: ScenarioOptions) throws -> Loaded {
-    Loaded(definition: try ScenarioDefinition(path: path, options: options), options: options)
+/// Loads the scenario at `path`; its runs take `configure`'s inputs (by default the options'
+/// seed and limits).
+func load(path: String, options: ScenarioOptions, _ configure: (inout RunInputs) -> Void = { _ in }) throws -> Loaded {
+    var inputs = RunInputs(seed: options.seed, limits: options.limits)
+    configure(&inputs)
+    return Loaded(definition: try ScenarioDefinition(luaScript: path, options: options), options: options, inputs: inputs)
 }
 
 /// Runs a scenario file and returns its record and events.
 func runScenario(_ path: String, seed: UInt64 = 0, strictWire: Bool = false) throws -> (RunRecord, [Event]) {
-    var o = options(seed: seed)
-    o.strictWire = strictWire
     var events: [Event] = []
-    let result = try load(path: path, options: o).run { events.append($0) }
+    let result = try load(path: path, options: options(seed: seed)) { $0.strictWire = strictWire }.run { events.append($0) }
     return (result, events)
 }
 

@@ -8,7 +8,7 @@ import XCTest
 /// Sweeps: many seeds of one definition, in parallel, the same result whatever the jobs.
 final class SweepTests: XCTestCase {
     func definition() throws -> ScenarioDefinition {
-        try ScenarioDefinition(path: repositoryRoot + "/scripts/rolling-boot-failures.lua", options: options())
+        try ScenarioDefinition(luaScript: repositoryRoot + "/scripts/rolling-boot-failures.lua", options: options())
     }
 
     func testASweepGivesTheSameDigestsWhateverTheJobs() throws {
@@ -40,7 +40,7 @@ final class SweepTests: XCTestCase {
             end)
             at("PT1M", function() update_model { image = "v2" } end)
             """)
-        let definition = try ScenarioDefinition(path: path, options: options())
+        let definition = try ScenarioDefinition(luaScript: path, options: options())
         var failedSeeds: Set<UInt64> = []
         for jobs in [1, 2, 4] {
             XCTAssertThrowsError(try Sweep.run(definition, seeds: Array(0..<30), jobs: jobs)) { error in

@@ -46,7 +46,7 @@ final class ServeRoutesTests: XCTestCase {
         var options = ScenarioOptions()
         options.environment = [:]
         options.print = { _ in }
-        let definition = try ScenarioDefinition(path: path, options: options)
+        let definition = try ScenarioDefinition(luaScript: path, options: options)
         var configuration = ServeConfiguration()
         configuration.port = 0
         configuration.tls = false

@@ -1,5 +1,5 @@
 public import AzureWire
-public import Formats
+import Formats
 public import UpgradeEngine
 
 extension Sweep {
@@ -8,14 +8,16 @@ extension Sweep {
     /// the number of jobs.
     public static var lookEvery: Int { Tune.lookEvery }
 
-    /// Runs `definition` over `seeds` in steps of `lookEvery`, judging `question` after each step,
-    /// and stops as soon as every requirement is decided (held or failed) or the seeds run out.
-    /// Returns the digests of the runs made, in seed order, and the last judgement. The
-    /// confidence sequence keeps each verdict's error at most 1 − confidence however many looks.
-    public static func runUntilDecided(_ definition: ScenarioDefinition, seeds: SeedRange, overrides: [PolicyOverride] = [],
-                                       question: RiskQuestion, jobs: Int,
+    /// Runs `definition` with `inputs` over `seeds` in steps of `lookEvery`, judging `question`
+    /// after each step, and stops as soon as every requirement is decided (held or failed) or the
+    /// seeds run out. Returns the digests of the runs made, in seed order, and the last judgement.
+    /// The confidence sequence keeps each verdict's error at most 1 − confidence however many looks.
+    /// `expectations` are the keys the question's expectation shares count (by default the
+    /// definition's).
+    public static func runUntilDecided(_ definition: ScenarioDefinition, _ inputs: RunInputs, seeds: SeedRange,
+                                       question: RiskQuestion, expectations: [Expectation]? = nil, jobs: Int,
                                        progress: (@Sendable (Int) -> Void)? = nil) throws -> (runs: [RunDigest], results: [RequirementResult]) {
-        let keys = SweepReport.keys(of: definition.expectations)
+        let keys = SweepReport.keys(of: expectations ?? definition.expectations)
         var runs: [RunDigest] = []
         var results = question.judge([], keys: keys)
         var next = seeds.first
@@ -24,7 +26,7 @@ extension Sweep {
             let last = next.addingReportingOverflow(UInt64(lookEvery - 1))
             let end = last.overflow ? seeds.last : min(last.partialValue, seeds.last)
             let done = runs.count
-            let chunk = try run(definition, seeds: Array(next...end), overrides: overrides, jobs: jobs,
+            let chunk = try run(definition, inputs, seeds: Array(next...end), jobs: jobs,
                                 progress: progress.map { report in { @Sendable in report(done + $0) } })
             runs += chunk
             results = question.judge(runs, keys: keys)
@@ -32,5 +34,12 @@ extension Sweep {
             next = end &+ 1
         }
         return (runs, results)
+    }
+
+    /// `runUntilDecided` with the default inputs and `overrides`.
+    public static func runUntilDecided(_ definition: ScenarioDefinition, seeds: SeedRange, overrides: [PolicyOverride] = [],
+                                       question: RiskQuestion, jobs: Int,
+                                       progress: (@Sendable (Int) -> Void)? = nil) throws -> (runs: [RunDigest], results: [RequirementResult]) {
+        try runUntilDecided(definition, RunInputs(overrides: overrides), seeds: seeds, question: question, jobs: jobs, progress: progress)
     }
 }

@@ -6,23 +6,23 @@ public import UpgradeEngine
 /// a `Rehearsal.run` with its own Lua state and simulation; digests are kept by seed position,
 /// so the result is the same whatever the number of jobs and whichever thread ran which seed.
 public enum Sweep {
-    /// Runs `definition` for every seed in `seeds` with `overrides`, on `jobs` threads (at least
-    /// one), and returns a digest per seed, in the order of `seeds`. `progress` is told how many
-    /// runs are done, from whichever thread finished one. The first failed run, by seed order,
-    /// stops the sweep: seeds after it are not started, and its failure is thrown. The threads
-    /// are `SweepCapacity.threads(jobs:seeds:)`; one the system cannot start stops the sweep
-    /// with a `SweepThreadFailure`.
-    public static func run(_ definition: ScenarioDefinition, seeds: [UInt64], overrides: [PolicyOverride] = [], jobs: Int,
+    /// Runs `definition` for every seed in `seeds` with `inputs` (their seed replaced by each, no
+    /// events kept), on `jobs` threads (at least one), and returns a digest per seed, in the order
+    /// of `seeds`. `progress` is told how many runs are done, from whichever thread finished one.
+    /// The first failed run, by seed order, stops the sweep: seeds after it are not started, and
+    /// its failure is thrown. The threads are `SweepCapacity.threads(jobs:seeds:)`; one the system
+    /// cannot start stops the sweep with a `SweepThreadFailure`.
+    public static func run(_ definition: ScenarioDefinition, _ inputs: RunInputs, seeds: [UInt64], jobs: Int,
                            progress: (@Sendable (Int) -> Void)? = nil) throws -> [RunDigest] {
-        var runDefinition = definition
-        runDefinition.settings.recordEvents = false
+        var runInputs = inputs
+        runInputs.recordEvents = false
         let work = SweepWork(count: seeds.count)
         let workers = SweepCapacity.threads(jobs: jobs, seeds: seeds.count)
-        let body: @Sendable (Int) -> Void = { [runDefinition] _ in
+        let body: @Sendable (Int) -> Void = { [runInputs] _ in
             while true {
                 let index = work.next.add(1, ordering: .relaxed).oldValue
                 guard index < seeds.count, index < work.firstFailure.load(ordering: .relaxed) else { return }
-                let outcome = Result { () throws(RunFailure) in try Rehearsal.run(runDefinition, seed: seeds[index], overrides: overrides) }
+                let outcome = Result { () throws(RunFailure) in try Rehearsal.run(definition, runInputs.with(seed: seeds[index])) }
                 switch outcome {
                 case .success(let record): work.store(index, RunDigest(record))
                 case .failure(let failure): work.fail(index, failure)
@@ -46,6 +46,12 @@ public enum Sweep {
             for thread in threads { thread.join() }
         }
         return try work.result()
+    }
+
+    /// `run` with the default inputs and `overrides`.
+    public static func run(_ definition: ScenarioDefinition, seeds: [UInt64], overrides: [PolicyOverride] = [], jobs: Int,
+                           progress: (@Sendable (Int) -> Void)? = nil) throws -> [RunDigest] {
+        try run(definition, RunInputs(overrides: overrides), seeds: seeds, jobs: jobs, progress: progress)
     }
 }
 

@@ -25,24 +25,22 @@ struct CompareCommand: ParsableCommand {
     @OptionGroup var risk: RiskArguments
     @Option(name: .customLong("set"), help: "A policy field and its values, PATH=V1,V2,… (or A..B:STEP), or a script parameter, param.NAME=V1,V2,…; repeatable (every combination runs).")
     var set: [String] = []
-    @Flag(name: .customLong("json"), help: "Print every combination's report as JSON.") var jsonFlag = false
-    @OptionGroup var format: OutputOption
+    @OptionGroup var format: JSONOutputOptions
+    @OptionGroup var page: ReportOption
 
-    func validate() throws { try format.refuseTable(with: jsonFlag) }
     /// `--json` or `--output json`.
-    var json: Bool { jsonFlag || format.output == .json }
-    @Option(name: .customLong("report"), help: "Write a self-contained HTML page of the comparison to this file.") var reportFile: String?
+    var json: Bool { format.json }
 
     func run() throws {
         let (range, jobs, deadline) = try sweep.checked()
         guard !set.isEmpty else { throw fail(InputError("compare", problem: "needs at least one --set", allowed: "--set PATH=V1,V2,…")) }
-        let candidates = try PolicyGrid(set, option: "--set", seedsEach: range.count).candidates(scenario, seed: range.first)
+        let (loaded, candidates) = try PolicyGrid(set, option: "--set", seedsEach: range.count).candidates(scenario, seed: range.first)
         let seeds = range.seeds()
         var rows: [CompareText.Row] = []
         for candidate in candidates {
-            let (combination, definition, overrides) = (candidate.combination, candidate.definition, candidate.overrides)
+            let (combination, definition, overrides) = (candidate.combination, candidate.definition, candidate.inputs.overrides)
             let question = try risk.question(script: definition.risk, deadline: deadline, expectations: SweepReport.keys(of: definition.expectations))
-            let digests = try runSweep(definition, seeds: seeds, overrides: overrides, jobs: jobs)
+            let digests = try runSweep(loaded, candidate.inputs, seeds: seeds, jobs: jobs)
             let keys = SweepReport.keys(of: definition.expectations)
             let report = SweepReport(scenario: scenario.scenario, seeds: range, overrides: combination.map(\.description), runs: digests,
                                      expectations: keys, deadline: question?.deadline ?? deadline)
@@ -52,7 +50,7 @@ struct CompareCommand: ParsableCommand {
                                         batchSize: scaleSet.map { Planner.batchSize(capacity: $0.capacity, percent: rolling!.maxBatchInstancePercent) },
                                         unhealthyBudget: scaleSet.map { Planner.unhealthyAllowance(capacity: $0.capacity, percent: rolling!.maxUnhealthyInstancePercent) }))
         }
-        if let reportFile { try writePage(try openOutput(reportFile, option: "--report", role: "the report")) { try SweepReportPage.html(entries: rows.map { SweepReportPage.Entry(report: $0.report, requirements: $0.requirements) },
+        if let reportFile = page.reportFile { try writePage(try openOutput(reportFile, option: "--report", role: "the report")) { try SweepReportPage.html(entries: rows.map { SweepReportPage.Entry(report: $0.report, requirements: $0.requirements) },
                                                                                                                                      best: CompareText.best(rows), title: "compare") } }
         if json {
             print(JSON.array(rows.map { row in

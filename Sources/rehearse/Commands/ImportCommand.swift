@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import AzureWire
 import Reports
+import Scenario
 import UpgradeEngine
 
 /// `rehearse import`: a starting scenario for the scale set a team already has.
@@ -38,7 +39,10 @@ struct ImportCommand: ParsableCommand {
             }
             fleet = listed
         }
-        print(StarterScenario.text(imported, path: relative(files[0]), resource: resource, parameters: parameters.map(relative),
+        // The definition an import makes; the Lua starter is its rendering.
+        let path = relative(files[0]), parametersPath = parameters.map(relative)
+        let definition = ScenarioDefinition(imported: imported, path: path, parameters: parametersPath, fleet: fleet)
+        print(StarterScenario.text(definition, imported: imported, path: path, resource: resource, parameters: parametersPath,
                                    instances: files.count == 2 ? (relative(files[1]), fleet ?? []) : nil, context: context), terminator: "")
     }
 

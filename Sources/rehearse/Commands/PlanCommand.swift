@@ -14,23 +14,22 @@ struct PlanCommand: ParsableCommand {
     )
 
     @OptionGroup var scenario: ScenarioArguments
-    @Option(help: "Seed of math.random and every seeded failure injector.") var seed: UInt64 = 0
-    @Option(name: .customLong("set"), help: "A policy field, PATH=VALUE (e.g. rollingUpgradePolicy.maxBatchInstancePercent=10); repeatable.")
-    var set: [String] = []
-    @Flag(name: .customLong("json"), help: "Print the plan as JSON.") var jsonFlag = false
-    @OptionGroup var format: OutputOption
+    @OptionGroup var seeded: SeedOption
+    @OptionGroup var policy: PolicySetOption
+    @OptionGroup var format: JSONOutputOptions
 
-    func validate() throws { try format.refuseTable(with: jsonFlag) }
     /// `--json` or `--output json`.
-    var json: Bool { jsonFlag || format.output == .json }
+    var json: Bool { format.json }
+    /// The seed of the plan and of the run that measures the boot.
+    var seed: UInt64 { seeded.seed }
 
     func run() throws {
-        let overrides = try parseOverrides(set)
-        let loaded = try loadScenario(scenario, seed: seed, print: { printError("print: \($0)") })
+        let overrides = try policy.overrides()
+        let (loaded, inputs) = try scenario.load(seed: seed, overrides: overrides, print: { printError("print: \($0)") })
         do { _ = try Rehearsal.scaleSet(loaded, overrides: overrides) } catch { throw fail(error) }
         let plan: UpgradePlan
         do {
-            plan = try Rehearsal.plan(loaded, seed: seed, overrides: overrides, print: { printError("print: \($0)") }) { event in
+            plan = try Rehearsal.plan(loaded, inputs, print: { printError("print: \($0)") }) { event in
                 warnIfWire(event)
             }
         } catch {
@@ -51,9 +50,9 @@ struct PlanCommand: ParsableCommand {
         // upgrade, which the shortest duration otherwise leaves out.
         var boot: MeasuredBoot?
         if !modeOnly && !plan.batches.isEmpty {
-            var measured = loaded
-            measured.settings.recordEvents = true
-            boot = (try? Rehearsal.run(measured, seed: seed, overrides: overrides)).flatMap { MeasuredBoot($0.events) }
+            var measured = inputs
+            measured.recordEvents = true
+            boot = (try? Rehearsal.run(loaded, measured)).flatMap { MeasuredBoot($0.events) }
         }
         let withBoot = boot.map { $0.shortest(batches: plan.batches.count, pause: scaleSet.policy.rolling.pauseTimeBetweenBatches) }
         if json {

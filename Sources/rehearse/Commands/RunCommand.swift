@@ -14,9 +14,8 @@ struct RunCommand: ParsableCommand {
     )
 
     @OptionGroup var scenario: ScenarioArguments
-    @Option(help: "Seed of math.random and every seeded failure injector.") var seed: UInt64 = 0
-    @Option(name: .customLong("set"), help: "A policy field, PATH=VALUE (e.g. rollingUpgradePolicy.maxBatchInstancePercent=10); repeatable.")
-    var set: [String] = []
+    @OptionGroup var seeded: SeedOption
+    @OptionGroup var policy: PolicySetOption
     @Flag(help: "Print only the final get-latest JSON on standard output.") var json = false
     @Option(help: "text (the timeline and the outcome), json (the whole outcome as one JSON document: status, availability, durations, instances, expectations) or table (every instance at the end: zone, domains, model, health, why it is behind).")
     var output: OutputFormat = .text
@@ -24,10 +23,9 @@ struct RunCommand: ParsableCommand {
     var shape: StatusShape = .az
     @Flag(help: "With --json: print the OS image upgrade history (az vmss get-os-upgrade-history's list) instead of get-latest.")
     var osUpgradeHistory = false
-    @Option(help: "Write every event to this file as one JSON object per line, as it happens.") var events: String?
+    @OptionGroup var eventsOption: EventsOption
     @Flag(help: "Also show health changes and every operation in the timeline.") var verbose = false
-    @Option(name: .customLong("report"), help: "Write a self-contained HTML report of the run to this file (swim lanes, capacity curve, outcome).")
-    var reportFile: String?
+    @OptionGroup var page: ReportOption
 
     func validate() throws {
         if output != .text && json { throw ValidationError("--output \(output.rawValue) and --json are two documents; choose one") }
@@ -39,15 +37,15 @@ struct RunCommand: ParsableCommand {
         let printLine: (String) -> Void = { line in
             if quiet { printError("print: \(line)") } else { printText("print: \(line)") }
         }
-        let overrides = try parseOverrides(set)
-        var loaded = try loadScenario(scenario, seed: seed, print: printLine)
+        let overrides = try policy.overrides()
+        var (loaded, inputs) = try scenario.load(seed: seeded.seed, overrides: overrides, print: printLine)
         // The report draws from every event.
-        if reportFile != nil { loaded.settings.recordEvents = true }
+        if page.reportFile != nil { inputs.recordEvents = true }
         do { _ = try Rehearsal.scaleSet(loaded, overrides: overrides) } catch { throw fail(error) }
         // Opened before the run, so that a path that cannot be written costs no run; a run that
         // fails leaves files already there as they were.
-        let eventFile = try events.map { try openOutput($0, option: "--events", role: "the events file") }
-        let pageFile = try reportFile.map { try openOutput($0, option: "--report", role: "the report") }
+        let eventFile = try eventsOption.events.map { try openOutput($0, option: "--events", role: "the events file") }
+        let pageFile = try page.reportFile.map { try openOutput($0, option: "--report", role: "the report") }
         let timeline = Timeline(verbose: verbose)
         let result: RunRecord
         do {
@@ -55,7 +53,7 @@ struct RunCommand: ParsableCommand {
             let timedLine: (Millis, String) -> Void = { time, line in
                 if quiet { printError("print \(ISODuration.format(time)): \(line)") } else { printText("print \(ISODuration.format(time)): \(line)") }
             }
-            result = try Rehearsal.run(loaded, seed: seed, overrides: overrides, printAt: timedLine) { event in
+            result = try Rehearsal.run(loaded, inputs, printAt: timedLine) { event in
                 eventFile?.writeLine(event.jsonLine)
                 warnIfWire(event)
                 if !quiet, let line = timeline.line(for: event) { printText(line) }

@@ -19,15 +19,14 @@ struct ServeCommand: ParsableCommand {
     )
 
     @OptionGroup var scenario: ScenarioArguments
-    @Option(help: "Seed of math.random and every seeded failure injector.") var seed: UInt64 = 0
+    @OptionGroup var seeded: SeedOption
     @Option(help: "The port on 127.0.0.1 (0: any free port; the line printed says which).") var port = 8443
     @Option(help: "Virtual seconds per real second (default 60).") var speed: Double?
     @Flag(help: "Keep the virtual clock still; each client poll (an operation's status, get-latest, the OS upgrade history) advances it to the next event.")
     var step = false
     @Option(name: .customLong("ca-cert"), help: "Write the generated CA certificate (PEM) here, for clients' CA bundles.") var caCert: String?
-    @Option(help: "Write every event to this file as one JSON object per line, as it happens.") var events: String?
-    @Option(name: .customLong("report"), help: "When the server stops, write a self-contained HTML report of the run to this file.")
-    var reportFile: String?
+    @OptionGroup var eventsOption: EventsOption
+    @OptionGroup var page: ReportOption
     @Flag(help: "Serve plain HTTP instead of HTTPS (no certificates).") var http = false
 
     func validate() throws {
@@ -38,18 +37,19 @@ struct ServeCommand: ParsableCommand {
     }
 
     func run() throws {
-        var definition = try loadScenario(scenario, seed: seed, print: { line in printError("print: \(line)") })
+        let (definition, loadedInputs) = try scenario.load(seed: seeded.seed, print: { line in printError("print: \(line)") })
         // A served run lasts as long as the server: the run-wide backstop on script seconds would
         // end a healthy server after minutes of probes. Each call keeps its own budget and limit.
-        definition.settings.limits.runWallClockMilliseconds = 0
+        var inputs = loadedInputs
+        inputs.limits.runWallClockMilliseconds = 0
         var configuration = ServeConfiguration()
         configuration.port = port
         configuration.mode = step ? .step : .speed(speed ?? 60)
         configuration.tls = !http
         configuration.caCertPath = caCert
-        configuration.eventsPath = events
-        configuration.reportPath = reportFile
-        configuration.seed = seed
+        configuration.eventsPath = eventsOption.events
+        configuration.reportPath = page.reportFile
+        configuration.inputs = inputs
         let clock = step ? "clock stepped by polls" : "clock speed \(speed ?? 60)"
         let summary = "\(definition.scaleSet.name), \(definition.scaleSet.capacity) instances, \(definition.scaleSet.policy.mode.rawValue) mode; \(clock)"
         Task {

@@ -52,19 +52,15 @@ struct SweepCommand: ParsableCommand {
     @Flag(name: .customLong("until-decided"),
           help: "Stop as soon as every requirement is held or failed (looks every 100 seeds; --seeds is the budget).")
     var untilDecided = false
-    @Option(name: .customLong("set"), help: "A policy field for every run, PATH=VALUE (e.g. rollingUpgradePolicy.maxBatchInstancePercent=10); repeatable.")
-    var set: [String] = []
+    @OptionGroup var policy: PolicySetOption
     @Option(help: "Run only part I of N of the seeds (interleaved), e.g. 2/4; with --json, print the part for rehearse merge.")
     var shard: String?
-    @Flag(name: .customLong("json"), help: "Print the report (or, with --shard, the part) as JSON.") var jsonFlag = false
-    @OptionGroup var format: OutputOption
+    @OptionGroup var format: JSONOutputOptions
 
-    func validate() throws { try format.refuseTable(with: jsonFlag) }
-    /// `--json` or `--output json`.
-    var json: Bool { jsonFlag || format.output == .json }
+    /// `--json` or `--output json` (with `--shard`, the part for `merge`).
+    var json: Bool { format.json }
     @Option(help: "Write one JSON line per run to this file (seed, code, error code, figures).") var runs: String?
-    @Option(name: .customLong("report"), help: "Write a self-contained HTML page of the sweep to this file (shares with their intervals, histograms).")
-    var reportFile: String?
+    @OptionGroup var page: ReportOption
 
     func run() throws {
         let (range, jobs, deadline) = try sweep.checked()
@@ -73,10 +69,10 @@ struct SweepCommand: ParsableCommand {
             guard let parsed = Shard(parsing: shard) else { throw fail(InputError("--shard", shard, allowed: "I/N with 1 ≤ I ≤ N, such as 2/4")) }
             part = parsed
         }
-        let overrides = try parseOverrides(set)
+        let overrides = try policy.overrides()
         let runsFile = try runs.map { try openOutput($0, option: "--runs", role: "the runs file") }
-        let pageFile = try reportFile.map { try openOutput($0, option: "--report", role: "the report") }
-        let definition = try loadScenario(scenario, seed: range.first, print: { printError("print: \($0)") })
+        let pageFile = try page.reportFile.map { try openOutput($0, option: "--report", role: "the report") }
+        let (definition, inputs) = try scenario.load(seed: range.first, overrides: overrides, print: { printError("print: \($0)") })
         do { _ = try Rehearsal.scaleSet(definition, overrides: overrides) } catch { throw fail(error) }
         let question = try risk.question(script: definition.risk, deadline: deadline, expectations: SweepReport.keys(of: definition.expectations))
         if untilDecided {
@@ -91,14 +87,14 @@ struct SweepCommand: ParsableCommand {
             let bar = ProgressBar(total: range.count)
             defer { bar.finish() }
             do {
-                (digests, judged) = try Sweep.runUntilDecided(definition, seeds: range, overrides: overrides, question: question, jobs: jobs,
+                (digests, judged) = try Sweep.runUntilDecided(definition, inputs, seeds: range, question: question, jobs: jobs,
                                                               progress: { bar.update($0) })
             } catch {
                 bar.finish()
                 throw fail(error)
             }
         } else {
-            digests = try runSweep(definition, seeds: range.seeds(shard: part), overrides: overrides, jobs: jobs)
+            digests = try runSweep(definition, inputs, seeds: range.seeds(shard: part), jobs: jobs)
             judged = question?.judge(digests, keys: SweepReport.keys(of: definition.expectations))
         }
         let ran = digests.isEmpty ? range : SeedRange(digests.first!.seed, digests.last!.seed)
@@ -109,7 +105,7 @@ struct SweepCommand: ParsableCommand {
             try finishOutput(runsFile, option: "--runs")
         }
         if let pageFile { try writePage(pageFile) { try SweepReportPage.html(entries: [SweepReportPage.Entry(report: report, requirements: judged ?? [])]) } }
-        if format.output == .table && !jsonFlag {
+        if format.output == .table && !format.jsonFlag {
             for line in Tables.runs(digests) { printText(line) }
         } else if json {
             var document = part.map { SweepJSON.part(report, shard: $0) } ?? SweepJSON.report(report)
@@ -134,11 +130,11 @@ struct SweepCommand: ParsableCommand {
 }
 
 /// Runs the sweep with a progress line on a terminal; a failed run is exit 2 naming its seed.
-func runSweep(_ definition: ScenarioDefinition, seeds: [UInt64], overrides: [PolicyOverride], jobs: Int) throws -> [RunDigest] {
+func runSweep(_ definition: ScenarioDefinition, _ inputs: RunInputs, seeds: [UInt64], jobs: Int) throws -> [RunDigest] {
     let bar = ProgressBar(total: seeds.count)
     defer { bar.finish() }
     do {
-        return try Sweep.run(definition, seeds: seeds, overrides: overrides, jobs: jobs, progress: { bar.update($0) })
+        return try Sweep.run(definition, inputs, seeds: seeds, jobs: jobs, progress: { bar.update($0) })
     } catch {
         bar.finish()
         throw fail(error)

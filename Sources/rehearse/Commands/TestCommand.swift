@@ -15,9 +15,8 @@ struct TestCommand: ParsableCommand {
     )
 
     @Argument(help: "Scenario files or folders (default: scripts).") var paths: [String] = ["scripts"]
-    @Option(help: "Seed of every run.") var seed: UInt64 = 0
-    @Option(name: .customLong("plugin-path"), help: "A folder of plugin bundles, searched before REHEARSE_PLUGIN_PATH and ./plugins (repeatable).")
-    var pluginPath: [String] = []
+    @OptionGroup var seeded: SeedOption
+    @OptionGroup var plugins: PluginPathOption
     @Option(help: "Write JUnit XML to this file.") var junit: String?
     @OptionGroup var risk: RiskArguments
     @Option(help: "The seeds a scenario with requirements may use: A..B, both included; it stops as soon as every requirement is decided.")
@@ -27,27 +26,23 @@ struct TestCommand: ParsableCommand {
     @OptionGroup var format: OutputOption
 
     func run() throws {
-        try checkPluginPaths(pluginPath)
+        // Loaded as `run` loads a scenario: the plugin path, then ./rehearse.lock when it exists.
+        let loader = try ScenarioLoader(seed: seeded.seed, pluginPath: plugins.pluginPath, lock: nil, print: { _ in })
         let junitFile = try junit.map { try openOutput($0, option: "--junit", role: "the JUnit file") }
         let files = try paths.flatMap { try scenarios(under: $0) }
         guard !files.isEmpty else { throw fail(InputError(paths.joined(separator: " "), problem: "holds no scenario (*.lua with an expect)")) }
         let sweep = try SweepArguments.parse(["--seeds", seeds, "--jobs", String(jobs)] + (deadline.map { ["--deadline", $0] } ?? [])).checked()
         var outcomes: [JUnit.Scenario] = []
         for file in files {
-            var options = ScenarioOptions()
-            options.seed = seed
-            options.pluginPath = pluginPath
-            options.print = { _ in }
-            options.recordEvents = false
             let started = Date()
             var results: [ExpectationResult] = []
             var requirements: [RequirementResult] = []
             var error: String?
             do {
-                let definition = try ScenarioDefinition(path: file, options: options)
-                results = try Rehearsal.run(definition, seed: seed).expectations
+                let definition = try loader.definition(file)
+                results = try Rehearsal.run(definition, loader.inputs).expectations
                 if let question = try risk.question(script: definition.risk, deadline: sweep.2, expectations: SweepReport.keys(of: definition.expectations)) {
-                    requirements = try Sweep.runUntilDecided(definition, seeds: sweep.0, question: question, jobs: sweep.1).results
+                    requirements = try Sweep.runUntilDecided(definition, loader.inputs, seeds: sweep.0, question: question, jobs: sweep.1).results
                 }
             } catch let exit as ExitCode {
                 throw exit

@@ -29,18 +29,17 @@ struct TuneCommand: ParsableCommand {
     var minimize: String?
     @Option(help: "What to make largest: lowestHealthy.p5.") var maximize: String?
     @Flag(name: .customLong("json"), help: "Print the search as JSON.") var jsonFlag = false
-    @Option(name: .customLong("report"), help: "Write a self-contained HTML page of the search (the policies' chart, the Pareto front) to this file.")
-    var reportFile: String?
+    @OptionGroup var page: ReportOption
 
     func run() throws {
         let (range, jobs, deadline) = try sweep.checked()
         guard !vary.isEmpty else { throw fail(InputError("tune", problem: "needs at least one --vary", allowed: "--vary PATH=V1,V2,…")) }
         let objective = try chosenObjective()
-        let candidates = try PolicyGrid(vary, option: "--vary", seedsEach: range.count).candidates(scenario, seed: range.first)
+        let (loaded, candidates) = try PolicyGrid(vary, option: "--vary", seedsEach: range.count).candidates(scenario, seed: range.first)
         guard let question = try risk.question(script: candidates[0].definition.risk, deadline: deadline, expectations: SweepReport.keys(of: candidates[0].definition.expectations)) else {
             throw fail(InputError("tune", problem: "needs at least one requirement", allowed: "--require \"Faulted <= 1%\" or a risk { } in the script"))
         }
-        let pageFile = try reportFile.map { try openOutput($0, option: "--report", role: "the report") }
+        let pageFile = try page.reportFile.map { try openOutput($0, option: "--report", role: "the report") }
         let bar = ProgressBar(total: candidates.count.multipliedReportingOverflow(by: range.count).partialValue)
         defer { bar.finish() }
         let outcome: Tune.Outcome
@@ -48,7 +47,7 @@ struct TuneCommand: ParsableCommand {
             outcome = try Tune.run(labels: candidates.map { $0.combination.map(\.description) },
                                    keys: candidates.map { SweepReport.keys(of: $0.definition.expectations) },
                                    seeds: range, question: question, objective: objective) { (i, seeds, done) throws(any Error) in
-                try Sweep.run(candidates[i].definition, seeds: seeds, overrides: candidates[i].overrides, jobs: jobs,
+                try Sweep.run(loaded, candidates[i].inputs, seeds: seeds, jobs: jobs,
                               progress: { bar.update(done + $0) })
             }
         } catch {

@@ -18,7 +18,7 @@ struct ValidateCommand: ParsableCommand {
     @Option(help: "With an ARM template: its parameters file.") var parameters: String?
     @Option(help: "With an ARM template: what resourceGroup(), subscription() and deployment() answer, NAME=VALUE (repeatable; subscriptionId, tenantId, resourceGroup, location, deploymentName).")
     var context: [String] = []
-    @Option(name: .customLong("plugin-path"), help: "A folder of plugin bundles (repeatable).") var pluginPath: [String] = []
+    @OptionGroup var plugins: PluginPathOption
 
     @OptionGroup var format: OutputOption
 
@@ -50,12 +50,10 @@ struct ValidateCommand: ParsableCommand {
                 throw fail(InputError(file, problem: "\(error)"))
             }
         }
-        var options = ScenarioOptions()
-        try checkPluginPaths(pluginPath)
-        options.pluginPath = pluginPath
-        options.print = { _ in }
+        // Loaded as `run` loads a scenario: the plugin path, then ./rehearse.lock when it exists.
+        let loader = try ScenarioLoader(seed: 0, pluginPath: plugins.pluginPath, lock: nil, print: { _ in })
         let scenario: ScenarioDefinition
-        do { scenario = try ScenarioDefinition(path: file, options: options) } catch { throw fail(error) }
+        do { scenario = try loader.definition(file) } catch { throw fail(error) }
         for warning in scenario.warnings { warn(warning) }
         let d = scenario.scaleSet
         ok("scenario", d, "\(d.name), \(d.capacity) instances, \(d.policy.mode.rawValue) mode" + (d.zones.isEmpty ? "" : ", zones \(d.zones.joined(separator: ","))"))

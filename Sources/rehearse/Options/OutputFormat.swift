@@ -24,3 +24,17 @@ struct OutputOption: ParsableArguments {
         }
     }
 }
+
+/// `--json` beside `--output`: the pair `plan`, `sweep` and `compare` take. `--json` means
+/// `--output json`; it is refused beside `--output table`.
+struct JSONOutputOptions: ParsableArguments {
+    @Flag(name: .customLong("json"), help: "Print the results as JSON (the same as --output json).") var jsonFlag = false
+    @OptionGroup var format: OutputOption
+
+    func validate() throws { try format.refuseTable(with: jsonFlag) }
+
+    /// `--json` or `--output json`.
+    var json: Bool { jsonFlag || format.output == .json }
+    /// The `--output` given.
+    var output: OutputFormat { format.output }
+}

@@ -25,10 +25,11 @@ struct PolicyGrid {
     struct Candidate {
         /// Every `PATH=VALUE` of the combination, as given.
         var combination: [PolicyOverride]
-        /// The scenario loaded with the combination's script parameters.
+        /// The scenario as the combination's script parameters describe it (its risk question,
+        /// expectations and scale set); its runs run the loaded scenario with `inputs`.
         var definition: ScenarioDefinition
-        /// The combination's policy fields.
-        var overrides: [PolicyOverride]
+        /// The inputs of the combination's runs: its policy fields and script parameters.
+        var inputs: RunInputs
     }
 
     /// Reads `texts` (each from `option`). Exit 2 naming the option for anything malformed, and
@@ -72,34 +73,35 @@ struct PolicyGrid {
         return changes.reversed()
     }
 
-    /// Every combination, each with the scenario loaded once per distinct set of script
-    /// parameters and its policy fields applied: every problem of every combination is reported
-    /// before anything runs (exit 2).
-    func candidates(_ scenario: ScenarioArguments, seed: UInt64) throws -> [Candidate] {
-        let given = try parameterValues(scenario.parameters)
-        var definitions: [[String: String]: ScenarioDefinition] = [:]
+    /// The scenario, loaded once (with the first combination's script parameters), and every
+    /// combination as inputs of its runs, each with the scenario its parameter values describe
+    /// (the top level run once per distinct set of values, not the script read again) and its
+    /// policy fields checked: every problem of every combination is reported before anything
+    /// runs (exit 2).
+    func candidates(_ scenario: ScenarioArguments, seed: UInt64) throws -> (ScenarioDefinition, [Candidate]) {
+        let given = try parameterValues(scenario.loading.parameters)
+        let printer: (String) -> Void = { printError("print: \($0)") }
+        let (base, inputs) = try scenario.load(seed: seed, parameters: Self.parameters(of: combination(0)), print: printer)
+        var definitions: [[String: String]: ScenarioDefinition] = [base.parameterValues: base]
         var problems: [Diagnostic] = []
         var candidates: [Candidate] = []
         for index in 0..<count {
             let combination = self.combination(index)
-            var parameters = given
-            for change in combination where change.path.hasPrefix("param.") { parameters[String(change.path.dropFirst(6))] = change.value }
-            let overrides = combination.filter { !$0.path.hasPrefix("param.") }
+            let parameters = given.merging(Self.parameters(of: combination)) { _, varied in varied }
+            var runInputs = inputs
+            runInputs.overrides = combination.filter { !$0.path.hasPrefix("param.") }
+            runInputs.parameterValues = parameters
             if definitions[parameters] == nil {
                 do {
-                    var options = try scenario.options(seed: seed, print: { printError("print: \($0)") })
-                    options.parameters = parameters
-                    let loaded = try ScenarioDefinition(path: scenario.scenario, options: options)
-                    if definitions.isEmpty { for warning in loaded.warnings { warn(warning) } }
-                    definitions[parameters] = loaded
+                    definitions[parameters] = try Rehearsal.definition(base, for: runInputs, print: printer)
                 } catch {
-                    problems += Diagnostic.of(error)
+                    problems += Diagnostic.of(error.error)
                     continue
                 }
             }
             let definition = definitions[parameters]!
             do {
-                _ = try Rehearsal.scaleSet(definition, overrides: overrides)
+                _ = try Rehearsal.scaleSet(definition, overrides: runInputs.overrides)
             } catch {
                 // The fields came from this option, not from --set.
                 problems += Diagnostic.of(error).map { d in
@@ -108,7 +110,7 @@ struct PolicyGrid {
                     return d
                 }
             }
-            candidates.append(Candidate(combination: combination, definition: definition, overrides: overrides))
+            candidates.append(Candidate(combination: combination, definition: definition, inputs: runInputs))
         }
         var seen = Set<String>()
         problems = problems.filter { seen.insert("\($0.location ?? "") \($0.message)").inserted }
@@ -116,7 +118,14 @@ struct PolicyGrid {
             report(problems)
             throw ExitCode(2)
         }
-        return candidates
+        return (base, candidates)
+    }
+
+    /// The script parameters a combination sets (`param.NAME=VALUE`), by name.
+    static func parameters(of combination: [PolicyOverride]) -> [String: String] {
+        var values: [String: String] = [:]
+        for change in combination where change.path.hasPrefix("param.") { values[String(change.path.dropFirst(6))] = change.value }
+        return values
     }
 
     /// `V1,V2,…`, or `A..B:STEP` for whole numbers A ≤ B with STEP ≥ 1.
