@@ -81,10 +81,20 @@ let package = Package(
                 resources: [.copy("Templates")],
                 swiftSettings: strict),
         // Real probes of live endpoints (HTTP(S) through AsyncHTTPClient, TCP connects).
+        // HTTP(S) GETs with bounds (plugins install) and what probes and downloads share: the
+        // blocking bridge from the synchronous command line, network failures in words.
+        .target(
+            name: "HTTPFetch",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
         .target(
             name: "HealthProbe",
             dependencies: [
-                "UpgradeEngine", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "UpgradeEngine", "HTTPFetch", .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
@@ -106,7 +116,7 @@ let package = Package(
         .executableTarget(
             name: "rehearse",
             dependencies: [
-                "Scenario", "Serve", "Plugins", "Reports", "UpgradeEngine", "Formats", "AzureWire", "HealthProbe", "LuaHost",
+                "Scenario", "Serve", "Plugins", "Reports", "UpgradeEngine", "Formats", "AzureWire", "HealthProbe", "HTTPFetch", "LuaHost",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import HTTPFetch
 public import Foundation
 import NIOCore
 import NIOHTTP1
@@ -97,7 +98,7 @@ public struct EndpointProbe: Sendable {
                 return first
             }
         } catch {
-            outcome = Outcome(reply: .noAnswer, failure: Self.describe(error), bodyBytes: 0)
+            outcome = Outcome(reply: .noAnswer, failure: NetworkFailure.describe(error), bodyBytes: 0)
         }
         try? await client.shutdown()
         return outcome
@@ -107,42 +108,8 @@ public struct EndpointProbe: Sendable {
         seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
     }
 
-    /// The usual network failures in words.
-    static func describe(_ error: any Error) -> String {
-        if let io = error as? IOError, io.errnoCode == ECONNREFUSED { return "connection refused" }
-        if let client = error as? HTTPClientError {
-            switch client {
-            case .connectTimeout, .deadlineExceeded, .readTimeout: return "timed out"
-            case .remoteConnectionClosed: return "the server closed the connection without an answer"
-            default: return "\(client)"
-            }
-        }
-        let text = String(describing: error)
-        if text.contains("connectionRefused") || text.contains("Connection refused") { return "connection refused" }
-        return text
-    }
-
     private func connect() -> Outcome {
         let opened = TCPConnect.open(host: url.host!, port: url.port!, timeout: timeout)
         return Outcome(reply: .tcp(connected: opened == nil), failure: opened, bodyBytes: 0)
     }
-}
-
-/// Runs `body` in a task and blocks the calling thread until it returns (the command line is
-/// synchronous). The box hands the value from the task to the waiting thread; the semaphore
-/// orders the write before the read, hence `@unchecked Sendable`.
-func blockingWait<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
-    let box = WaitBox<T>()
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        box.value = await body()
-        done.signal()
-    }
-    done.wait()
-    return box.value!
-}
-
-/// Where `blockingWait`'s task leaves its value for the waiting thread.
-final class WaitBox<T>: @unchecked Sendable {
-    var value: T?
 }

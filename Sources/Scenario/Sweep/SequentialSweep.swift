@@ -12,12 +12,10 @@ extension Sweep {
     /// after each step, and stops as soon as every requirement is decided (held or failed) or the
     /// seeds run out. Returns the digests of the runs made, in seed order, and the last judgement.
     /// The confidence sequence keeps each verdict's error at most 1 − confidence however many looks.
-    /// `expectations` are the keys the question's expectation shares count (by default the
-    /// definition's).
     public static func runUntilDecided(_ definition: ScenarioDefinition, _ inputs: RunInputs, seeds: SeedRange,
-                                       question: RiskQuestion, expectations: [Expectation]? = nil, jobs: Int,
+                                       question: RiskQuestion, jobs: Int,
                                        progress: (@Sendable (Int) -> Void)? = nil) throws -> (runs: [RunDigest], results: [RequirementResult]) {
-        let keys = SweepReport.keys(of: expectations ?? definition.expectations)
+        let keys = SweepReport.keys(of: definition.expectations)
         var runs: [RunDigest] = []
         var results = question.judge([], keys: keys)
         var next = seeds.first

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Formats
 import Foundation
-import HealthProbe
+import HTTPFetch
 import Plugins
 import Scenario
 import UpgradeEngine
