@@ -158,4 +158,27 @@ final class DefinitionValueTests: XCTestCase {
         XCTAssertEqual(described.scaleSet.capacity, 20)
         XCTAssertEqual(definition.scaleSet.capacity, 10)
     }
+
+    func testASwiftDefinitionIsSteppedAndCancelledFromOutside() throws {
+        let session = try RehearsalSession(Self.swiftDefinition(), RunInputs(seed: 1))
+        // PT2M: the model update starts the first batch; PT3M: it is still upgrading.
+        try session.advance(to: 180_000)
+        XCTAssertEqual(session.status?.code, .rollingForward)
+        XCTAssertEqual(session.instances.filter { $0.lifecycle != .running }.map(\.id), [0, 5])
+        XCTAssertNil(try session.perform(.cancel))
+        let record = try session.finish()
+        XCTAssertEqual(record.summary.status?.code, .cancelled)
+        XCTAssertEqual(batches(record.events), ["0, 5"])
+        XCTAssertEqual(record.failedExpectations.map(\.key).sorted(), ["code", "successful"])
+    }
+
+    func testTheImportersDefinitionRunsAndHoldsItsExpectation() throws {
+        let text = try String(contentsOfFile: repositoryRoot + "/Tests/Import/az-vmss-show-zonal.json", encoding: .utf8)
+        let imported = try ScaleSetImport.read(try JSON.parse(text, maxBytes: 16 << 20))
+        let definition = ScenarioDefinition(imported: imported, path: "az-vmss-show-zonal.json")
+        XCTAssertEqual(definition.timeline, [.init(time: 60_000, action: .perform(.updateModel(["image": "next"])))])
+        let record = try Rehearsal.run(definition, RunInputs(seed: 0))
+        XCTAssertEqual(record.upgrades, imported.definition.policy.mode == .rolling ? 1 : 0)
+        XCTAssertEqual(record.failedExpectations, [])
+    }
 }
