@@ -14,11 +14,7 @@ struct ImportCommand: ParsableCommand {
     )
 
     @Argument(help: "The scale set document, then optionally az vmss list-instances output (the fleet as it is).") var files: [String]
-    @Option(help: "With a template or plan holding several scale sets: which one (name, symbolic name or Terraform address).")
-    var resource: String?
-    @Option(help: "With an ARM template: its parameters file.") var parameters: String?
-    @Option(help: "With an ARM template: what resourceGroup(), subscription() and deployment() answer, NAME=VALUE (repeatable; subscriptionId, tenantId, resourceGroup, location, deploymentName).")
-    var context: [String] = []
+    @OptionGroup var reading: DocumentArguments
 
     @Option(name: .customLong("save-in"), help: "The folder the scenario will be saved in (default: the current folder): the document paths in it are written relative to that folder.")
     var saveIn: String?
@@ -30,7 +26,7 @@ struct ImportCommand: ParsableCommand {
     }
 
     func run() throws {
-        let imported = try importScaleSet(files[0], resource: resource, parameters: parameters, context: context)
+        let imported = try reading.read(files[0])
         var fleet: [ExistingInstance]?
         if files.count == 2 {
             let listed = try importFleet(files[1])
@@ -40,10 +36,10 @@ struct ImportCommand: ParsableCommand {
             fleet = listed
         }
         // The definition an import makes; the Lua starter is its rendering.
-        let path = relative(files[0]), parametersPath = parameters.map(relative)
+        let path = relative(files[0]), parametersPath = reading.parameters.map(relative)
         let definition = ScenarioDefinition(imported: imported, path: path, parameters: parametersPath, fleet: fleet)
-        print(StarterScenario.text(definition, imported: imported, path: path, resource: resource, parameters: parametersPath,
-                                   instances: files.count == 2 ? (relative(files[1]), fleet ?? []) : nil, context: context), terminator: "")
+        print(StarterScenario.text(definition, imported: imported, path: path, resource: reading.resource, parameters: parametersPath,
+                                   instances: files.count == 2 ? (relative(files[1]), fleet ?? []) : nil, context: reading.context), terminator: "")
     }
 
     /// `file` (as given, from the current folder) as a path from the `--save-in` folder; an

@@ -20,7 +20,7 @@ struct ProbeCommand: ParsableCommand {
 
     @Argument(help: "http://host:port/path, https://…, or tcp://host:port") var url: String
     @Flag(help: "Binary states (typeHandlerVersion 1.0): Healthy on 2xx, Unhealthy otherwise.") var binary = false
-    @Flag(name: .customLong("strict-wire"), help: "Judge customMetrics sent as a JSON object as Azure's extension does.") var strictWire = false
+    @OptionGroup var wire: StrictWireOption
     @Option(help: "Seconds to wait for the whole answer (at most 30, the extension's own timeout).") var timeout: Double = 30
     @Flag(name: .customLong("json"), help: "Print the outcome as one JSON object instead of text.") var jsonFlag = false
     @OptionGroup var format: OutputOption
@@ -33,7 +33,7 @@ struct ProbeCommand: ParsableCommand {
         let probe: EndpointProbe
         do { probe = try EndpointProbe(url, timeout: timeout) } catch { throw fail(error) }
         let outcome = probe.run()
-        let result = probe.settings(binary: binary).evaluate(outcome.reply, strictWire: strictWire)
+        let result = probe.settings(binary: binary).evaluate(outcome.reply, strictWire: wire.strictWire)
         if json {
             var fields: [String: JSON] = [
                 "url": .string(url), "state": .string(result.state.rawValue), "bodyBytes": .int(outcome.bodyBytes),

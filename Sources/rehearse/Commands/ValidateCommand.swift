@@ -13,11 +13,7 @@ struct ValidateCommand: ParsableCommand {
     )
 
     @Argument(help: "A Lua scenario script, a scale set document or a JSON upgradePolicy.") var file: String
-    @Option(help: "With a template or plan holding several scale sets: the one to check (name, symbolic name or address).")
-    var resource: String?
-    @Option(help: "With an ARM template: its parameters file.") var parameters: String?
-    @Option(help: "With an ARM template: what resourceGroup(), subscription() and deployment() answer, NAME=VALUE (repeatable; subscriptionId, tenantId, resourceGroup, location, deploymentName).")
-    var context: [String] = []
+    @OptionGroup var reading: DocumentArguments
     @OptionGroup var plugins: PluginPathOption
 
     @OptionGroup var format: OutputOption
@@ -35,7 +31,7 @@ struct ValidateCommand: ParsableCommand {
                           extra: [JSONField("instances", .int(fleet.count)), JSONField("notOnLatestModel", .int(behind))])
             }
             if let kind = ScaleSetImport.format(of: document) {
-                let d = try importScaleSet(file, resource: resource, parameters: parameters, context: context).definition
+                let d = try reading.read(file).definition
                 return ok(kind.rawValue, d, "\(kind.rawValue): \(d.name), \(d.capacity) instances, \(d.orchestration.rawValue), \(d.policy.mode.rawValue) mode"
                           + (d.zones.isEmpty ? "" : ", zones \(d.zones.joined(separator: ","))"))
             }

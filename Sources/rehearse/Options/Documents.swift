@@ -42,3 +42,18 @@ func importFleet(_ path: String) throws -> [ExistingInstance] {
         throw ExitCode(2)
     }
 }
+
+/// How a scale set document is read (`import`, `validate`): which resource of a template or plan,
+/// an ARM template's parameters file, and what its deployment functions answer.
+struct DocumentArguments: ParsableArguments {
+    @Option(help: "With a template or plan holding several scale sets: which one (name, symbolic name or Terraform address).")
+    var resource: String?
+    @Option(help: "With an ARM template: its parameters file.") var parameters: String?
+    @Option(help: "With an ARM template: what resourceGroup(), subscription() and deployment() answer, NAME=VALUE (repeatable; subscriptionId, tenantId, resourceGroup, location, deploymentName).")
+    var context: [String] = []
+
+    /// The scale set the document at `path` describes, read with these options (`importScaleSet`).
+    func read(_ path: String) throws -> ImportedScaleSet {
+        try importScaleSet(path, resource: resource, parameters: parameters, context: context)
+    }
+}

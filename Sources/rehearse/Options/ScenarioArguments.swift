@@ -24,8 +24,7 @@ struct ScenarioArguments: ParsableArguments {
 /// time limit and wire strictness.
 struct LoadingArguments: ParsableArguments {
     @OptionGroup var plugins: PluginPathOption
-    @Flag(name: .customLong("strict-wire"), help: "Judge customMetrics sent as a JSON object as Azure's extension does (Unknown).")
-    var strictWire = false
+    @OptionGroup var wire: StrictWireOption
     @Option(name: .customLong("time-limit"), help: "Stop the virtual clock here (ISO 8601 duration).") var timeLimit = "P7D"
     @Option(help: "A lock file pinning bundle versions and contents (default: ./rehearse.lock when it exists).") var lock: String?
     @Option(name: .customLong("max-actions"), help: "Most at(...) actions one run may schedule.") var maxActions = RunLimits().actions
@@ -66,7 +65,7 @@ struct LoadingArguments: ParsableArguments {
         loader.inputs.overrides = overrides
         loader.inputs.limits = luaLimits
         loader.inputs.runLimits = runLimits
-        loader.inputs.strictWire = strictWire
+        loader.inputs.strictWire = wire.strictWire
         switch ISODuration.parse(timeLimit) {
         case .success(let ms): loader.inputs.timeLimit = ms
         case .failure(let error): throw fail(InputError("--time-limit", ScriptText.escaped(timeLimit), problem: "\(error)", allowed: "an ISO 8601 duration such as P7D, PT12H or PT90M"))
@@ -125,6 +124,13 @@ struct ScenarioLoader {
 struct PluginPathOption: ParsableArguments {
     @Option(name: .customLong("plugin-path"), help: "A folder of plugin bundles, searched before REHEARSE_PLUGIN_PATH and ./plugins (repeatable).")
     var pluginPath: [String] = []
+}
+
+/// `--strict-wire`: custom metrics judged as Azure's extension judges them (`run` and the commands
+/// that load a scenario, `probe`).
+struct StrictWireOption: ParsableArguments {
+    @Flag(name: .customLong("strict-wire"), help: "Judge customMetrics sent as a JSON object as Azure's extension does (Unknown).")
+    var strictWire = false
 }
 
 /// `--seed N`: the seed of a command's one run (or of every run, for `test`).
