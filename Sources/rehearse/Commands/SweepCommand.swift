@@ -14,7 +14,11 @@ struct SweepArguments: ParsableArguments {
     var deadline: String?
 
     /// The seed range, the jobs and the deadline, checked: exit 2 naming the option otherwise.
-    func checked() throws -> (SeedRange, Int, Millis?) {
+    func checked() throws -> (SeedRange, Int, Millis?) { try Self.checked(seeds: seeds, jobs: jobs, deadline: deadline) }
+
+    /// `--seeds`, `--jobs` and `--deadline` as given, checked: exit 2 naming the option otherwise
+    /// (`test` takes the same options with its own defaults).
+    static func checked(seeds: String, jobs: Int, deadline: String?) throws -> (SeedRange, Int, Millis?) {
         guard let parsed = SeedRange(parsing: seeds) else {
             throw fail(InputError("--seeds", seeds, allowed: "a range A..B of whole numbers with A ≤ B, such as 0..999, or one seed"))
         }

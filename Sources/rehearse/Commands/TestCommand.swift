@@ -31,7 +31,7 @@ struct TestCommand: ParsableCommand {
         let junitFile = try junit.map { try openOutput($0, option: "--junit", role: "the JUnit file") }
         let files = try paths.flatMap { try scenarios(under: $0) }
         guard !files.isEmpty else { throw fail(InputError(paths.joined(separator: " "), problem: "holds no scenario (*.lua with an expect)")) }
-        let sweep = try SweepArguments.parse(["--seeds", seeds, "--jobs", String(jobs)] + (deadline.map { ["--deadline", $0] } ?? [])).checked()
+        let sweep = try SweepArguments.checked(seeds: seeds, jobs: jobs, deadline: deadline)
         var outcomes: [JUnit.Scenario] = []
         for file in files {
             let started = Date()
