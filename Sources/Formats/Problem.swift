@@ -5,11 +5,30 @@ public struct Problem: Equatable, Sendable, CustomStringConvertible {
     public var field: String
     /// What is wrong, including the value found.
     public var message: String
+    /// Where, when it is not a field of the input: a script line, an API call, a parameter or
+    /// an override (nil: the field path is the place).
+    public var place: Location?
 
     /// A problem at `field`: `message`.
     public init(field: String, _ message: String) {
         self.field = field
         self.message = message
+    }
+
+    /// A problem at `place` (a call at a script line, a parameter, an override): `message`.
+    /// `field` holds the place in plain words, with no command-line spelling.
+    public init(at place: Location, _ message: String) {
+        switch place {
+        case .document(_, let field): self.field = field
+        case .script(let line): self.field = line.description
+        case .call(let name, let line): self.field = "\(name) at \(line)"
+        case .setting(.parameter(let name), let value): self.field = name + (value.map { "=\($0)" } ?? "")
+        case .setting(.policyOverride(let path), _): self.field = path
+        case .setting(let setting, let value): self.field = "\(setting)" + (value.map { " \($0)" } ?? "")
+        case .option(let text), .file(let text), .command(let text): self.field = text
+        }
+        self.message = message
+        self.place = place
     }
 
     public var description: String { "\(field): \(message)" }

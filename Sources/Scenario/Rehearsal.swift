@@ -21,6 +21,15 @@ public struct RunFailure: Error, CustomStringConvertible {
     public var description: String { "seed \(seed): \(error)" }
 }
 
+extension RunFailure: UserFacingError {
+    /// Where the run's error is.
+    public var place: Location? { error.place }
+    /// What the run's error allows.
+    public var allowed: String? { error.allowed }
+    /// The run's error's status: 2.
+    public var exitCode: Int32 { error.exitCode }
+}
+
 /// A rehearsal as a function of a definition and a seed. Each call makes its own Lua state,
 /// runtime and simulation, shares nothing with any other call and may run on any thread; the
 /// same definition, seed and overrides give the same record, byte for byte, whatever runs
@@ -100,7 +109,7 @@ public enum Rehearsal {
         do {
             scaleSet.policy = try scaleSet.policy.applying(overrides)
         } catch {
-            throw .definition(error.problems.map { Problem(field: "--set \($0.field)", $0.message) }, location: nil)
+            throw .definition(error.problems.map { Problem(at: .setting(.policyOverride($0.field), value: nil), $0.message) }, location: nil)
         }
         return scaleSet
     }

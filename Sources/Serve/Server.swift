@@ -1,5 +1,5 @@
 import Foundation
-import Formats
+public import Formats
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
@@ -33,9 +33,13 @@ public struct ServeConfiguration: Sendable {
 }
 
 /// A failure to start serving: the events file, the certificate file, the port.
-public struct ServeError: Error, CustomStringConvertible {
+public struct ServeError: Error, CustomStringConvertible, UserFacingError {
     /// What failed, naming the option or file.
     public var description: String
+    /// The sentence names its option or file itself.
+    public var place: Location? { nil }
+    /// Bad input (a file or port that cannot be used): 2.
+    public var exitCode: Int32 { 2 }
 }
 
 /// The server: Compute's scale set routes over a steppable run, the identity endpoints, the clock.

@@ -148,7 +148,7 @@ final class HostileRunTests: XCTestCase {
     func testSelfSchedulingActionStopsAtTheActionLimit() throws {
         let (error, seconds) = try outcome("local function again() at(0, again) end\nat(0, again)")
         guard case .runLimit(let limit)? = error else { return XCTFail(String(describing: error)) }
-        XCTAssertEqual(limit.limit, "actions")
+        XCTAssertEqual(limit.limit, .actions)
         XCTAssertEqual(limit.allowed, 100_000)
         XCTAssertTrue(limit.detail.hasSuffix("scenario.lua:4"), limit.detail)
         XCTAssertLessThan(seconds, 15)
@@ -164,7 +164,7 @@ final class HostileRunTests: XCTestCase {
             """
         let (error, _) = try outcome(body) { $0.runLimits.instances = 5_000 }
         guard case .runLimit(let limit)? = error else { return XCTFail(String(describing: error)) }
-        XCTAssertEqual(limit.limit, "instances")
+        XCTAssertEqual(limit.limit, .instances)
         XCTAssertEqual(limit.allowed, 5_000)
     }
 
@@ -189,7 +189,7 @@ final class HostileRunTests: XCTestCase {
             end)
             """) { $0.runLimits.modelVersions = 2_000 }
         guard case .runLimit(let limit)? = versions else { return XCTFail(String(describing: versions)) }
-        XCTAssertEqual(limit.limit, "modelVersions")
+        XCTAssertEqual(limit.limit, .modelVersions)
         XCTAssertEqual(limit.allowed, 2_000)
         XCTAssertLessThan(seconds, 15)
 
@@ -327,7 +327,7 @@ final class HostileRunTests: XCTestCase {
         o.runLimits.probes = 200_000
         XCTAssertThrowsError(try load(path: path, options: o).run()) { error in
             guard case ScenarioError.runLimit(let limit) = error else { return XCTFail("\(error)") }
-            XCTAssertEqual(limit.limit, "probes")
+            XCTAssertEqual(limit.limit, .probes)
             XCTAssertEqual(limit.allowed, 200_000)
         }
     }

@@ -243,27 +243,6 @@ final class ValidationTests: XCTestCase {
     }
 }
 
-/// Every error becomes diagnostics with what, where, what was running and the exit status.
-final class DiagnosticTests: XCTestCase {
-    func testDefinitionScriptAndExpectationErrorsBecomeDiagnostics() throws {
-        let definition = ScenarioError.definition([Problem(field: "scaleset.capacity", "is required")], location: "x.lua:1")
-        XCTAssertEqual(Diagnostic.of(definition), [Diagnostic(.error, "is required", location: "scaleset.capacity", context: "x.lua:1")])
-
-        let path = try writeScenario(baseScaleSet + "\nhealth(function(vm) error('down') end)\nat('PT1M', function() end)")
-        do {
-            _ = try runScenario(path)
-            XCTFail("ran")
-        } catch {
-            let d = try XCTUnwrap(Diagnostic.of(error).first)
-            XCTAssertEqual(d.exitCode, 2)
-            XCTAssertTrue(d.location?.hasSuffix("scenario.lua:6") ?? false, "\(d)")
-            XCTAssertEqual(d.context, "health of web_0 at PT0S")
-        }
-        let failure = ExpectationResult(location: "x.lua:9", key: "code", expected: "Faulted", actual: "Completed", held: false)
-        XCTAssertEqual(Diagnostic.of(failure), [Diagnostic(.error, "code is Completed, expected Faulted", location: "expect at x.lua:9", exitCode: 1)])
-    }
-}
-
 /// A health answer as a Lua table is judged like the same answer as a body: keys are
 /// case-insensitive on the wire, so they are in a table too.
 final class HealthAnswerCasingTests: XCTestCase {

@@ -117,3 +117,11 @@ public struct ExpectationResult: Error, Equatable, Sendable {
         self.held = held
     }
 }
+
+extension ExpectationResult: UserFacingError {
+    /// The `expect` call, at the line Lua named (`location` is Lua's `chunk:line`, read once
+    /// here; nil when the script gave no line).
+    public var place: Location? { ScriptLine(lua: location).map { .call("expect", at: $0) } }
+    /// An expectation that did not hold: 1.
+    public var exitCode: Int32 { 1 }
+}

@@ -336,7 +336,7 @@ public final class Simulation {
 
     /// Notes the first run-level limit reached; `run` ends with it after the current event.
     func reachLimit(_ limit: String, _ allowed: Int, detail: String) {
-        if counters.limitReached == nil { counters.limitReached = RunLimitExceeded(limit: limit, allowed: allowed, time: now, detail: detail) }
+        if counters.limitReached == nil { counters.limitReached = RunLimitExceeded(limit: RunLimit(rawValue: limit)!, allowed: allowed, time: now, detail: detail) }
     }
 
     func isServing(_ instance: borrowing Instance) -> Bool {

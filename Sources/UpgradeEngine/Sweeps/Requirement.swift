@@ -167,6 +167,15 @@ public struct RequirementError: Error, Equatable, Sendable {
     public var problem: String
 }
 
+extension RequirementError: UserFacingError {
+    /// Whoever read the requirement (an option, a risk block) names the place.
+    public var place: Location? { nil }
+    /// The form a requirement takes.
+    public var allowed: String? { Requirement.allowedForm }
+    /// Bad input: 2.
+    public var exitCode: Int32 { 2 }
+}
+
 /// One requirement judged over a sweep's runs.
 public struct RequirementResult: Equatable, Sendable {
     /// The requirement.

@@ -35,7 +35,7 @@ struct CompareCommand: ParsableCommand {
 
     func run() throws {
         let (range, jobs, deadline) = try sweep.checked()
-        guard !set.isEmpty else { throw fail(InputError("compare", problem: "needs at least one --set", allowed: "--set PATH=V1,V2,…")) }
+        guard !set.isEmpty else { throw InputError(.command("compare"), problem: "needs at least one --set", allowed: "--set PATH=V1,V2,…") }
         let candidates = try PolicyGrid(set, option: "--set", seedsEach: range.count).candidates(scenario, seed: range.first)
         let seeds = range.seeds()
         var rows: [CompareText.Row] = []
@@ -69,7 +69,7 @@ struct CompareCommand: ParsableCommand {
         }
         // With requirements, a gate: exit 1 when no combination met every one.
         if rows.contains(where: { !$0.requirements.isEmpty }), !rows.contains(where: { RiskQuestion.passed($0.requirements) }) {
-            throw ExitCode(1)
+            throw CommandFailure.shown(exitCode: 1)
         }
     }
 }

@@ -27,14 +27,14 @@ struct PlanCommand: ParsableCommand {
     func run() throws {
         let overrides = try parseOverrides(set)
         let loaded = try loadScenario(scenario, seed: seed, print: { printError("print: \($0)") })
-        do { _ = try Rehearsal.scaleSet(loaded, overrides: overrides) } catch { throw fail(error) }
+        _ = try Rehearsal.scaleSet(loaded, overrides: overrides)
         let plan: UpgradePlan
         do {
             plan = try Rehearsal.plan(loaded, seed: seed, overrides: overrides, print: { printError("print: \($0)") }) { event in
                 warnIfWire(event)
             }
         } catch {
-            throw fail(error.error)
+            throw error.error
         }
         var scaleSet = try Rehearsal.scaleSet(loaded, overrides: overrides)
         // The policy in numbers is the one the upgrade used (an automatic OS upgrade may use the default).
@@ -96,6 +96,6 @@ struct PlanCommand: ParsableCommand {
         }
         printText("")
         for line in RunText.plan(plan) { printText(line) }
-        for fragile in arithmetic.fragilities { warn(fragile.message, location: fragile.field) }
+        for fragile in arithmetic.fragilities { warn(fragile.message, location: .document(path: nil, field: fragile.field)) }
     }
 }

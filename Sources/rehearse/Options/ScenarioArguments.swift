@@ -38,18 +38,20 @@ struct ScenarioArguments: ParsableArguments {
         // and actions in 32 bits, the run backstop counts milliseconds in 32 bits, and every
         // other count stops at 10^15 so that no arithmetic on it can overflow.
         let most = CheckedNumber.largestCount, int32 = Int(Int32.max)
-        let limits = [("--max-actions", maxActions, int32), ("--max-events", maxEvents, most), ("--max-instances", maxInstances, int32),
-                      ("--max-model-versions", maxModelVersions, most), ("--max-probes", maxProbes, most),
-                      ("--max-script-seconds", maxScriptSeconds, Int(UInt32.max) / 1000), ("--max-script-instructions", maxScriptInstructions, most)]
+        let limits = [(Diagnostics.option(for: RunLimit.actions), maxActions, int32), (Diagnostics.option(for: RunLimit.events), maxEvents, most),
+                      (Diagnostics.option(for: RunLimit.instances), maxInstances, int32),
+                      (Diagnostics.option(for: RunLimit.modelVersions), maxModelVersions, most), (Diagnostics.option(for: RunLimit.probes), maxProbes, most),
+                      (Diagnostics.option(for: LuaRunLimit.cpuTime), maxScriptSeconds, Int(UInt32.max) / 1000),
+                      (Diagnostics.option(for: LuaRunLimit.instructions), maxScriptInstructions, most)]
         for (option, value, largest) in limits {
-            do { _ = try CheckedNumber.whole(value, field: option, in: 1...largest) } catch { throw fail(error) }
+            _ = try CheckedNumber.whole(value, field: option, in: 1...largest)
         }
         options.limits.runWallClockMilliseconds = maxScriptSeconds * 1000
         options.limits.runInstructions = maxScriptInstructions
         options.runLimits = RunLimits(actions: maxActions, events: maxEvents, instances: maxInstances, modelVersions: maxModelVersions,
                                       probes: maxProbes)
         if let lock {
-            guard FileManager.default.fileExists(atPath: lock) else { throw fail(InputError("--lock", lock, problem: "no such file")) }
+            guard FileManager.default.fileExists(atPath: lock) else { throw InputError(option: "--lock", lock, problem: "no such file") }
             options.lockPath = lock
         } else if FileManager.default.fileExists(atPath: PluginLock.fileName) {
             options.lockPath = PluginLock.fileName
@@ -59,23 +61,17 @@ struct ScenarioArguments: ParsableArguments {
         options.recordEvents = false
         switch ISODuration.parse(timeLimit) {
         case .success(let ms): options.timeLimit = ms
-        case .failure(let error): throw fail(InputError("--time-limit", ScriptText.escaped(timeLimit), problem: "\(error)", allowed: "an ISO 8601 duration such as P7D, PT12H or PT90M"))
+        case .failure(let error): throw InputError(option: "--time-limit", ScriptText.escaped(timeLimit), problem: "\(error)", allowed: "an ISO 8601 duration such as P7D, PT12H or PT90M")
         }
         return options
     }
 }
 
-/// Loads a scenario, turning its errors into exit status 2.
+/// Loads a scenario and warns of what its loading found; its errors end the command (exit 2).
 func loadScenario(_ arguments: ScenarioArguments, seed: UInt64, print: @escaping (String) -> Void) throws -> ScenarioDefinition {
-    do {
-        let scenario = try ScenarioDefinition(path: arguments.scenario, options: try arguments.options(seed: seed, print: print))
-        for warning in scenario.warnings { warn(warning) }
-        return scenario
-    } catch let error as ValidationError {
-        throw error
-    } catch {
-        throw fail(error)
-    }
+    let scenario = try ScenarioDefinition(path: arguments.scenario, options: try arguments.options(seed: seed, print: print))
+    for warning in scenario.warnings { warn(warning) }
+    return scenario
 }
 
 /// `--param NAME=VALUE` options by name; a malformed or repeated one is exit 2.
@@ -83,10 +79,10 @@ func parameterValues(_ texts: [String]) throws -> [String: String] {
     var values: [String: String] = [:]
     for text in texts {
         guard let equals = text.firstIndex(of: "="), equals != text.startIndex else {
-            throw fail(InputError("--param", text, allowed: "NAME=VALUE, such as bootFailure=0.1"))
+            throw InputError(option: "--param", text, allowed: "NAME=VALUE, such as bootFailure=0.1")
         }
         let name = String(text[..<equals])
-        guard values[name] == nil else { throw fail(InputError("--param", name, problem: "is given twice")) }
+        guard values[name] == nil else { throw InputError(option: "--param", name, problem: "is given twice") }
         values[name] = String(text[text.index(after: equals)...])
     }
     return values

@@ -1,0 +1,147 @@
+import Formats
+import LuaHost
+import Plugins
+import Scenario
+import UpgradeEngine
+
+/// Tier two: one thing the user must know, made from a typed error (or a warning) just before it
+/// is rendered, as swift-argument-parser's `MessageInfo` is made from a `ParserError`: what is
+/// wrong, where (typed), what was running, and the exit status it leads to.
+struct Diagnostic: Equatable {
+    /// How serious: an error stops the command, a warning or a note does not.
+    enum Severity: String {
+        case error, warning, note
+    }
+
+    /// Error or warning.
+    var severity: Severity
+    /// What is wrong, with the value found and what is allowed where there is a rule.
+    var message: String
+    /// Where, rendered by `Diagnostics.text(of:)`.
+    var location: Location?
+    /// What was running (`health of web_3 at PT10S`), or the definition's `file:line` for a
+    /// problem located by field.
+    var context: String?
+    /// The exit status: 2 for bad input, 1 for an expectation that failed, 0 for a warning.
+    var exitCode: Int32
+    /// An expectation's result: its call is written `expect at file:line` before the message.
+    var isExpectation = false
+
+    /// A diagnostic saying `message`, at `location`, in `context`.
+    init(_ message: String, severity: Severity = .error, location: Location? = nil, context: String? = nil, exitCode: Int32? = nil) {
+        self.severity = severity
+        self.message = message
+        self.location = location
+        self.context = context
+        self.exitCode = exitCode ?? (severity == .error ? 2 : 0)
+    }
+}
+
+extension Diagnostic {
+    /// The diagnostics an error stands for (a definition with three problems gives three).
+    static func of(_ error: any Error) -> [Diagnostic] {
+        switch error {
+        case let failure as CommandFailure:
+            return failure.diagnostics
+        case let error as ScenarioError:
+            switch error {
+            case .file(let path, let problem): return [Diagnostic("cannot load: \(problem)", location: .file(path))]
+            case .host(let what): return [Diagnostic(what)]
+            case .runLimit(let limit): return [Diagnostic(Diagnostics.message(limit))]
+            case .script(let lua, let context):
+                return [Diagnostic(Diagnostics.message(lua), location: lua.place ?? lua.location.map(Location.file), context: context)]
+            case .definition(let problems, let location):
+                return problems.map { problem in
+                    // A problem of an expect, phase or deferral call is located at that call,
+                    // not at the scaleset the definition's location names.
+                    if case .call = problem.location { return Diagnostic(problem.message, location: problem.location) }
+                    return Diagnostic(problem.message, location: problem.location, context: location)
+                }
+            }
+        case let failure as ValidationFailure:
+            return failure.problems.map { Diagnostic($0.message, location: $0.location) }
+        case let result as ExpectationResult:
+            var d = Diagnostic("\(result.key) is \(result.actual), expected \(result.expected)",
+                               location: result.place ?? .file(result.location), exitCode: result.exitCode)
+            d.isExpectation = true
+            return [d]
+        case let failure as RunFailure:
+            // One run among many: each diagnostic names the run's seed first.
+            return of(failure.error).map { d in
+                var d = d
+                d.message = "seed \(failure.seed): " + d.message
+                return d
+            }
+        case let input as InputError:
+            return [Diagnostic(Diagnostics.message(input), exitCode: input.exitCode)]
+        case let limit as RunLimitExceeded:
+            return [Diagnostic(Diagnostics.message(limit))]
+        case let lua as LuaError:
+            return [Diagnostic(Diagnostics.message(lua), location: lua.place)]
+        case let failure as SweepThreadFailure:
+            return [Diagnostic(Diagnostics.message(failure))]
+        case let failure as SweepPart.Failure:
+            // The place always heads the line, even when the message happens to name it.
+            return [Diagnostic("\(failure.place.map { Diagnostics.text(of: $0) } ?? "merge"): \(failure.problem)")]
+        case let problem as PluginProblem:
+            return [Diagnostic(Diagnostics.message(problem))]
+        case let error as any UserFacingError:
+            return [Diagnostic("\(error)", exitCode: error.exitCode)]
+        default:
+            return [Diagnostic("\(error)")]
+        }
+    }
+}
+
+/// Bad input named on the command line: where (an option, a file, a command), what was given,
+/// what is wrong and what is allowed, as data; the renderer makes it one line.
+struct InputError: UserFacingError {
+    /// An option (`--seeds`), a file, or a command (`merge`).
+    var place: Location?
+    /// The value given, when there is one.
+    var value: String?
+    /// What is wrong; nil when `allowed` says it all.
+    var problem: String?
+    /// What is allowed instead.
+    var allowed: String?
+    /// Bad input: 2.
+    var exitCode: Int32 { 2 }
+
+    /// Bad input at `place`: `value` given, `problem` found, `allowed` allowed.
+    init(_ place: Location, _ value: String? = nil, problem: String? = nil, allowed: String? = nil) {
+        self.place = place
+        self.value = value
+        self.problem = problem
+        self.allowed = allowed
+    }
+
+    /// Bad input given to the option `option` (`--seeds`).
+    init(option: String, _ value: String? = nil, problem: String? = nil, allowed: String? = nil) {
+        self.init(.option(option), value, problem: problem, allowed: allowed)
+    }
+}
+
+/// A command that ends with problems it collected as it went (every finding of `plugins
+/// verify`, every document problem) or with an outcome its output already shows (a failed
+/// expectation in `test`, a requirement a sweep did not hold): the diagnostics to render,
+/// possibly none, and the exit status.
+struct CommandFailure: UserFacingError {
+    /// What to render, in order; empty when the command's output already said it.
+    var diagnostics: [Diagnostic]
+    /// The line above several problems of one input (`file: `), as the definition's header.
+    var header: String?
+    /// 1 for an expectation or requirement that did not hold, 2 for bad input.
+    var exitCode: Int32
+    /// Where the first problem is.
+    var place: Location? { diagnostics.first?.location }
+
+    /// A failure rendering `diagnostics` (under `header` when there are several), ending with `exitCode`.
+    init(_ diagnostics: [Diagnostic], header: String? = nil, exitCode: Int32) {
+        self.diagnostics = diagnostics
+        self.header = header
+        self.exitCode = exitCode
+    }
+
+    /// An outcome the output already shows: nothing more to render.
+    static func shown(exitCode: Int32) -> CommandFailure { CommandFailure([], exitCode: exitCode) }
+}
