@@ -199,7 +199,7 @@ actor ServedRun {
                 case .rollingForward, .rollingBack: return
                 case .completed: op.state = .succeeded
                 case .cancelled: op.state = .canceled
-                case .faulted: op.state = .failed(code: status.error?.code ?? "RollingUpgradeFaulted", message: status.error?.message ?? "The rolling upgrade faulted.")
+                case .faulted: op.state = .failed(code: status.error?.code.rawValue ?? "RollingUpgradeFaulted", message: status.error?.message ?? "The rolling upgrade faulted.")
                 }
             } else if session.nextEventTime != nil {
                 return

@@ -248,7 +248,7 @@ final class HostileRunTests: XCTestCase {
         let started = Date()
         let result = try load(path: path, options: options()).run { events.append($0) }
         XCTAssertLessThan(Date().timeIntervalSince(started), 15)
-        XCTAssertEqual(result.summary.status?.error?.code, "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade")
+        XCTAssertEqual(result.summary.status?.error?.code.rawValue, "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade")
         let warnings = events.compactMap { event -> String? in
             if case .wireWarning(_, let message) = event.payload { return message }
             return nil

@@ -68,7 +68,7 @@ final class HostileSweepTests: XCTestCase {
     // MARK: Merge parts
 
     func digest(_ seed: UInt64, code: String = "Completed") -> RunDigest {
-        RunDigest(seed: seed, code: code, errorCode: nil, timeToFinish: 240, lowestHealthy: 1, unavailable: 30, hitTimeLimit: false,
+        RunDigest(seed: seed, code: RunningCode(rawValue: code), errorCode: nil, timeToFinish: 240, lowestHealthy: 1, unavailable: 30, hitTimeLimit: false,
                   held: [], failed: [], leftBehind: [])
     }
 

@@ -121,7 +121,7 @@ final class ScenarioAPITests: XCTestCase {
         // Phase 0 (even ids) then phase 1, one update domain per batch.
         XCTAssertEqual(events.filter { $0.kind == .batchStarted }.map(\.phase), [0, 0, 0, 0, 0, 1, 1, 1, 1, 1])
         let (strict, _) = try runScenario(path, strictWire: true)
-        XCTAssertEqual(strict.summary.status?.error?.code, "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade")
+        XCTAssertEqual(strict.summary.status?.error?.code.rawValue, "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade")
     }
 
     func testVmTableCarriesPlacementModelAndState() throws {

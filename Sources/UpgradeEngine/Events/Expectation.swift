@@ -65,7 +65,7 @@ public struct Expectation: Equatable, Sendable {
         let number = { (n: Int?) in n.map(String.init) ?? "none" }
         let list = { (l: [Int]?) in l.map { "\($0)" } ?? "none" }
         check("code", status?.code.rawValue, code, text)
-        check("errorCode", status?.error?.code, errorCode, text)
+        check("errorCode", status?.error?.code.rawValue, errorCode, text)
         check("failed", status?.progress.failedInstanceCount, failed, number)
         if let finishedWithin {
             let took = summary.availability.map { CheckedNumber.clampedWhole($0.timeToFinishSeconds * 1000) }

@@ -365,7 +365,7 @@ public final class Simulation {
         guard serving != was else { return }
         meter.servingChanged(by: serving ? 1 : -1, at: now)
         let state = instances[id].health.state
-        let reason = state != health ? state.rawValue : instances[id].lifecycle.rawValue
+        let reason: ServingReason = state != health ? .health(state) : .lifecycle(instances[id].lifecycle)
         emit(.servingChanged(serving: serving, count: meter.serving, reason: reason), instance: id)
     }
 

@@ -92,8 +92,8 @@ public struct Requirement: Equatable, Sendable, CustomStringConvertible {
     /// Whether one run showed the measure.
     public func shows(_ run: RunDigest, keys: [SweepReport.ExpectationKey], deadline: Millis?) -> Bool {
         switch measure {
-        case .code(let code): return run.code == code
-        case .errorCode(let code): return run.errorCode == code
+        case .code(let code): return run.code?.rawValue == code
+        case .errorCode(let code): return run.errorCode?.rawValue == code
         case .deadline:
             guard let deadline, !run.hitTimeLimit else { return false }
             return (run.timeToFinish ?? 0) * 1000 <= Double(deadline)

@@ -142,7 +142,10 @@ public struct SweepPart: Equatable, Sendable {
         guard case .string(let seedText)? = item.member("seed"), let seed = UInt64(seedText) else {
             throw wrong("seed", "a seed as a string of digits, such as \"42\"")
         }
-        let code = try string("code"), errorCode = try string("errorCode")
+        let codeText = try string("code"), errorCodeText = try string("errorCode")
+        let code = codeText.flatMap(RunningCode.init(rawValue:)), errorCode = errorCodeText.flatMap(UpgradeErrorCode.init(rawValue:))
+        if codeText != nil, code == nil { throw wrong("code", "one of \(RunningCode.allCases.map(\.rawValue).joined(separator: ", ")) or null") }
+        if errorCodeText != nil, errorCode == nil { throw wrong("errorCode", "one of \(Thresholds.errorCodes.joined(separator: ", ")) or null") }
         let time = try number("timeToFinishSeconds", in: 0...longestSeconds)
         var lowest: Int?
         if let d = try number("lowestHealthy", in: 0...Double(Int32.max)) {
