@@ -89,7 +89,7 @@ final class ErrorLocationTests: XCTestCase {
     }
 
     func testExpectationResultIsAtItsCallAndExitsOne() {
-        let failed = ExpectationResult(location: "x.lua:9", key: "code", expected: "Faulted", actual: "Completed", held: false)
+        let failed = ExpectationResult(location: "x.lua:9", key: "code", expected: .equal(.text("Faulted")), actual: .text("Completed"), held: false)
         XCTAssertEqual(failed.place, .call("expect", at: ScriptLine(file: "x.lua", line: 9)))
         XCTAssertEqual(failed.exitCode, 1)
     }

@@ -98,8 +98,8 @@ final class ScenarioAPITests: XCTestCase {
             """)
         let result = try scenario.run()
         XCTAssertEqual(result.failedExpectations.map(\.key), ["code", "successful"])
-        XCTAssertEqual(result.failedExpectations.map(\.actual), ["Completed", "10"])
-        XCTAssertEqual(result.failedExpectations.map(\.expected), ["Faulted", "3"])
+        XCTAssertEqual(result.failedExpectations.map(\.actual), [.text("Completed"), .count(10)])
+        XCTAssertEqual(result.failedExpectations.map(\.expected), [.equal(.text("Faulted")), .equal(.count(3))])
         XCTAssertTrue(result.failedExpectations.allSatisfy { $0.location.hasSuffix("scenario.lua:7") })
     }
 

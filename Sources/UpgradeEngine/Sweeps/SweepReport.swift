@@ -46,12 +46,13 @@ public struct SweepReport: Equatable, Sendable {
         self.deadline = deadline
     }
 
-    /// The expectation keys of `expectations`, in the order runs check them.
-    public static func keys(of expectations: [Expectation]) -> [ExpectationKey] {
+    /// The expectation keys of `expectations`, in the order runs check them, each asked value
+    /// labelled by `label` (the renderers' text; judging reads only the keys and their order).
+    public static func keys(of expectations: [Expectation], label: (ExpectedValue) -> String) -> [ExpectationKey] {
         let empty = RunSummary(endTime: 0, status: nil, skipped: [], protected: [], availability: nil, hitTimeLimit: false, probes: 0,
                                capacity: 0)
         return expectations.flatMap { $0.results(summary: empty, upgrades: 0) }
-            .map { ExpectationKey(location: $0.location, key: $0.key, expected: $0.expected) }
+            .map { ExpectationKey(location: $0.location, key: $0.key, expected: label($0.expected)) }
     }
 
     /// The codes a run can end with, in the order reports list them; `none`: no upgrade ran.

@@ -41,9 +41,9 @@ struct CompareCommand: ParsableCommand {
         var rows: [CompareText.Row] = []
         for candidate in candidates {
             let (combination, definition, overrides) = (candidate.combination, candidate.definition, candidate.overrides)
-            let question = try risk.question(script: definition.risk, deadline: deadline, expectations: SweepReport.keys(of: definition.expectations))
+            let question = try risk.question(script: definition.risk, deadline: deadline, expectations: ExpectationText.keys(of: definition.expectations))
             let digests = try runSweep(definition, seeds: seeds, overrides: overrides, jobs: jobs)
-            let keys = SweepReport.keys(of: definition.expectations)
+            let keys = ExpectationText.keys(of: definition.expectations)
             let report = SweepReport(scenario: scenario.scenario, seeds: range, overrides: combination.map(\.description), runs: digests,
                                      expectations: keys, deadline: question?.deadline ?? deadline)
             let scaleSet = try? Rehearsal.scaleSet(definition, overrides: overrides)

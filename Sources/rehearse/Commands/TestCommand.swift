@@ -46,7 +46,7 @@ struct TestCommand: ParsableCommand {
             do {
                 let definition = try ScenarioDefinition(path: file, options: options)
                 results = try Rehearsal.run(definition, seed: seed).expectations
-                if let question = try risk.question(script: definition.risk, deadline: sweep.2, expectations: SweepReport.keys(of: definition.expectations)) {
+                if let question = try risk.question(script: definition.risk, deadline: sweep.2, expectations: ExpectationText.keys(of: definition.expectations)) {
                     requirements = try Sweep.runUntilDecided(definition, seeds: sweep.0, question: question, jobs: sweep.1).results
                 }
             } catch let input as InputError {
@@ -65,7 +65,7 @@ struct TestCommand: ParsableCommand {
                 printText("ERROR \(file): \(error)")
             } else if let failed = results.first(where: { !$0.held }) {
                 let count = results.count { !$0.held } + requirements.count { $0.verdict != .held }
-                printText("FAIL  \(file): \(failed.key) is \(failed.actual), expected \(failed.expected) (expect at \(failed.location))"
+                printText("FAIL  \(file): \(ExpectationText.failure(failed)) (expect at \(failed.location))"
                     + (count > 1 ? " and \(count - 1) more" : ""))
             } else if let missed = requirements.first(where: { $0.verdict != .held }) {
                 let count = requirements.count { $0.verdict != .held }

@@ -37,7 +37,7 @@ struct TuneCommand: ParsableCommand {
         guard !vary.isEmpty else { throw InputError(.command("tune"), problem: "needs at least one --vary", allowed: "--vary PATH=V1,V2,…") }
         let objective = try chosenObjective()
         let candidates = try PolicyGrid(vary, option: "--vary", seedsEach: range.count).candidates(scenario, seed: range.first)
-        guard let question = try risk.question(script: candidates[0].definition.risk, deadline: deadline, expectations: SweepReport.keys(of: candidates[0].definition.expectations)) else {
+        guard let question = try risk.question(script: candidates[0].definition.risk, deadline: deadline, expectations: ExpectationText.keys(of: candidates[0].definition.expectations)) else {
             throw InputError(.command("tune"), problem: "needs at least one requirement", allowed: "--require \"Faulted <= 1%\" or a risk { } in the script")
         }
         let pageFile = try reportFile.map { try openOutput($0, option: "--report", role: "the report") }
@@ -46,7 +46,7 @@ struct TuneCommand: ParsableCommand {
         let outcome: Tune.Outcome
         do {
             outcome = try Tune.run(labels: candidates.map { $0.combination.map(\.description) },
-                                   keys: candidates.map { SweepReport.keys(of: $0.definition.expectations) },
+                                   keys: candidates.map { ExpectationText.keys(of: $0.definition.expectations) },
                                    seeds: range, question: question, objective: objective) { (i, seeds, done) throws(any Error) in
                 try Sweep.run(candidates[i].definition, seeds: seeds, overrides: candidates[i].overrides, jobs: jobs,
                               progress: { bar.update(done + $0) })

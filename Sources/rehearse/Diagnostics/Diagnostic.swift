@@ -1,6 +1,7 @@
 import Formats
 import LuaHost
 import Plugins
+import Reports
 import Scenario
 import UpgradeEngine
 
@@ -61,7 +62,7 @@ extension Diagnostic {
         case let failure as ValidationFailure:
             return failure.problems.map { Diagnostic($0.message, location: $0.location) }
         case let result as ExpectationResult:
-            var d = Diagnostic("\(result.key) is \(result.actual), expected \(result.expected)",
+            var d = Diagnostic(ExpectationText.failure(result),
                                location: result.place ?? .file(result.location), exitCode: result.exitCode)
             d.isExpectation = true
             return [d]
