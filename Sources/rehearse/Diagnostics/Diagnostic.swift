@@ -55,12 +55,12 @@ extension Diagnostic {
                 return problems.map { problem in
                     // A problem of an expect, phase or deferral call is located at that call,
                     // not at the scaleset the definition's location names.
-                    if case .call = problem.location { return Diagnostic(problem.message, location: problem.location) }
-                    return Diagnostic(problem.message, location: problem.location, context: location)
+                    if case .call = problem.location { return Diagnostic(Diagnostics.message(problem), location: problem.location) }
+                    return Diagnostic(Diagnostics.message(problem), location: problem.location, context: location)
                 }
             }
         case let failure as ValidationFailure:
-            return failure.problems.map { Diagnostic($0.message, location: $0.location) }
+            return failure.problems.map { Diagnostic(Diagnostics.message($0), location: $0.location) }
         case let result as ExpectationResult:
             var d = Diagnostic(ExpectationText.failure(result),
                                location: result.place ?? .file(result.location), exitCode: result.exitCode)

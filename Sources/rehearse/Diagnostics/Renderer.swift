@@ -113,6 +113,13 @@ enum Diagnostics {
         return plain.description + " (raise it with \(option(for: limit)))" + at
     }
 
+    /// A problem's message, with the option that resolves it (`; choose one with --resource NAME
+    /// (or resource = "NAME")`).
+    static func message(_ problem: Problem) -> String {
+        guard let remedy = problem.remedy else { return problem.message }
+        return problem.message + " with \(option(for: remedy.setting)) \(remedy.placeholder)" + (remedy.scriptForm.map { " (or \($0))" } ?? "")
+    }
+
     /// `--jobs: the system could not start …; allowed fewer jobs, such as --jobs 3`.
     static func message(_ failure: SweepThreadFailure) -> String {
         "\(option(for: .jobs)): \(failure); allowed fewer jobs, such as \(option(for: .jobs)) \(max(1, failure.started))"

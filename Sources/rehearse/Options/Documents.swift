@@ -26,7 +26,7 @@ func importScaleSet(_ path: String, resource: String?, parameters: String?, cont
         for warning in imported.warnings { warn(warning.message, location: inDocument(path, warning)) }
         return imported
     } catch {
-        throw CommandFailure(error.problems.map { Diagnostic($0.message, location: inDocument(path, $0)) },
+        throw CommandFailure(error.problems.map { Diagnostic(Diagnostics.message($0), location: inDocument(path, $0)) },
                              header: error.problems.count > 1 ? "\(path): " : nil, exitCode: 2)
     }
 }
@@ -37,7 +37,7 @@ func importFleet(_ path: String) throws -> [ExistingInstance] {
     do {
         return try InstanceList.read(document)
     } catch {
-        throw CommandFailure(error.problems.map { Diagnostic($0.message, location: inDocument(path, $0)) }, exitCode: 2)
+        throw CommandFailure(error.problems.map { Diagnostic(Diagnostics.message($0), location: inDocument(path, $0)) }, exitCode: 2)
     }
 }
 
