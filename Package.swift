@@ -125,7 +125,7 @@ let package = Package(
         .testTarget(name: "LuaHostTests", dependencies: ["LuaHost", "CLua", "Formats"], swiftSettings: strict),
         .testTarget(name: "UpgradeEngineTests", dependencies: ["UpgradeEngine", "Formats", "AzureWire", "Reports"], swiftSettings: strict),
         .testTarget(name: "RehearseCLITests", dependencies: ["rehearse"], exclude: ["Fixtures"], swiftSettings: strict),
-        .testTarget(name: "rehearseTests", dependencies: ["rehearse", "Scenario", "Reports", "UpgradeEngine", "LuaHost", "Formats",
+        .testTarget(name: "rehearseTests", dependencies: ["rehearse", "Scenario", "Reports", "UpgradeEngine", "LuaHost", "Formats", "Serve", "AzureWire",
                                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                     swiftSettings: strict),
         .testTarget(name: "ServeTests", dependencies: ["Serve", "Scenario", "Formats",

@@ -39,6 +39,14 @@ public enum Setting: Hashable, Sendable {
     case repositoryURL
     /// A plugin repository (an http(s) URL or a folder).
     case repository
+    /// The file a served run writes its events to.
+    case eventsFile
+    /// The file the server writes its certificate authority to.
+    case caCertificate
+    /// The TCP port the server listens on.
+    case port
+    /// The file the HTML report is written to.
+    case report
 }
 
 /// Where a problem is, as data: the renderer in the command line turns it into text

@@ -1,10 +1,12 @@
 import ArgumentParser
+import AzureWire
 import Formats
 import Foundation
 import LuaHost
-import Reports
 @testable import rehearse
+import Reports
 import Scenario
+import Serve
 import UpgradeEngine
 import XCTest
 
@@ -127,6 +129,35 @@ final class ErrorTierTests: XCTestCase {
         XCTAssertEqual(Diagnostics.text(of: .call("expect", at: ScriptLine(file: "x.lua", line: 9))), "x.lua:9: expect")
         XCTAssertEqual(Diagnostics.text(of: .call("expect", at: ScriptLine(file: "x.lua", line: 9)), expectation: true), "expect at x.lua:9")
         XCTAssertEqual(Diagnostics.text(of: .document(path: "vmss.json", field: "sku.capacity")), "vmss.json: sku.capacity")
+        XCTAssertEqual(Diagnostics.text(of: .setting(.caCertificate, value: "/x/ca.pem")), "--ca-cert /x/ca.pem")
+        XCTAssertEqual(Diagnostics.text(of: .setting(.resource, value: "web")), "--resource web")
+    }
+
+    func testServeErrorsNameTheirInputTypedAndKeepTheRunsError() {
+        let port = ServeError.input(.port, value: "8443", problem: "cannot listen on 127.0.0.1")
+        XCTAssertEqual(port.place, .setting(.port, value: "8443"))
+        XCTAssertEqual(port.exitCode, 2)
+        XCTAssertFalse(port.description.contains("--"))
+        let limit = RunLimitExceeded(limit: .probes, allowed: 5, time: 0, detail: "")
+        let run = ServeError.run(.runLimit(limit))
+        XCTAssertEqual(Diagnostic.of(run), Diagnostic.of(ScenarioError.runLimit(limit)))
+    }
+
+    func testAChoiceAmongScaleSetsCarriesItsRemedyAsData() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        let path = root.appendingPathComponent("Import/arm-copy-per-zone.json").path
+        XCTAssertThrowsError(try importScaleSet(path, resource: nil, parameters: nil)) { error in
+            guard let failure = error as? CommandFailure else { return XCTFail("\(error)") }
+            XCTAssertEqual(failure.diagnostics.map(\.location), [.document(path: path, field: "resources")])
+        }
+        let document = try JSON.parse(String(contentsOfFile: path, encoding: .utf8), comments: true)
+        XCTAssertThrowsError(try ScaleSetImport.read(document, resource: nil, parameters: nil, context: ARMDeploymentContext())) { error in
+            let problems = (error as? ValidationFailure)?.problems ?? []
+            XCTAssertEqual(problems.map(\.remedy), [Remedy(.resource, placeholder: "NAME", scriptForm: "resource = \"NAME\"")])
+        }
+        XCTAssertThrowsError(try ScaleSetImport.read(document, resource: "nope", parameters: nil, context: ARMDeploymentContext())) { error in
+            XCTAssertEqual((error as? ValidationFailure)?.place, .setting(.resource, value: "nope"))
+        }
     }
 
     func testJUnitTakesTheLineFromTheTypedLocation() throws {

@@ -79,6 +79,14 @@ public struct RunLimitExceeded: Error, Equatable, Sendable, CustomStringConverti
     /// What was being done (the action scheduled, where the script asked for it).
     public var detail: String
 
+    /// `limit`, whose value is `allowed`, reached at `time` (milliseconds) while doing `detail`.
+    public init(limit: RunLimit, allowed: Int, time: Millis, detail: String) {
+        self.limit = limit
+        self.allowed = allowed
+        self.time = time
+        self.detail = detail
+    }
+
     /// The sentence without the way to raise the limit, which the command line adds: `run limit
     /// reached: more than 5 actions in one run at PT1M (scheduling …)`.
     public var description: String {

@@ -60,7 +60,7 @@ struct ServeCommand: ParsableCommand {
                 }
                 // The served run never returns to `main` (dispatchMain does not return): its end
                 // is rendered here by the same renderer.
-                if let problem { Foundation.exit(Diagnostics.render(CommandFailure([Diagnostic(problem)], exitCode: 2))) }
+                if let problem { Foundation.exit(Diagnostics.render(problem)) }
                 Foundation.exit(0)
             } catch {
                 Foundation.exit(Diagnostics.render(error))

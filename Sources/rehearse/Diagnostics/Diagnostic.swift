@@ -3,6 +3,7 @@ import LuaHost
 import Plugins
 import Reports
 import Scenario
+import Serve
 import UpgradeEngine
 
 /// Tier two: one thing the user must know, made from a typed error (or a warning) just before it
@@ -84,6 +85,13 @@ extension Diagnostic {
         case let failure as SweepPart.Failure:
             // The place always heads the line, even when the message happens to name it.
             return [Diagnostic("\(failure.place.map { Diagnostics.text(of: $0) } ?? "merge"): \(failure.problem)")]
+        case let error as ServeError:
+            switch error {
+            case .input(let setting, let value, let problem):
+                return [Diagnostic("\(Diagnostics.text(of: .setting(setting, value: value))): \(problem)")]
+            case .run(let run): return of(run)
+            case .events(let problem): return [Diagnostic(problem)]
+            }
         case let problem as PluginProblem:
             return [Diagnostic(Diagnostics.message(problem))]
         case let error as any UserFacingError:

@@ -71,6 +71,10 @@ enum Diagnostics {
         case .jobs: return "--jobs"
         case .repositoryURL: return "--url"
         case .repository: return "--repo"
+        case .eventsFile: return "--events"
+        case .caCertificate: return "--ca-cert"
+        case .port: return "--port"
+        case .report: return "--report"
         }
     }
 
