@@ -58,11 +58,11 @@ struct ServeCommand: ParsableCommand {
                     // Written at once (not through print's buffer): a client waits for this line.
                     FileHandle.standardOutput.write(Data("rehearse serve: \(url) (\(summary))\n".utf8))
                 }
-                // The served run never returns to `main` (dispatchMain does not return): its end
-                // is rendered here by the same renderer.
-                if let problem { Foundation.exit(Diagnostics.render(problem)) }
+                if let problem { throw problem }
                 Foundation.exit(0)
             } catch {
+                // The served run never returns to `main` (dispatchMain does not return): the error
+                // that ended it is rendered here, by the same renderer.
                 Foundation.exit(Diagnostics.render(error))
             }
         }
