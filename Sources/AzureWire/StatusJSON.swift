@@ -6,7 +6,7 @@ extension UpgradeError {
     /// `{code, message, details: [{code, target, message}]}`, as Azure's `ApiError`.
     public var json: JSON {
         .object([
-            "code": .string(code),
+            "code": .string(code.rawValue),
             "message": .string(message),
             "details": .array(details.map { .object(["code": .string($0.code), "target": .string($0.target), "message": .string($0.message)]) }),
         ])

@@ -5,11 +5,34 @@ public struct Problem: Equatable, Sendable, CustomStringConvertible {
     public var field: String
     /// What is wrong, including the value found.
     public var message: String
+    /// Where, when it is not a field of the input: a script line, an API call, a parameter or
+    /// an override (nil: the field path is the place).
+    public var place: Location?
+    /// The input that resolves the problem, when one does (`--resource NAME` on the command
+    /// line); the message ends where the way to give it would begin.
+    public var remedy: Remedy?
 
     /// A problem at `field`: `message`.
     public init(field: String, _ message: String) {
         self.field = field
         self.message = message
+    }
+
+    /// A problem at `place` (a call at a script line, a parameter, an override): `message`.
+    /// `field` holds the place in plain words, with no command-line spelling.
+    public init(at place: Location, _ message: String) {
+        switch place {
+        case .document(_, let field): self.field = field
+        case .script(let line): self.field = line.description
+        case .call(let name, let line): self.field = "\(name) at \(line)"
+        case .setting(.parameter(let name), let value): self.field = name + (value.map { "=\($0)" } ?? "")
+        case .setting(.policyOverride(let path), _): self.field = path
+        case .setting(.resource, let value?): self.field = "resource = \"\(value)\""
+        case .setting(let setting, let value): self.field = "\(setting)" + (value.map { " \($0)" } ?? "")
+        case .option(let text), .file(let text), .command(let text): self.field = text
+        }
+        self.message = message
+        self.place = place
     }
 
     public var description: String { "\(field): \(message)" }
@@ -26,5 +49,23 @@ public struct ValidationFailure: Error, Equatable, CustomStringConvertible {
     public var description: String {
         problems.count == 1 ? problems[0].description
             : "\(problems.count) problems:\n" + problems.map { "  - \($0)" }.joined(separator: "\n")
+    }
+}
+
+/// A way out of a problem: give an input, which the command line spells as an option and a
+/// script as a field (`--resource NAME`, `resource = "NAME"`).
+public struct Remedy: Hashable, Sendable {
+    /// The input to give.
+    public var setting: Setting
+    /// What its value stands for, in capitals (`NAME`, `ADDRESS`).
+    public var placeholder: String
+    /// How a script gives the same input, when one can (`resource = "NAME"`).
+    public var scriptForm: String?
+
+    /// Give `setting`, a `placeholder`, or in a script `scriptForm`.
+    public init(_ setting: Setting, placeholder: String, scriptForm: String? = nil) {
+        self.setting = setting
+        self.placeholder = placeholder
+        self.scriptForm = scriptForm
     }
 }

@@ -1,5 +1,6 @@
 import CLua
 import CLuaSupport
+public import Formats
 
 /// A Swift function callable from Lua: it reads its arguments and returns its results.
 /// Throwing `LuaArgumentError` (through the `LuaArguments` readers) or any other error ends the
@@ -20,6 +21,13 @@ public struct LuaArgumentError: Error {
     }
 
     func render(function: String) -> String { "bad argument #\(position) to '\(function)' (\(problem))" }
+}
+
+extension LuaArgumentError: UserFacingError {
+    /// The call's line is known only to Lua, which adds it when the error becomes a `LuaError`.
+    public var place: Location? { nil }
+    /// Bad input (a script that calls with a bad argument): 2.
+    public var exitCode: Int32 { 2 }
 }
 
 /// The arguments of one call from Lua into a Swift function.

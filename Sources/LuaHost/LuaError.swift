@@ -1,4 +1,4 @@
-import Formats
+public import Formats
 /// Why a call into Lua failed, ready to show to the person who wrote the script.
 public struct LuaError: Error, Equatable, Sendable, CustomStringConvertible {
     /// What kind of failure this was.
@@ -20,7 +20,7 @@ public struct LuaError: Error, Equatable, Sendable, CustomStringConvertible {
         /// The call's thread spent this many milliseconds of CPU time in it, in work the
         /// instruction budget cannot count (the collector, a C library function).
         case cpuTime(Int)
-        /// The run's calls together spent this many milliseconds of CPU time (`--max-script-seconds`).
+        /// The run's calls together spent this many milliseconds of CPU time.
         case runCPUTime(Int)
     }
 
@@ -44,7 +44,9 @@ public struct LuaError: Error, Equatable, Sendable, CustomStringConvertible {
         self.function = function
     }
 
-    /// One line: `function: message at file:line` for limits, `function: file:line: message` otherwise.
+    /// One line: `function: message at file:line` for limits, `function: file:line: message`
+    /// otherwise. A run-wide limit's sentence does not say how to raise it: the command line,
+    /// which names its options, adds that (`runLimit`).
     /// Text that came from a script (the message, the location) has its control characters shown
     /// escaped, so an error cannot move the cursor, clear the screen or forge a line.
     public var description: String {
@@ -54,13 +56,13 @@ public struct LuaError: Error, Equatable, Sendable, CustomStringConvertible {
         case .budget(let n):
             return prefix + "budget of \(n) instructions exceeded" + at
         case .runBudget(let n):
-            return prefix + "the run's budget of \(n) instructions, across all its calls, exceeded (raise it with --max-script-instructions)" + at
+            return prefix + "the run's budget of \(n) instructions, across all its calls, exceeded" + at
         case .memory(let bytes):
             return prefix + "memory limit of \(Self.formatBytes(bytes)) exceeded" + at
         case .cpuTime(let ms):
             return prefix + "still running after \(ms) ms of CPU time, in work the instruction budget cannot count (a C library function or the garbage collector)" + at
         case .runCPUTime(let ms):
-            return prefix + "the run's scripts have spent more than \(ms) ms of CPU time in calls, each call within its own limits (raise it with --max-script-seconds)" + at
+            return prefix + "the run's scripts have spent more than \(ms) ms of CPU time in calls, each call within its own limits" + at
         default:
             return prefix + (location.map { "\(ScriptText.escaped($0)): " } ?? "") + ScriptText.escaped(message)
         }
@@ -89,4 +91,30 @@ public struct LuaError: Error, Equatable, Sendable, CustomStringConvertible {
         }
         return (nil, text)
     }
+}
+
+extension LuaError: UserFacingError {
+    /// The script line, when Lua said which (`location` is Lua's own `chunk:line` text, read
+    /// once here at the edge).
+    public var place: Location? { location.flatMap(ScriptLine.init(lua:)).map(Location.script) }
+    /// Bad input (a script that fails or exceeds a limit): 2.
+    public var exitCode: Int32 { 2 }
+
+    /// The run-wide limit this error reached, when it reached one, so the command line can name
+    /// the option that raises it.
+    public var runLimit: LuaRunLimit? {
+        switch kind {
+        case .runBudget: return .instructions
+        case .runCPUTime: return .cpuTime
+        default: return nil
+        }
+    }
+}
+
+/// A limit on a run's scripts taken together (the per-call limits have no way to be raised).
+public enum LuaRunLimit: Sendable, Equatable {
+    /// Instructions across all the run's calls.
+    case instructions
+    /// CPU time across all the run's calls.
+    case cpuTime
 }

@@ -1,12 +1,36 @@
-import Formats
+public import Formats
 
 /// Why a plugin bundle cannot be used, in one sentence.
 public struct PluginProblem: Error, Equatable, CustomStringConvertible {
-    /// The sentence.
+    /// The sentence, naming the bundle or file itself (an input's spelling on the command line
+    /// is left to the command line: see `place`).
     public let message: String
+    /// The input at fault when it is one the command line gives (a repository, its URL); nil
+    /// when the sentence names the bundle or file.
+    public var place: Location?
+    /// What is wrong with the input at `place`, when there is more to say than `allowed`.
+    public var problem: String?
+    /// What the input at `place` allows.
+    public var allowed: String?
+
     /// A problem saying `message`.
     public init(_ message: String) { self.message = message }
+
+    /// A problem of the input at `place`: `problem`, with what is `allowed`.
+    public init(at place: Location, problem: String?, allowed: String?) {
+        self.place = place
+        self.problem = problem
+        self.allowed = allowed
+        let what = [problem, allowed.map { "allowed \($0)" }].compactMap { $0 }.joined(separator: "; ")
+        if case .setting(_, let given?) = place { message = "\(given): \(what)" } else { message = what }
+    }
+
     public var description: String { message }
+}
+
+extension PluginProblem: UserFacingError {
+    /// Bad input (a bundle, a lock file, a repository that cannot be used): 2.
+    public var exitCode: Int32 { 2 }
 }
 
 /// The host API version bundles declare a range against.

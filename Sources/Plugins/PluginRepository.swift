@@ -26,7 +26,7 @@ public enum PluginRepository {
     public static func index(_ folder: String, baseURL: String?) throws(PluginProblem) -> String {
         // What install accepts: an http(s) URL, or names relative to the index.
         if let baseURL, !["http", "https"].contains(scheme(of: baseURL) ?? "") {
-            throw PluginProblem("--url \(baseURL): allowed an http(s) URL the folder is served at (without --url, archive names are relative to the index)")
+            throw PluginProblem(at: .setting(.repositoryURL, value: baseURL), problem: nil, allowed: "an http(s) URL the folder is served at")
         }
         let names: [String]
         do { names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".tar") }.sorted() } catch {
@@ -106,7 +106,7 @@ public enum PluginRepository {
                 switch scheme {
                 case "http", "https": self = .web(text)
                 case "file": self = .folder(absolutePath(String(text.dropFirst("file://".count))))
-                default: throw PluginProblem("--repo \(text): a repository is an http(s) URL or a folder, not a \(scheme): URL")
+                default: throw PluginProblem(at: .setting(.repository, value: text), problem: "a repository is an http(s) URL or a folder, not a \(scheme): URL", allowed: nil)
                 }
             } else {
                 self = .folder(absolutePath(text))

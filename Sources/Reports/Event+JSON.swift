@@ -63,7 +63,7 @@ extension Event {
         case .healthChanged(let from, let to, let reason):
             return ["from": .string(from.rawValue), "state": .string(to.rawValue), "reason": .string(reason.rawValue)]
         case .servingChanged(let serving, let count, let reason):
-            return ["serving": .bool(serving), "count": .int(count), "reason": .string(reason)]
+            return ["serving": .bool(serving), "count": .int(count), "reason": .string(Self.text(reason))]
         case .batchFinished(let healthy, let count):
             return ["healthy": .int(healthy), "count": .int(count)]
         case .pause(let duration):
@@ -73,7 +73,7 @@ extension Event {
         case .upgradeCompleted(let upgrade, let successful, let failed):
             return ["upgrade": .int(upgrade), "successful": .int(successful), "failed": .int(failed)]
         case .upgradeFaulted(let code, let message):
-            return ["code": .string(code), "message": .string(message)]
+            return ["code": .string(code.rawValue), "message": .string(message)]
         case .upgradeCancelled(let upgrade, let supersededBy):
             return ["upgrade": .int(upgrade), "supersededBy": supersededBy.map(JSON.string) ?? .null]
         case .instanceDeleted:

@@ -3,6 +3,15 @@ public import UpgradeEngine
 
 /// The one place where an event becomes text: the `detail` of the timeline and of the events file.
 extension Event {
+    /// Why an instance entered or left service, as events print it: the health state or the
+    /// lifecycle, as Azure spells them (`Unhealthy`, `deleting`).
+    static func text(_ reason: ServingReason) -> String {
+        switch reason {
+        case .health(let state): return state.rawValue
+        case .lifecycle(let lifecycle): return lifecycle.rawValue
+        }
+    }
+
     /// The one-line text of the timeline, rendered from the payload.
     public var detail: String {
         switch payload {
@@ -44,7 +53,7 @@ extension Event {
         case .healthChanged(_, let to, let reason):
             return reason == .gracePeriodEnded ? "grace period ended: \(to.rawValue)" : to.rawValue
         case .servingChanged(let serving, let count, let reason):
-            return "\(serving ? "enters" : "leaves") service (\(reason)): \(count) serving"
+            return "\(serving ? "enters" : "leaves") service (\(Self.text(reason))): \(count) serving"
         case .batchFinished(let healthy, let count):
             return "batch \(batch ?? 0): \(healthy) of \(count) upgraded and healthy"
         case .postBatchCheck(let check):
@@ -57,7 +66,7 @@ extension Event {
         case .upgradeCompleted(let upgrade, let successful, let failed):
             return "rolling upgrade \(upgrade) completed: \(successful) upgraded, \(failed) failed"
         case .upgradeFaulted(let code, let message):
-            return "\(code): \(message)"
+            return "\(code.rawValue): \(message)"
         case .upgradeCancelled(let upgrade, let supersededBy):
             if let supersededBy { return "rolling upgrade \(upgrade) superseded by \(supersededBy); operations in flight finish first" }
             return "rolling upgrade \(upgrade) cancelled; operations in flight finish, no new batch starts"

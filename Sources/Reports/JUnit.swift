@@ -1,3 +1,4 @@
+import Formats
 import Foundation
 public import UpgradeEngine
 import XMLCoder
@@ -99,9 +100,10 @@ public enum JUnit {
                 ])
             }
             let expectationCases = scenario.results.map { result in
-                let line = result.location.split(separator: ":").last.map(String.init) ?? result.location
-                let message = "\(result.key) is \(result.actual), expected \(result.expected)"
-                return Case(classname: scenario.path, name: "expect at line \(line): \(result.key) = \(result.expected)", time: "0",
+                let line: String
+                if case .call(_, let at)? = result.place { line = String(at.line) } else { line = result.location }
+                let message = ExpectationText.failure(result)
+                return Case(classname: scenario.path, name: "expect at line \(line): \(result.key) = \(ExpectationText.expected(result.expected))", time: "0",
                             failure: result.held ? nil : Problem(message: message, type: "expectation", value: "\(message) (expect at \(result.location))"),
                             error: nil)
             }

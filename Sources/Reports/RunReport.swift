@@ -157,7 +157,7 @@ public enum RunReport {
             JSONField("end", .int(record.summary.endTime)), JSONField("capacity", .int(scaleSet.capacity)),
             JSONField("threshold", .int(scaleSet.capacity - budget)),
             JSONField("code", status.map { .string($0.code.rawValue) } ?? .null),
-            JSONField("error", status?.error.map { .string("\($0.code): \($0.message)") } ?? .null),
+            JSONField("error", status?.error.map { .string("\($0.code.rawValue): \($0.message)") } ?? .null),
             JSONField("status", statusText.map(JSON.string) ?? .null),
             JSONField("instances", .array(instances)), JSONField("markers", .array(markers)),
             JSONField("serving", .array(steps.map { .array([.int($0.time), .int($0.serving)]) })),

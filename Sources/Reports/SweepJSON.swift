@@ -51,8 +51,8 @@ public enum SweepJSON {
     /// each expectation held.
     public static func run(_ d: RunDigest) -> JSON {
         .ordered([
-            JSONField("seed", .string(String(d.seed))), JSONField("code", d.code.map(JSON.string) ?? .null),
-            JSONField("errorCode", d.errorCode.map(JSON.string) ?? .null),
+            JSONField("seed", .string(String(d.seed))), JSONField("code", d.code.map { .string($0.rawValue) } ?? .null),
+            JSONField("errorCode", d.errorCode.map { .string($0.rawValue) } ?? .null),
             JSONField("timeToFinishSeconds", d.timeToFinish.map(JSON.double) ?? .null),
             JSONField("lowestHealthy", d.lowestHealthy.map(JSON.int) ?? .null),
             JSONField("unavailableInstanceSeconds", d.unavailable.map(JSON.double) ?? .null),

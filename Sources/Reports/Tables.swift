@@ -68,8 +68,8 @@ public enum Tables {
     /// instance-seconds unavailable, expectations held, failed and left-behind counts.
     public static func runs(_ digests: [RunDigest]) -> [String] {
         render(TextTable<RunDigest> { d in
-            [Column(title: "Seed", value: d.seed, align: .right), Column(title: "Outcome", value: d.code ?? "-"),
-             Column(title: "Error code", value: d.errorCode ?? "-"),
+            [Column(title: "Seed", value: d.seed, align: .right), Column(title: "Outcome", value: d.code?.rawValue ?? "-"),
+             Column(title: "Error code", value: d.errorCode?.rawValue ?? "-"),
              Column(title: "Finish (s)", value: d.timeToFinish.map { SweepText.figure($0) } ?? "-", align: .right),
              Column(title: "Lowest", value: d.lowestHealthy.map(String.init) ?? "-", align: .right),
              Column(title: "Unavailable (s)", value: d.unavailable.map { SweepText.figure($0) } ?? "-", align: .right),

@@ -146,7 +146,7 @@ struct DefinitionReader {
             warnings += imported.warnings.map { Problem(field: "\(from): \($0.field)", $0.message) }
             return imported.definition
         } catch {
-            problems += error.problems.map { Problem(field: "scaleset.from \(from): \($0.field)", $0.message) }
+            problems += error.problems.map { var p = Problem(field: "scaleset.from \(from): \($0.field)", $0.message); p.remedy = $0.remedy; return p }
             return nil
         }
     }

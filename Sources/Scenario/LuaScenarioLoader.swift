@@ -65,7 +65,7 @@ extension ScenarioDefinition {
         let unknown = session.parameterValues.keys.sorted().filter { session.parameters[$0] == nil }
         let declared = session.parameters.keys.sorted()
         let parameterProblems = session.parameterProblems + unknown.map { name in
-            Problem(field: "--param \(name)", declared.isEmpty ? "the script declares no parameters (param(\"name\", default))"
+            Problem(at: .setting(.parameter(name), value: nil), declared.isEmpty ? "the script declares no parameters (param(\"name\", default))"
                                                                : "the script declares no such parameter; it declares \(declared.joined(separator: ", "))")
         }
         guard parameterProblems.isEmpty else { throw .definition(parameterProblems, location: nil) }
@@ -80,19 +80,19 @@ extension ScenarioDefinition {
             warnings.append("\(path): no health(...) function: every probe answers Healthy")
         }
         if let phase = session.phase, scaleSet.hasHealthSource, !(scaleSet.healthExtension?.richStates ?? false) {
-            problems.append(Problem(field: "phase at \(phase.location)",
+            problems.append(Problem(call: "phase", at: phase.location,
                                     "phase() stands for the PhaseOrderingNumber custom metric, which needs rich health states (typeHandlerVersion 2.0) over http or https; this scale set's health source reports binary states or tcp"))
         }
         let automatic = scaleSet.policy.automaticOS
         if let deferral = session.deferral, !(automatic.enableAutomaticOSUpgrade && automatic.osRollingUpgradeDeferral) {
-            problems.append(Problem(field: "deferral at \(deferral.location)",
+            problems.append(Problem(call: "deferral", at: deferral.location,
                                     "deferral() answers the notice of an automatic OS upgrade, which needs upgradePolicy.automaticOSUpgradePolicy with enableAutomaticOSUpgrade and osRollingUpgradeDeferral both true; as written it would never be called"))
         }
         var expectations: [Expectation] = []
         for (table, location) in session.expectationTables {
             let (expectation, found) = ExpectationReader.read(table, location: location)
             expectations.append(expectation)
-            problems += found.map { Problem(field: "expect at \(location)", $0) }
+            problems += found.map { Problem(call: "expect", at: location, $0) }
         }
         let (risk, riskProblems) = RiskReader.read(session.riskTables)
         problems += riskProblems

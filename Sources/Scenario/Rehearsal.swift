@@ -21,6 +21,15 @@ public struct RunFailure: Error, CustomStringConvertible {
     public var description: String { "seed \(seed): \(error)" }
 }
 
+extension RunFailure: UserFacingError {
+    /// Where the run's error is.
+    public var place: Location? { error.place }
+    /// What the run's error allows.
+    public var allowed: String? { error.allowed }
+    /// The run's error's status: 2.
+    public var exitCode: Int32 { error.exitCode }
+}
+
 /// A rehearsal as a function of a definition and run inputs. Each call makes its own behaviours
 /// (for a Lua program, its own Lua state and runtime) and simulation, shares nothing with any other
 /// call and may run on any thread; the same definition and inputs give the same record, byte for
@@ -123,7 +132,7 @@ public enum Rehearsal {
         do {
             scaleSet.policy = try scaleSet.policy.applying(overrides)
         } catch {
-            throw .definition(error.problems.map { Problem(field: "--set \($0.field)", $0.message) }, location: nil)
+            throw .definition(error.problems.map { Problem(at: .setting(.policyOverride($0.field), value: nil), $0.message) }, location: nil)
         }
         return scaleSet
     }
@@ -242,7 +251,7 @@ public enum Rehearsal {
         let declared = definition.parameters.keys.sorted()
         let problems = values.keys.sorted().compactMap { name -> Problem? in
             guard let parameter = definition.parameters[name] else {
-                return Problem(field: "--param \(name)", declared.isEmpty ? "the scenario declares no parameters"
+                return Problem(at: .setting(.parameter(name), value: nil), declared.isEmpty ? "the scenario declares no parameters"
                                                                           : "the scenario declares no such parameter; it declares \(declared.joined(separator: ", "))")
             }
             guard parameter.kind.value(values[name]!) == nil else { return nil }

@@ -32,3 +32,18 @@ public enum ScenarioError: Error, CustomStringConvertible {
         }
     }
 }
+
+extension ScenarioError: UserFacingError {
+    /// The file, the script line, or the definition's first problem's place.
+    public var place: Location? {
+        switch self {
+        case .file(let path, _): return .file(path)
+        case .host: return nil
+        case .script(let lua, _): return lua.place
+        case .definition(let problems, _): return problems.first?.location
+        case .runLimit(let limit): return limit.place
+        }
+    }
+    /// Every case is bad input: 2.
+    public var exitCode: Int32 { 2 }
+}

@@ -73,7 +73,7 @@ extension ScriptSession {
             parameters[name] = parameters[name] ?? ScenarioParameter(name: name, kind: kind, defaultValue: fallback.plainText, location: location)
             guard let given = parameterValues[name] else { return [fallback] }
             guard let value = kind.value(given) else {
-                parameterProblems.append(Problem(field: "--param \(name)=\(given)",
+                parameterProblems.append(Problem(at: .setting(.parameter(name), value: given),
                                                  "is not \(kind.article) \(kind == .number ? "finite number" : kind.rawValue) like the default \(fallback.plainText) at \(location)"))
                 return [fallback]
             }

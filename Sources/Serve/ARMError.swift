@@ -6,7 +6,7 @@ import NIOCore
 
 /// An error as Azure Resource Manager answers it: the HTTP status and
 /// `{"error": {"code", "message", "target", "details"}}`.
-public struct ARMError: Error, Equatable, Sendable {
+public struct ARMError: Error, Equatable, Sendable, UserFacingError {
     /// The HTTP status.
     public var status: HTTPResponse.Status
     /// Azure's code (`InvalidParameter`, `OperationNotAllowed`, `NotFound`, …).
@@ -26,6 +26,12 @@ public struct ARMError: Error, Equatable, Sendable {
         self.target = target
         self.details = details
     }
+
+    /// The field or resource concerned, as a place in the request body.
+    public var place: Location? { target.map { .document(path: nil, field: $0) } }
+    /// An ARM error is an answer to a client, not the end of a command; were one to end it,
+    /// it is bad input: 2.
+    public var exitCode: Int32 { 2 }
 
     /// The `error` object.
     public var json: JSON {

@@ -69,7 +69,7 @@ actor ServedRun {
     private let emitted = Counter()
     private let eventsFile: OutputFile?
     /// The error that ended the run (a script error, a run limit): answered to every request after.
-    private(set) var failure: String?
+    private(set) var failure: ScenarioError?
 
     final class Counter {
         var value = 0
@@ -139,7 +139,7 @@ actor ServedRun {
 
     private func guarded(_ body: () throws(RunFailure) -> Void) throws(ARMError) {
         do { try body() } catch {
-            failure = "\(error.error)"
+            failure = error.error
             try check()
         }
     }
@@ -199,7 +199,7 @@ actor ServedRun {
                 case .rollingForward, .rollingBack: return
                 case .completed: op.state = .succeeded
                 case .cancelled: op.state = .canceled
-                case .faulted: op.state = .failed(code: status.error?.code ?? "RollingUpgradeFaulted", message: status.error?.message ?? "The rolling upgrade faulted.")
+                case .faulted: op.state = .failed(code: status.error?.code.rawValue ?? "RollingUpgradeFaulted", message: status.error?.message ?? "The rolling upgrade faulted.")
                 }
             } else if session.nextEventTime != nil {
                 return
@@ -216,8 +216,8 @@ actor ServedRun {
 
     /// Ends the run: drives it to its end, writes the last events and, given `reportPath`, the
     /// HTML report `run --report` writes.
-    func close(reportPath: String?) -> String? {
-        var problem: String?
+    func close(reportPath: String?) -> ServeError? {
+        var problem: ServeError?
         if failure == nil {
             do {
                 let record = try session.finish()
@@ -225,16 +225,16 @@ actor ServedRun {
                     let page = try RunReport.html(record, scaleSet: session.scaleSet, scenario: session.definition.path,
                                                   statusText: RunText.status(record, scaleSet: session.scaleSet, rest: false))
                     do { try page.write(toFile: reportPath, atomically: true, encoding: .utf8) } catch {
-                        problem = "--report \(reportPath): cannot be written: \(error.localizedDescription)"
+                        problem = .input(.report, value: reportPath, problem: "cannot be written: \(error.localizedDescription)")
                     }
                 }
             } catch let error as RunFailure {
-                problem = "\(error.error)"
+                problem = .run(error.error)
             } catch {
-                problem = "--report: \(error)"
+                problem = .input(.report, value: nil, problem: "\(error)")
             }
         }
-        do { try eventsFile?.commit() } catch { problem = problem ?? "\(error)" }
-        return problem ?? failure
+        do { try eventsFile?.commit() } catch { problem = problem ?? .events("\(error)") }
+        return problem ?? failure.map(ServeError.run)
     }
 }

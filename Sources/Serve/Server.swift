@@ -1,5 +1,5 @@
 import Foundation
-import Formats
+public import Formats
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
@@ -33,9 +33,33 @@ public struct ServeConfiguration: Sendable {
 }
 
 /// A failure to start serving: the events file, the certificate file, the port.
-public struct ServeError: Error, CustomStringConvertible {
-    /// What failed, naming the option or file.
-    public var description: String
+public enum ServeError: Error, CustomStringConvertible, UserFacingError {
+    /// An input of the server could not be used: which, the value given, what went wrong.
+    case input(Setting, value: String?, problem: String)
+    /// The served run ended with an error (a script error, a run limit).
+    case run(ScenarioError)
+    /// The last events could not be written.
+    case events(String)
+
+    /// The input, or where the run's error is.
+    public var place: Location? {
+        switch self {
+        case .input(let setting, let value, _): return .setting(setting, value: value)
+        case .run(let error): return error.place
+        case .events: return .setting(.eventsFile, value: nil)
+        }
+    }
+    /// Bad input (a file or port that cannot be used, a scenario that fails): 2.
+    public var exitCode: Int32 { 2 }
+
+    /// What went wrong, without the command line's spelling of the input.
+    public var description: String {
+        switch self {
+        case .input(_, _, let problem): return problem
+        case .run(let error): return "\(error)"
+        case .events(let problem): return problem
+        }
+    }
 }
 
 /// The server: Compute's scale set routes over a steppable run, the identity endpoints, the clock.
@@ -43,21 +67,21 @@ public enum Server {
     /// Serves `definition` until SIGINT or SIGTERM; `ready` is told the base URL once listening.
     /// Returns the error that ended the run, if one did.
     public static func run(_ definition: ScenarioDefinition, configuration: ServeConfiguration,
-                           ready: @escaping @Sendable (String) -> Void) async throws -> String? {
+                           ready: @escaping @Sendable (String) -> Void) async throws -> ServeError? {
         let run: ServedRun
         do {
             run = try ServedRun(definition, configuration.inputs, mode: configuration.mode, eventsPath: configuration.eventsPath)
         } catch let error as RunFailure {
-            throw ServeError(description: "\(error.error)")
+            throw ServeError.run(error.error)
         } catch {
-            throw ServeError(description: "--events: \(error)")
+            throw ServeError.input(.eventsFile, value: nil, problem: "\(error)")
         }
         var tls: TLSMaterial?
         if configuration.tls {
             let material = try TLSMaterial()
             if let path = configuration.caCertPath {
                 do { try material.caPEM.write(toFile: path, atomically: true, encoding: .utf8) } catch {
-                    throw ServeError(description: "--ca-cert \(path): cannot be written: \(error.localizedDescription)")
+                    throw ServeError.input(.caCertificate, value: path, problem: "cannot be written: \(error.localizedDescription)")
                 }
             }
             tls = material
@@ -83,7 +107,7 @@ public enum Server {
         do {
             try await app.runService()
         } catch where !listening.withLock({ $0 }) {
-            throw ServeError(description: "--port \(configuration.port): cannot listen on 127.0.0.1: \(error)")
+            throw ServeError.input(.port, value: String(configuration.port), problem: "cannot listen on 127.0.0.1: \(error)")
         }
         return await run.close(reportPath: configuration.reportPath)
     }

@@ -38,7 +38,7 @@ struct RiskBenchCommand: ParsableCommand {
             let (runs, results) = try Sweep.runUntilDecided(definition, seeds: SeedRange(0, UInt64(fixed - 1)), overrides: overrides,
                                                             question: question, jobs: jobs)
             let seconds = Double(nowNanoseconds() - start) / 1e9
-            let once = question.judge(all, keys: SweepReport.keys(of: definition.expectations))[0]
+            let once = question.judge(all, keys: SweepReport.keys(of: definition.expectations, label: { _ in "" }))[0]
             print("\(key)_verdict=\(results[0].verdict.rawValue)")
             print("\(key)_fixed_verdict=\(once.verdict.rawValue)")
             report("\(key)_runs", Double(runs.count), decimals: 0)

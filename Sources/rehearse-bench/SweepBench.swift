@@ -44,7 +44,7 @@ struct SweepBenchCommand: ParsableCommand {
         func timed(jobs: Int, seeds: [UInt64]) throws -> Double {
             let start = nowNanoseconds()
             let digests = try Sweep.run(definition, seeds: seeds, jobs: jobs)
-            guard digests.allSatisfy({ $0.code == "Completed" }) else { throw ValidationError("the benchmark scenario did not complete") }
+            guard digests.allSatisfy({ $0.code == .completed }) else { throw ValidationError("the benchmark scenario did not complete") }
             return Double(nowNanoseconds() - start) / 1e9
         }
         let one = try timed(jobs: 1, seeds: list)

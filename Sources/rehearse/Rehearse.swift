@@ -23,7 +23,8 @@ struct Rehearse: ParsableCommand {
     )
 
     /// Runs the command line. A bad option or argument is bad input like any other: exit 2 with
-    /// the parser's message (what is wrong and the usage), not the parser's own 64.
+    /// the parser's message (what is wrong and the usage), not the parser's own 64. Commands
+    /// throw typed errors; this is the one place they are rendered (`Diagnostics.render`).
     static func main() {
         // A closed pipe (`--events - | head -c 10`) is a write error reported with exit 2, not a
         // death by SIGPIPE.
@@ -33,11 +34,15 @@ struct Rehearse: ParsableCommand {
             var command = try parseAsRoot()
             try command.run()
         } catch {
+            // The parser's own ends (help, version) and its errors keep its rendering; every
+            // other error a command ends with is rendered here, once.
+            if error is CleanExit || error is ExitCode { exit(withError: error) }
             if exitCode(for: error) == .validationFailure {
                 printError(fullMessage(for: error))
                 Foundation.exit(2)
             }
-            exit(withError: error)
+            if exitCode(for: error) == .success { exit(withError: error) }
+            Foundation.exit(Diagnostics.render(error))
         }
     }
 }

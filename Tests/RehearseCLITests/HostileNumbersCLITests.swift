@@ -243,7 +243,7 @@ final class HostileNumbersCLITests: XCTestCase {
     func testMergeRefusesASeedWithTwoResultsNamingBothFilesWhateverTheOrder() throws {
         let folder = try newTemporaryFolder()
         let a = try part(folder, "a.json", shard: "1/2", runs: [run(0), run(1)])
-        let b = try part(folder, "b.json", shard: "2/2", runs: [run(1, ["code": "Faulted", "errorCode": "MaxUnhealthy"])])
+        let b = try part(folder, "b.json", shard: "2/2", runs: [run(1, ["code": "Faulted", "errorCode": "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade"])])
         for order in [[a, b], [b, a]] {
             let out = try runRehearse(["merge"] + order)
             assertRefused(out, naming: "a.json")

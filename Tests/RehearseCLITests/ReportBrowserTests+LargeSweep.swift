@@ -9,7 +9,7 @@ import XCTest
 extension ReportBrowserTests {
     func testTheHistogramsOfA200000SeedSweepAreDrawn() throws {
         let runs = (0..<200_000).map { seed in
-            RunDigest(seed: UInt64(seed), code: seed % 50 == 0 ? "Faulted" : "Completed", errorCode: nil,
+            RunDigest(seed: UInt64(seed), code: seed % 50 == 0 ? .faulted : .completed, errorCode: nil,
                       timeToFinish: 600 + Double(seed % 1000), lowestHealthy: 7 + seed % 3, unavailable: 0, hitTimeLimit: false,
                       held: [seed % 50 != 0], failed: [], leftBehind: [])
         }

@@ -121,7 +121,7 @@ final class DefinitionValueTests: XCTestCase {
         XCTAssertLessThan(quick.summary.endTime, slow.summary.endTime)
         XCTAssertThrowsError(try Rehearsal.run(definition, RunInputs(seed: 1, parameterValues: ["bot": "1"]))) { error in
             guard let failure = error as? RunFailure, case .definition(let problems, _) = failure.error else { return XCTFail("\(error)") }
-            XCTAssertEqual(problems.map(\.field), ["--param bot"])
+            XCTAssertEqual(problems.map(\.location), [.setting(.parameter("bot"), value: nil)])
         }
     }
 

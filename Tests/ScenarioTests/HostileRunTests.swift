@@ -145,7 +145,7 @@ final class HostileRunTests: XCTestCase {
     func testSelfSchedulingActionStopsAtTheActionLimit() throws {
         let (error, seconds) = try outcome("local function again() at(0, again) end\nat(0, again)")
         guard case .runLimit(let limit)? = error else { return XCTFail(String(describing: error)) }
-        XCTAssertEqual(limit.limit, "actions")
+        XCTAssertEqual(limit.limit, .actions)
         XCTAssertEqual(limit.allowed, 100_000)
         XCTAssertTrue(limit.detail.hasSuffix("scenario.lua:4"), limit.detail)
         XCTAssertLessThan(seconds, 15)
@@ -161,7 +161,7 @@ final class HostileRunTests: XCTestCase {
             """
         let (error, _) = try outcome(body) { $0.runLimits.instances = 5_000 }
         guard case .runLimit(let limit)? = error else { return XCTFail(String(describing: error)) }
-        XCTAssertEqual(limit.limit, "instances")
+        XCTAssertEqual(limit.limit, .instances)
         XCTAssertEqual(limit.allowed, 5_000)
     }
 
@@ -186,7 +186,7 @@ final class HostileRunTests: XCTestCase {
             end)
             """) { $0.runLimits.modelVersions = 2_000 }
         guard case .runLimit(let limit)? = versions else { return XCTFail(String(describing: versions)) }
-        XCTAssertEqual(limit.limit, "modelVersions")
+        XCTAssertEqual(limit.limit, .modelVersions)
         XCTAssertEqual(limit.allowed, 2_000)
         XCTAssertLessThan(seconds, 15)
 
@@ -245,7 +245,7 @@ final class HostileRunTests: XCTestCase {
         let started = Date()
         let result = try load(path: path, options: options()).run { events.append($0) }
         XCTAssertLessThan(Date().timeIntervalSince(started), 15)
-        XCTAssertEqual(result.summary.status?.error?.code, "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade")
+        XCTAssertEqual(result.summary.status?.error?.code.rawValue, "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade")
         let warnings = events.compactMap { event -> String? in
             if case .wireWarning(_, let message) = event.payload { return message }
             return nil
@@ -322,7 +322,7 @@ final class HostileRunTests: XCTestCase {
             """)
         XCTAssertThrowsError(try load(path: path, options: options()) { $0.runLimits.probes = 200_000 }.run()) { error in
             guard case ScenarioError.runLimit(let limit) = error else { return XCTFail("\(error)") }
-            XCTAssertEqual(limit.limit, "probes")
+            XCTAssertEqual(limit.limit, .probes)
             XCTAssertEqual(limit.allowed, 200_000)
         }
     }

@@ -68,7 +68,7 @@ final class HostileSweepTests: XCTestCase {
     // MARK: Merge parts
 
     func digest(_ seed: UInt64, code: String = "Completed") -> RunDigest {
-        RunDigest(seed: seed, code: code, errorCode: nil, timeToFinish: 240, lowestHealthy: 1, unavailable: 30, hitTimeLimit: false,
+        RunDigest(seed: seed, code: RunningCode(rawValue: code), errorCode: nil, timeToFinish: 240, lowestHealthy: 1, unavailable: 30, hitTimeLimit: false,
                   held: [], failed: [], leftBehind: [])
     }
 
@@ -90,7 +90,8 @@ final class HostileSweepTests: XCTestCase {
         for (field, value) in [("lowestHealthy", "1e300"), ("lowestHealthy", "1.5"), ("lowestHealthy", "-1"), ("timeToFinishSeconds", "1e300"),
                                ("unavailableInstanceSeconds", "-2"), ("failed", "[9223372036854775807]"), ("seed", "\"-1\"")] {
             XCTAssertThrowsError(try SweepPart.read(partJSON(field, value)), "\(field) \(value)") { error in
-                XCTAssertEqual((error as? SweepPart.Failure)?.place.hasPrefix("runs[0].\(field)"), true, "\(error)")
+                guard case .document(nil, let at)? = (error as? SweepPart.Failure)?.place else { return XCTFail("\(error)") }
+                XCTAssertTrue(at.hasPrefix("runs[0].\(field)"), "\(error)")
             }
         }
         let read = try SweepPart.read(partJSON("lowestHealthy", "7"))
@@ -124,13 +125,13 @@ final class HostileSweepTests: XCTestCase {
     func testPartsOfManyShardsAreCountedNotListed() throws {
         let lone = ("a", part([], shard: Shard(index: 1, count: Int.max)))
         XCTAssertThrowsError(try SweepPart.merge([lone])) { error in
-            XCTAssertEqual((error as? SweepPart.Failure)?.place, "merge")
+            XCTAssertEqual((error as? SweepPart.Failure)?.place, .command("merge"))
         }
         let twice = [("a", part([digest(0)], shard: Shard(index: 1, count: 2))), ("b", part([digest(1)], shard: Shard(index: 1, count: 2)))]
         XCTAssertThrowsError(try SweepPart.merge(twice))
         let outside = [("a", part([digest(0), digest(7)], shard: Shard(index: 1, count: 1)))]
         XCTAssertThrowsError(try SweepPart.merge(outside)) { error in
-            XCTAssertEqual((error as? SweepPart.Failure)?.place, "a")
+            XCTAssertEqual((error as? SweepPart.Failure)?.place, .file("a"))
         }
     }
 

@@ -143,7 +143,7 @@ final class ImportTests: XCTestCase {
         }
         XCTAssertThrowsError(try scenario("from = \"bicep-symbolic-maxsurge.json\", resource = \"other\"")) { error in
             guard case ScenarioError.definition(let problems, _) = error else { return XCTFail("\(error)") }
-            XCTAssertEqual(problems.map(\.field), ["scaleset.from bicep-symbolic-maxsurge.json: --resource other"])
+            XCTAssertEqual(problems.map(\.field), ["scaleset.from bicep-symbolic-maxsurge.json: resource = \"other\""])
         }
         XCTAssertThrowsError(try scenario("resource = \"vmss\", capacity = 3")) { error in
             guard case ScenarioError.definition(let problems, _) = error else { return XCTFail("\(error)") }

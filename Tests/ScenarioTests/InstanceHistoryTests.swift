@@ -1,3 +1,4 @@
+import Formats
 import Foundation
 import Scenario
 import UpgradeEngine
@@ -78,11 +79,12 @@ final class InstanceHistoryTests: XCTestCase {
     func testBadExpectKeyIsLocatedAtTheExpectLine() throws {
         let path = try writeScenario(rolling + "\n\n\nexpect { code = \"Completed\", bogus = 3 }\n")
         XCTAssertThrowsError(try load(path: path, options: options())) { error in
-            let diagnostics = Diagnostic.of(error)
+            guard case ScenarioError.definition(let problems, _) = error else { return XCTFail("\(error)") }
             // Lua shortens long chunk names from the left; the line is the expect call's.
-            XCTAssertEqual(diagnostics.count, 1)
-            XCTAssertTrue(diagnostics[0].location?.hasSuffix("scenario.lua:7: expect") == true, "\(diagnostics)")
-            XCTAssertEqual(diagnostics.map(\.context), [nil])
+            XCTAssertEqual(problems.count, 1)
+            guard case .call("expect", at: let line) = problems[0].location else { return XCTFail("\(problems)") }
+            XCTAssertEqual(line.line, 7)
+            XCTAssertTrue(line.file.hasSuffix("scenario.lua"), line.file)
         }
     }
 
@@ -94,7 +96,9 @@ final class InstanceHistoryTests: XCTestCase {
               upgradePolicy = { mode = "Manual" } }
             """)
         XCTAssertThrowsError(try load(path: bare, options: options())) { error in
-            XCTAssertEqual(Diagnostic.of(error).compactMap(\.location), ["scaleset.model.imageVersion", "scaleset.model.sku"])
+            guard case ScenarioError.definition(let problems, _) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(problems.map(\.location), [.document(path: nil, field: "scaleset.model.imageVersion"),
+                                                      .document(path: nil, field: "scaleset.model.sku")])
         }
         let nested = try writeScenario("""
             scaleset { name = "web", capacity = 2, model = { image = "v1", sku = { name = "Standard_D2s_v3" },
@@ -113,7 +117,7 @@ final class InstanceHistoryTests: XCTestCase {
         o.pluginPath = ["Tests/../plugins"]
         let cwd = FileManager.default.currentDirectoryPath
         XCTAssertThrowsError(try load(path: path, options: o)) { error in
-            let message = Diagnostic.of(error).first?.message ?? ""
+            let message = "\(error)"
             XCTAssertTrue(message.contains("the plugin path (\(cwd)/plugins, \(cwd)/plugins;"), message)
         }
     }

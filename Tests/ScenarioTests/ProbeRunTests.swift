@@ -136,7 +136,7 @@ final class ProbeRunTests: XCTestCase {
                 XCTFail("the run should reach the probe limit")
             } catch {
                 guard case .runLimit(let reached) = error.error else { return XCTFail("\(error.error)") }
-                XCTAssertEqual(reached.limit, "probes")
+                XCTAssertEqual(reached.limit, .probes)
                 XCTAssertEqual(reached.allowed, 1_234)
                 messages.append("\(reached)")
             }

@@ -97,12 +97,12 @@ final class RehearsalTests: XCTestCase {
         XCTAssertEqual(record.expectations.map(\.key), ["code", "minHealthy", "upgrades"])
         XCTAssertEqual(record.expectations.map(\.location.suffix2), ["19", "20", "20"])
         let upgrades = try XCTUnwrap(record.expectations.first { $0.key == "upgrades" })
-        XCTAssertEqual(upgrades.actual, "1")
+        XCTAssertEqual(upgrades.actual, .count(1))
         XCTAssertTrue(upgrades.held)
         // Six instances are down at once in a 20% batch: the fewest serving is 24, not 30.
         let minHealthy = try XCTUnwrap(record.expectations.first { $0.key == "minHealthy" })
-        XCTAssertEqual(minHealthy.expected, "at least 30")
-        XCTAssertEqual(minHealthy.actual, "24")
+        XCTAssertEqual(minHealthy.expected, .atLeast(30))
+        XCTAssertEqual(minHealthy.actual, .count(24))
         XCTAssertFalse(minHealthy.held)
         XCTAssertEqual(record.failedExpectations.map(\.key).contains("minHealthy"), true)
     }
@@ -113,14 +113,14 @@ final class RehearsalTests: XCTestCase {
         let record = try Rehearsal.run(try ScenarioDefinition(luaScript: path, options: options()), seed: 3)
         let availability = try XCTUnwrap(record.summary.availability)
         let finished = record.expectations.filter { $0.key == "finishedWithin" }
-        XCTAssertEqual(finished.map(\.expected), ["within PT45M", "within PT10M"])
+        XCTAssertEqual(finished.map(\.expected), [.within(2_700_000), .within(600_000)])
         // Thirty slow-booting instances in batches of six take far longer than ten minutes.
         XCTAssertGreaterThan(availability.timeToFinishSeconds, 600)
         XCTAssertEqual(finished[0].held, availability.timeToFinishSeconds <= 2_700)
         XCTAssertFalse(finished[1].held)
-        XCTAssertEqual(finished[1].actual, ISODuration.format(Millis((availability.timeToFinishSeconds * 1000).rounded())))
+        XCTAssertEqual(finished[1].actual, .duration(Millis((availability.timeToFinishSeconds * 1000).rounded())))
         let unavailable = try XCTUnwrap(record.expectations.first { $0.key == "maxUnavailable" })
-        XCTAssertEqual(unavailable.actual, String(Int(availability.unavailableInstanceSeconds.rounded())))
+        XCTAssertEqual(unavailable.actual, .count(Int(availability.unavailableInstanceSeconds.rounded())))
         XCTAssertTrue(unavailable.held)
     }
 
@@ -153,16 +153,16 @@ final class RehearsalTests: XCTestCase {
             guard let failure = error as? RunFailure, case .definition(let problems, _) = failure.error else { return XCTFail("\(error)") }
             XCTAssertEqual(failure.seed, 4)
             // Every problem at once: the unknown field and the value out of range.
-            XCTAssertEqual(problems.map(\.field), ["--set upgradePolicy.rollingUpgradePolicy.maxBatchSize",
-                                                   "--set upgradePolicy.rollingUpgradePolicy.maxBatchInstancePercent"])
+            XCTAssertEqual(problems.map(\.location), [.setting(.policyOverride("upgradePolicy.rollingUpgradePolicy.maxBatchSize"), value: nil),
+                                                      .setting(.policyOverride("upgradePolicy.rollingUpgradePolicy.maxBatchInstancePercent"), value: nil)])
         }
         XCTAssertThrowsError(try Rehearsal.run(definition, seed: 4, overrides: [
             PolicyOverride(path: "rollingUpgradePolicy.maxBatchInstancePercent", value: "150"),
             PolicyOverride(path: "rollingUpgradePolicy.pauseTimeBetweenBatches", value: "soon"),
         ])) { error in
             guard let failure = error as? RunFailure, case .definition(let problems, _) = failure.error else { return XCTFail("\(error)") }
-            XCTAssertEqual(problems.map(\.field), ["--set upgradePolicy.rollingUpgradePolicy.maxBatchInstancePercent",
-                                                   "--set upgradePolicy.rollingUpgradePolicy.pauseTimeBetweenBatches"])
+            XCTAssertEqual(problems.map(\.location), [.setting(.policyOverride("upgradePolicy.rollingUpgradePolicy.maxBatchInstancePercent"), value: nil),
+                                                      .setting(.policyOverride("upgradePolicy.rollingUpgradePolicy.pauseTimeBetweenBatches"), value: nil)])
         }
         XCTAssertEqual(PolicyOverride(parsing: "mode=Manual"), PolicyOverride(path: "mode", value: "Manual"))
         XCTAssertNil(PolicyOverride(parsing: "=3"))
@@ -183,7 +183,8 @@ final class RehearsalTests: XCTestCase {
             XCTAssertEqual(failure.seed, 11)
             XCTAssertEqual(lua.location?.suffix2, "7")
             XCTAssertTrue(context?.hasPrefix("health of web_") ?? false)
-            XCTAssertEqual(Diagnostic.of(failure).first?.message.hasPrefix("seed 11: "), true)
+            XCTAssertEqual(failure.place, lua.place)
+            XCTAssertEqual(failure.exitCode, 2)
         }
         // The definition is not spoiled by a failed run.
         XCTAssertThrowsError(try Rehearsal.run(definition, seed: 11))
@@ -295,8 +296,8 @@ final class ScenarioParameterTests: XCTestCase {
     func testUnknownAndMistypedParametersAreRefusedBeforeAnythingRuns() throws {
         XCTAssertThrowsError(try load(["silentboots": "0.1", "extraInstances": "2.5", "slowUpgrades": "yes", "upgradeAt": "5 minutes"])) { error in
             guard case ScenarioError.definition(let problems, _) = error else { return XCTFail("\(error)") }
-            XCTAssertEqual(problems.map(\.field), ["--param extraInstances=2.5", "--param slowUpgrades=yes", "--param upgradeAt=5 minutes",
-                                                   "--param silentboots"])
+            XCTAssertEqual(problems.map(\.location), [.setting(.parameter("extraInstances"), value: "2.5"), .setting(.parameter("slowUpgrades"), value: "yes"),
+                                                      .setting(.parameter("upgradeAt"), value: "5 minutes"), .setting(.parameter("silentboots"), value: nil)])
             XCTAssertTrue(problems[3].message.contains("extraInstances, label, silentBoots, slowUpgrades, upgradeAt"), problems[3].message)
         }
     }

@@ -45,9 +45,9 @@ final class RiskGateScenarioTests: XCTestCase {
     func testTheObservedShareAgreesWithTheClosedForm() throws {
         // 1,000 runs at 10%: the 95% interval holds 7.55%.
         let digests = try Sweep.run(try definition(), seeds: Array(0..<1_000), overrides: atTen, jobs: 2)
-        let faulted = Share(digests.count { $0.code == "Faulted" }, of: digests.count)
+        let faulted = Share(digests.count { $0.code == .faulted }, of: digests.count)
         XCTAssertLessThan(faulted.interval.lower, 0.0755)
         XCTAssertGreaterThan(faulted.interval.upper, 0.0755)
-        XCTAssertTrue(digests.filter { $0.code == "Faulted" }.allSatisfy { $0.errorCode == "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade" })
+        XCTAssertTrue(digests.filter { $0.code == .faulted }.allSatisfy { $0.errorCode == .unhealthyUpgraded })
     }
 }

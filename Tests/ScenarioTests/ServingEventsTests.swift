@@ -19,14 +19,14 @@ final class ServingEventsTests: XCTestCase {
                 guard case .servingChanged(let serving, let n, let reason) = event.payload, let id = event.instance else { continue }
                 XCTAssertEqual(n, (count ?? (serving ? n - 1 : n + 1)) + (serving ? 1 : -1), "seed \(seed) event \(index)")
                 XCTAssertNotEqual(servingNow[id], serving, "seed \(seed): instance \(id) \(serving ? "entered" : "left") twice")
-                if reason == HealthState.initializing.rawValue {
+                if reason == .health(.initializing) {
                     // An upgrade's restart starts the instance over: out of service until it boots.
                     XCTAssertFalse(serving)
                     restarts += 1
                 } else {
-                    XCTAssertEqual(healthNow[id]?.rawValue, reason, "seed \(seed): the health change comes first")
+                    XCTAssertEqual(healthNow[id].map(ServingReason.health), reason, "seed \(seed): the health change comes first")
                 }
-                XCTAssertEqual(serving, reason == HealthState.healthy.rawValue && serving, "seed \(seed): only Healthy enters service")
+                XCTAssertEqual(serving, reason == .health(.healthy) && serving, "seed \(seed): only Healthy enters service")
                 servingNow[id] = serving
                 count = n
             }

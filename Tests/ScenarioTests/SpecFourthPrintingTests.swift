@@ -195,7 +195,7 @@ final class SpecFourthPrintingTests: XCTestCase {
             """)
         let status = try XCTUnwrap(record.summary.status)
         XCTAssertEqual(status.code, .faulted)
-        XCTAssertEqual(status.error?.code, "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade")
+        XCTAssertEqual(status.error?.code.rawValue, "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade")
         XCTAssertEqual(status.error?.details.map(\.target), ["web/virtualMachines/8", "web/virtualMachines/9"])
         let check = events.compactMap { event -> ThresholdCheck? in
             if case .preBatchCheck(let check) = event.payload { return check }
@@ -295,7 +295,7 @@ final class SpecFourthPrintingTests: XCTestCase {
         // Down at 300 s (Initializing), back at 500 s, Healthy once it answers at 550 s.
         let leftService = events.first { $0.instance == 1 && $0.kind == .servingChanged && $0.time == 300_000 }
         guard case .servingChanged(false, _, let reason)? = leftService?.payload else { return XCTFail("instance 1 kept serving") }
-        XCTAssertEqual(reason, HealthState.initializing.rawValue)
+        XCTAssertEqual(reason, .health(.initializing))
         XCTAssertEqual(healthyTimes(events, instance: 1), [50_000, 550_000])
         XCTAssertEqual(record.instances[1].modelVersion, 1)
         XCTAssertEqual(record.instances[1].health, .healthy)

@@ -22,9 +22,9 @@ final class SweepTests: XCTestCase {
         let seven = try Rehearsal.run(definition, seed: 7)
         XCTAssertEqual(one[7], RunDigest(seven))
         // The seeds differ: some roll out, some fault on the upgraded-unhealthy threshold.
-        XCTAssertTrue(one.contains { $0.code == "Completed" })
-        XCTAssertTrue(one.contains { $0.errorCode == "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade" })
-        for digest in one where digest.code == "Faulted" {
+        XCTAssertTrue(one.contains { $0.code == .completed })
+        XCTAssertTrue(one.contains { $0.errorCode == .unhealthyUpgraded })
+        for digest in one where digest.code == .faulted {
             // Faulted only once more than 3 of 30 upgraded instances (10%) were unhealthy.
             XCTAssertGreaterThan(digest.failed.count, 3, "seed \(digest.seed)")
         }

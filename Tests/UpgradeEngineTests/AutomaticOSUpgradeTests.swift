@@ -110,13 +110,13 @@ final class AutomaticOSUpgradeTests: XCTestCase {
         XCTAssertEqual(checks.map(\.counted), [[0, 1], [0, 1, 2]])
         XCTAssertEqual(checks.map(\.passed), [true, false])
         XCTAssertEqual(outcome.status.code, .faulted)
-        XCTAssertEqual(outcome.status.error?.code, "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade")
+        XCTAssertEqual(outcome.status.error?.code.rawValue, "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade")
         XCTAssertEqual(outcome.status.progress.pendingInstanceCount, 7)
         XCTAssertEqual(outcome.batches(), [[0, 1], [2]])
         let history = try XCTUnwrap(outcome.summary.osUpgradeHistory.first)
         XCTAssertEqual(history.code, .faulted)
         XCTAssertEqual(history.rolledBack, 3)
-        XCTAssertEqual(history.error?.code, "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade")
+        XCTAssertEqual(history.error?.code.rawValue, "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade")
         XCTAssertEqual([0, 1, 2, 3].map { outcome.simulation.instances[$0].modelVersion }, [1, 1, 1, 1])
     }
 

@@ -31,7 +31,7 @@ final class RiskGateTests: XCTestCase {
 
     /// A digest that faulted or completed.
     static func digest(seed: UInt64, faulted: Bool, time: Double = 600) -> RunDigest {
-        RunDigest(seed: seed, code: faulted ? "Faulted" : "Completed", errorCode: faulted ? "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade" : nil,
+        RunDigest(seed: seed, code: faulted ? .faulted : .completed, errorCode: faulted ? .unhealthyUpgraded : nil,
                   timeToFinish: time, lowestHealthy: 16, unavailable: 2400, hitTimeLimit: false, held: [!faulted], failed: [], leftBehind: [])
     }
 
@@ -70,13 +70,13 @@ final class RiskGateTests: XCTestCase {
         let keys = [SweepReport.ExpectationKey(location: "a.lua:9", key: "code", expected: "Completed"),
                     SweepReport.ExpectationKey(location: "a.lua:9", key: "minHealthy", expected: "at least 15")]
         let runs = [
-            RunDigest(seed: 0, code: "Completed", errorCode: nil, timeToFinish: 3000, lowestHealthy: 16, unavailable: 1, hitTimeLimit: false,
+            RunDigest(seed: 0, code: RunningCode(rawValue: "Completed"), errorCode: nil, timeToFinish: 3000, lowestHealthy: 16, unavailable: 1, hitTimeLimit: false,
                       held: [true, true], failed: [], leftBehind: []),
-            RunDigest(seed: 1, code: "Completed", errorCode: nil, timeToFinish: 4000, lowestHealthy: 14, unavailable: 1, hitTimeLimit: false,
+            RunDigest(seed: 1, code: RunningCode(rawValue: "Completed"), errorCode: nil, timeToFinish: 4000, lowestHealthy: 14, unavailable: 1, hitTimeLimit: false,
                       held: [true, false], failed: [], leftBehind: []),
-            RunDigest(seed: 2, code: "Faulted", errorCode: "MaxUnhealthyInstancePercentExceededInRollingUpgrade", timeToFinish: 1000, lowestHealthy: 16, unavailable: 1, hitTimeLimit: false,
+            RunDigest(seed: 2, code: RunningCode(rawValue: "Faulted"), errorCode: .unhealthyDuringUpgrade, timeToFinish: 1000, lowestHealthy: 16, unavailable: 1, hitTimeLimit: false,
                       held: [false, true], failed: [], leftBehind: []),
-            RunDigest(seed: 3, code: "RollingForward", errorCode: nil, timeToFinish: nil, lowestHealthy: 16, unavailable: 1, hitTimeLimit: true,
+            RunDigest(seed: 3, code: RunningCode(rawValue: "RollingForward"), errorCode: nil, timeToFinish: nil, lowestHealthy: 16, unavailable: 1, hitTimeLimit: true,
                       held: [false, true], failed: [], leftBehind: []),
         ]
         func count(_ text: String, deadline: Millis? = 3_600_000) -> Int {

@@ -25,7 +25,7 @@ final class RollingUpgradeTests: XCTestCase {
         let outcome = try simulate(scaleSet(10), health: { vm, _ in .http(status: 200, body: wireBody([2, 5, 8].contains(vm.id) ? "Unhealthy" : "Healthy")) })
         let status = outcome.status
         XCTAssertEqual(status.code, .faulted)
-        XCTAssertEqual(status.error?.code, "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade")
+        XCTAssertEqual(status.error?.code.rawValue, "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade")
         // Azure's own text, with "30% of instances" and "threshold of 20%" (and its double space).
         XCTAssertEqual(status.error?.message, "Rolling Upgrade failed due to exceeding the MaxUnhealthyInstancePercent value (defined in the RollingUpgradePolicy) before any batch was attempted. 30% of instances are in an unhealthy state, more than the threshold of 20% configured in the RollingUpgradePolicy. The most impactful error is:  Instance found to be unhealthy or unreachable. For details on rolling upgrades, use http://aka.ms/AzureVMSSRollingUpgrade")
         XCTAssertEqual(status.error?.details, [2, 5, 8].map {
@@ -45,7 +45,7 @@ final class RollingUpgradeTests: XCTestCase {
 
     func testUnknownCountsAsUnhealthy() throws {
         let outcome = try simulate(scaleSet(10), health: { vm, _ in vm.id < 3 ? .noAnswer : .http(status: 200, body: wireBody()) })
-        XCTAssertEqual(outcome.status.error?.code, "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade")
+        XCTAssertEqual(outcome.status.error?.code.rawValue, "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade")
         XCTAssertEqual(outcome.status.error?.details.count, 3)
     }
 
@@ -141,7 +141,7 @@ final class RollingUpgradeTests: XCTestCase {
             .http(status: 200, body: wireBody(vm.modelVersion == 2 && vm.id < 4 ? "Unhealthy" : "Healthy"))
         })
         XCTAssertEqual(outcome.status.code, .faulted)
-        XCTAssertEqual(outcome.status.error?.code, "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade")
+        XCTAssertEqual(outcome.status.error?.code.rawValue, "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade")
         // Azure's text: 3 of 10 is 30%; the batch that breached is [2], so its first failed instance is 2.
         XCTAssertEqual(outcome.status.error?.message, "Rolling Upgrade failed after exceeding the MaxUnhealthyUpgradedInstancePercent value defined in the RollingUpgradePolicy. 30% of instances are in an unhealthy state after being upgraded - more than the threshold of 20%. The most impactful error is: Instance found to be unhealthy or unreachable.. First failed instance ID is: 2.")
         XCTAssertEqual(outcome.batches().count, 2)
@@ -305,11 +305,11 @@ final class ThresholdTests: XCTestCase {
         XCTAssertFalse(verdict.check.passed)
         XCTAssertEqual(verdict.check.percent, 30)
         let error = try XCTUnwrap(verdict.error)
-        XCTAssertEqual(error.code, "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade")
+        XCTAssertEqual(error.code.rawValue, "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade")
         XCTAssertTrue(error.message.contains("30% of instances are in an unhealthy state, more than the threshold of 20%"))
         XCTAssertEqual(error.details.map(\.target), ["web/virtualMachines/2", "web/virtualMachines/5", "web/virtualMachines/8"])
         let later = Thresholds.beforeBatch(unhealthy: [2, 5, 8], capacity: 10, thresholdPercent: 20, firstBatch: false, scaleSet: "web")
-        XCTAssertEqual(later.error?.code, "MaxUnhealthyInstancePercentExceededInRollingUpgrade")
+        XCTAssertEqual(later.error?.code.rawValue, "MaxUnhealthyInstancePercentExceededInRollingUpgrade")
     }
 
     func testExactlyAtTheThresholdPasses() {
@@ -322,7 +322,7 @@ final class ThresholdTests: XCTestCase {
         let verdict = Thresholds.afterBatch(counted: [0, 4, 5], failedToUpgrade: [5], lastBatch: [4, 5], capacity: 10,
                                             thresholdPercent: 20, scaleSet: "web")
         let error = try XCTUnwrap(verdict.error)
-        XCTAssertEqual(error.code, "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade")
+        XCTAssertEqual(error.code.rawValue, "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade")
         XCTAssertTrue(error.message.hasSuffix("First failed instance ID is: 4."))
         XCTAssertEqual(error.details.map(\.message), ["Instance found to be unhealthy or unreachable.", "Instance found to be unhealthy or unreachable.",
                                                       "Instance failed to upgrade."])

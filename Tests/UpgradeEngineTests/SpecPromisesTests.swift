@@ -96,7 +96,7 @@ final class SpecPromisesTests: XCTestCase {
             switch status.code {
             case .faulted:
                 faultedRuns += 1
-                if status.error?.code == "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade" {
+                if status.error?.code.rawValue == "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade" {
                     let first = try XCTUnwrap(failedPerBatch.last?.min(), "seed \(seed): the breaching batch has a failure")
                     XCTAssertTrue(status.error!.message.hasSuffix("First failed instance ID is: \(first)."), "seed \(seed)")
                 }
@@ -210,7 +210,7 @@ final class SpecPromisesTests: XCTestCase {
         XCTAssertEqual(checks.map(\.counted), [[], [5, 6, 7]])
         XCTAssertEqual(checks.map(\.passed), [true, false])
         XCTAssertEqual(outcome.status.code, .faulted)
-        XCTAssertEqual(outcome.status.error?.code, "MaxUnhealthyInstancePercentExceededInRollingUpgrade")
+        XCTAssertEqual(outcome.status.error?.code.rawValue, "MaxUnhealthyInstancePercentExceededInRollingUpgrade")
         XCTAssertEqual(outcome.status.error?.details.map(\.target), ["web/virtualMachines/5", "web/virtualMachines/6", "web/virtualMachines/7"])
     }
 

@@ -46,7 +46,7 @@ final class SweepStatisticsTests: XCTestCase {
 
     func testTheReportCountsOutcomesErrorsDeadlinesAndInstances() {
         func run(_ seed: UInt64, _ code: String?, _ time: Double?, failed: [Int] = [], hit: Bool = false) -> RunDigest {
-            RunDigest(seed: seed, code: code, errorCode: code == "Faulted" ? "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade" : nil,
+            RunDigest(seed: seed, code: code.flatMap(RunningCode.init(rawValue:)), errorCode: code == "Faulted" ? .unhealthyUpgraded : nil,
                       timeToFinish: time, lowestHealthy: time == nil ? nil : 8, unavailable: time, hitTimeLimit: hit,
                       held: [code == "Completed"], failed: failed, leftBehind: failed)
         }

@@ -46,12 +46,14 @@ enum ARMTemplate {
             let match = candidates.first { $0.label == chosen || $0.name == chosen }
                 ?? candidates.first { $0.label.lowercased() == chosen.lowercased() || $0.name?.lowercased() == chosen.lowercased() }
             guard let match else {
-                throw ValidationFailure([Problem(field: "--resource \(chosen)", "no scale set of that name; the template has \(candidates.map(\.label).joined(separator: ", "))")])
+                throw ValidationFailure([Problem(at: .setting(.resource, value: chosen), "no scale set of that name; the template has \(candidates.map(\.label).joined(separator: ", "))")])
             }
             picked = match
         } else {
             guard candidates.count == 1 else {
-                throw ValidationFailure([Problem(field: "resources", "holds \(candidates.count) scale sets (\(candidates.map(\.label).joined(separator: ", "))); choose one with --resource NAME (or resource = \"NAME\")")])
+                var problem = Problem(field: "resources", "holds \(candidates.count) scale sets (\(candidates.map(\.label).joined(separator: ", "))); choose one")
+                problem.remedy = Remedy(.resource, placeholder: "NAME", scriptForm: "resource = \"NAME\"")
+                throw ValidationFailure([problem])
             }
             picked = candidates[0]
         }

@@ -34,12 +34,14 @@ enum TerraformPlan {
         let picked: Found
         if let chosen {
             guard let match = found.first(where: { $0.address == chosen || $0.address.hasSuffix(".\(chosen)") }) else {
-                throw ValidationFailure([Problem(field: "--resource \(chosen)", "no scale set of that address; the plan has \(found.map(\.address).joined(separator: ", "))")])
+                throw ValidationFailure([Problem(at: .setting(.resource, value: chosen), "no scale set of that address; the plan has \(found.map(\.address).joined(separator: ", "))")])
             }
             picked = match
         } else {
             guard found.count == 1 else {
-                throw ValidationFailure([Problem(field: "planned_values", "holds \(found.count) scale sets (\(found.map(\.address).joined(separator: ", "))); choose one with --resource ADDRESS (or resource = \"ADDRESS\")")])
+                var problem = Problem(field: "planned_values", "holds \(found.count) scale sets (\(found.map(\.address).joined(separator: ", "))); choose one")
+                problem.remedy = Remedy(.resource, placeholder: "ADDRESS", scriptForm: "resource = \"ADDRESS\"")
+                throw ValidationFailure([problem])
             }
             picked = found[0]
         }

@@ -15,7 +15,8 @@ extension Sweep {
     public static func runUntilDecided(_ definition: ScenarioDefinition, _ inputs: RunInputs, seeds: SeedRange,
                                        question: RiskQuestion, jobs: Int,
                                        progress: (@Sendable (Int) -> Void)? = nil) throws -> (runs: [RunDigest], results: [RequirementResult]) {
-        let keys = SweepReport.keys(of: definition.expectations)
+        // Judging reads the keys' names and order only, not their labels.
+        let keys = SweepReport.keys(of: definition.expectations, label: { _ in "" })
         var runs: [RunDigest] = []
         var results = question.judge([], keys: keys)
         var next = seeds.first

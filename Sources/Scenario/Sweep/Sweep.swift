@@ -1,4 +1,5 @@
 public import AzureWire
+public import Formats
 import Synchronization
 public import UpgradeEngine
 
@@ -56,14 +57,28 @@ public enum Sweep {
 }
 
 /// The system could not start a sweep thread (no memory or threads left): the sweep did not run.
-public struct SweepThreadFailure: Error, Equatable, CustomStringConvertible {
+public struct SweepThreadFailure: Error, Equatable, CustomStringConvertible, UserFacingError {
     /// The threads the sweep meant to run.
     public var threads: Int
     /// How many had started.
     public var started: Int
 
+    /// `started` of `threads` threads could start.
+    public init(threads: Int, started: Int) {
+        self.threads = threads
+        self.started = started
+    }
+
+    /// Which input to change: the number of jobs, with the value that was given.
+    public var place: Location? { .setting(.jobs, value: nil) }
+    /// Fewer jobs, at most as many as started.
+    public var allowed: String? { "fewer jobs, such as \(max(1, started))" }
+    /// The machine could not do what was asked; the input asked too much: 2.
+    public var exitCode: Int32 { 2 }
+
+    /// The sentence without the option's spelling, which the command line adds.
     public var description: String {
-        "--jobs: the system could not start sweep thread \(started + 1) of \(threads) (no memory or threads left); allowed fewer jobs, such as --jobs \(max(1, started))"
+        "the system could not start sweep thread \(started + 1) of \(threads) (no memory or threads left)"
     }
 }
 

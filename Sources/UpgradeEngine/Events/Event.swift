@@ -116,14 +116,14 @@ public enum Payload: Equatable, Sendable {
     /// The instance entered or left service (running or upgrading, and Healthy): `count`
     /// instances serve after it; `reason` is the health state it reached, or its lifecycle
     /// (`deleting`, `deleted`, …) when its health did not change. The capacity curve's steps.
-    case servingChanged(serving: Bool, count: Int, reason: String)
+    case servingChanged(serving: Bool, count: Int, reason: ServingReason)
     case batchFinished(healthy: Int, count: Int)
     case postBatchCheck(ThresholdCheck)
     /// Milliseconds before the next batch.
     case pause(duration: Millis)
     case rollbackStarted(name: String, toVersion: Int)
     case upgradeCompleted(upgrade: Int, successful: Int, failed: Int)
-    case upgradeFaulted(code: String, message: String)
+    case upgradeFaulted(code: UpgradeErrorCode, message: String)
     /// Cancelled by `cancel`, or superseded by a newer model (`supersededBy` says what).
     case upgradeCancelled(upgrade: Int, supersededBy: String?)
     case instanceDeleted(name: String)

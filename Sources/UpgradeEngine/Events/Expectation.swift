@@ -56,33 +56,31 @@ public struct Expectation: Equatable, Sendable {
     public func results(summary: RunSummary, upgrades actualUpgrades: Int) -> [ExpectationResult] {
         let status = summary.status
         var results: [ExpectationResult] = []
-        func check<T: Equatable>(_ key: String, _ actual: T?, _ expected: T?, _ show: (T?) -> String) {
+        func check<T: Equatable>(_ key: String, _ actual: T?, _ expected: T?, _ value: (T) -> ObservedValue) {
             guard let expected else { return }
-            results.append(ExpectationResult(location: location, key: key, expected: show(expected), actual: show(actual),
+            results.append(ExpectationResult(location: location, key: key, expected: .equal(value(expected)), actual: actual.map(value) ?? .none,
                                              held: actual == expected))
         }
-        let text = { (s: String?) in s ?? "none" }
-        let number = { (n: Int?) in n.map(String.init) ?? "none" }
-        let list = { (l: [Int]?) in l.map { "\($0)" } ?? "none" }
+        let text = ObservedValue.text, number = ObservedValue.count, list = ObservedValue.ids
         check("code", status?.code.rawValue, code, text)
-        check("errorCode", status?.error?.code, errorCode, text)
+        check("errorCode", status?.error?.code.rawValue, errorCode, text)
         check("failed", status?.progress.failedInstanceCount, failed, number)
         if let finishedWithin {
             let took = summary.availability.map { CheckedNumber.clampedWhole($0.timeToFinishSeconds * 1000) }
-            let actual = summary.hitTimeLimit ? "not finished by the time limit" : took.map { ISODuration.format($0) } ?? "no upgrade activity"
-            results.append(ExpectationResult(location: location, key: "finishedWithin", expected: "within \(ISODuration.format(finishedWithin))",
+            let actual: ObservedValue = summary.hitTimeLimit ? .notFinished : took.map(ObservedValue.duration) ?? .noUpgradeActivity
+            results.append(ExpectationResult(location: location, key: "finishedWithin", expected: .within(finishedWithin),
                                              actual: actual, held: !summary.hitTimeLimit && (took ?? 0) <= finishedWithin))
         }
         check("inProgress", status?.progress.inProgressInstanceCount, inProgress, number)
         if let maxUnavailable {
             let lost = summary.availability.map { CheckedNumber.clampedWhole($0.unavailableInstanceSeconds) }
-            results.append(ExpectationResult(location: location, key: "maxUnavailable", expected: "at most \(maxUnavailable)",
-                                             actual: number(lost), held: (lost ?? 0) <= maxUnavailable))
+            results.append(ExpectationResult(location: location, key: "maxUnavailable", expected: .atMost(maxUnavailable),
+                                             actual: lost.map(number) ?? .none, held: (lost ?? 0) <= maxUnavailable))
         }
         if let minHealthy {
             let lowest = summary.availability?.lowestHealthy
-            results.append(ExpectationResult(location: location, key: "minHealthy", expected: "at least \(minHealthy)",
-                                             actual: number(lowest), held: lowest.map { $0 >= minHealthy } ?? true))
+            results.append(ExpectationResult(location: location, key: "minHealthy", expected: .atLeast(minHealthy),
+                                             actual: lowest.map(number) ?? .none, held: lowest.map { $0 >= minHealthy } ?? true))
         }
         check("pending", status?.progress.pendingInstanceCount, pending, number)
         check("protected", summary.protected, protected, list)
@@ -94,26 +92,64 @@ public struct Expectation: Equatable, Sendable {
     }
 }
 
+/// What a run showed for one expectation key, as data (the text is made by the renderers).
+public enum ObservedValue: Equatable, Sendable {
+    /// The run has no such value (no upgrade ran, no availability measured).
+    case none
+    /// A code as Azure writes it (`Completed`, `MaxUnhealthy…`).
+    case text(String)
+    /// A count: instances, upgrades, or instance-seconds.
+    case count(Int)
+    /// Instance ids, ascending.
+    case ids([Int])
+    /// A duration in milliseconds.
+    case duration(Millis)
+    /// The run stopped at its time limit before the upgrades ended.
+    case notFinished
+    /// No upgrade activity happened, so there is nothing to time.
+    case noUpgradeActivity
+}
+
+/// What an expectation key asked for, as data.
+public enum ExpectedValue: Equatable, Sendable {
+    /// Exactly this value.
+    case equal(ObservedValue)
+    /// At least this many (`minHealthy`).
+    case atLeast(Int)
+    /// At most this many (`maxUnavailable`, instance-seconds).
+    case atMost(Int)
+    /// Within this many milliseconds (`finishedWithin`).
+    case within(Millis)
+}
+
 /// One key of one expectation, checked against a run: what was asked, what the run showed (both
-/// as the status prints them), and whether it held.
+/// typed), and whether it held.
 public struct ExpectationResult: Error, Equatable, Sendable {
-    /// Where the expectation is (`file:line`).
+    /// Where the expectation is (`file:line`, as Lua wrote it).
     public var location: String
     /// The key, e.g. `code`.
     public var key: String
-    /// What the expectation asked for (`Faulted`, `at least 8`).
-    public var expected: String
-    /// What the run showed (`Completed`, `none` when the run has no such value).
-    public var actual: String
+    /// What the expectation asked for (`Faulted`, at least 8).
+    public var expected: ExpectedValue
+    /// What the run showed (`Completed`, `.none` when the run has no such value).
+    public var actual: ObservedValue
     /// Whether the run showed what was asked.
     public var held: Bool
 
     /// A result of `key` at `location`.
-    public init(location: String, key: String, expected: String, actual: String, held: Bool) {
+    public init(location: String, key: String, expected: ExpectedValue, actual: ObservedValue, held: Bool) {
         self.location = location
         self.key = key
         self.expected = expected
         self.actual = actual
         self.held = held
     }
+}
+
+extension ExpectationResult: UserFacingError {
+    /// The `expect` call, at the line Lua named (`location` is Lua's `chunk:line`, read once
+    /// here; nil when the script gave no line).
+    public var place: Location? { ScriptLine(lua: location).map { .call("expect", at: $0) } }
+    /// An expectation that did not hold: 1.
+    public var exitCode: Int32 { 1 }
 }

@@ -13,8 +13,7 @@ public enum Thresholds {
     /// against `maxUnhealthyInstancePercent` (`thresholdPercent`) of `capacity` (instances at
     /// the upgrade's start). Azure words it differently before the first batch (`firstBatch`).
     /// Every error code a rolling upgrade can fault with, Azure's own strings.
-    public static let errorCodes = ["MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade", "MaxUnhealthyInstancePercentExceededInRollingUpgrade",
-                                    "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade"]
+    public static let errorCodes = UpgradeErrorCode.allCases.map(\.rawValue)
 
     public static func beforeBatch(unhealthy: [Int], capacity: Int, thresholdPercent: Int, firstBatch: Bool,
                                    scaleSet: String) -> Verdict {
@@ -26,7 +25,7 @@ public enum Thresholds {
             ? "Rolling Upgrade failed due to exceeding the MaxUnhealthyInstancePercent value (defined in the RollingUpgradePolicy) before any batch was attempted. \(p)% of instances are in an unhealthy state, more than the threshold of \(t)% configured in the RollingUpgradePolicy. The most impactful error is:  Instance found to be unhealthy or unreachable. For details on rolling upgrades, use http://aka.ms/AzureVMSSRollingUpgrade"
             : "Rolling Upgrade failed after exceeding the MaxUnhealthyInstancePercent value defined in the RollingUpgradePolicy. \(p)% of instances are in an unhealthy state - more than the threshold of \(t)%. To apply upgrades, consider increasing the MaxUnhealthyInstancePercent value."
         let details = unhealthy.map { ErrorDetail(code: "RollingUpgradeInstanceUnhealthyError", target: target(scaleSet, $0), message: "Instance found to be unhealthy or unreachable.") }
-        let code = firstBatch ? "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade" : "MaxUnhealthyInstancePercentExceededInRollingUpgrade"
+        let code: UpgradeErrorCode = firstBatch ? .unhealthyBeforeUpgrade : .unhealthyDuringUpgrade
         return Verdict(check: check, error: UpgradeError(code: code, message: message, details: details))
     }
 
@@ -46,7 +45,7 @@ public enum Thresholds {
                         message: failedToUpgrade.contains(id) ? "Instance failed to upgrade." : "Instance found to be unhealthy or unreachable.")
         }
         let message = "Rolling Upgrade failed after exceeding the MaxUnhealthyUpgradedInstancePercent value defined in the RollingUpgradePolicy. \(p)% of instances are in an unhealthy state after being upgraded - more than the threshold of \(t)%. The most impactful error is: Instance found to be unhealthy or unreachable.. First failed instance ID is: \(first)."
-        return Verdict(check: check, error: UpgradeError(code: "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade",
+        return Verdict(check: check, error: UpgradeError(code: .unhealthyUpgraded,
                                                          message: message, details: details))
     }
 

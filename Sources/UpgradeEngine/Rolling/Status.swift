@@ -1,7 +1,7 @@
 public import Formats
 
 /// `runningStatus.code` of a rolling upgrade.
-public enum RunningCode: String, Sendable {
+public enum RunningCode: String, Sendable, CaseIterable {
     case rollingForward = "RollingForward", rollingBack = "RollingBack", cancelled = "Cancelled", completed = "Completed", faulted = "Faulted"
 }
 
@@ -25,7 +25,7 @@ public struct ErrorDetail: Equatable, Sendable {
 /// The `error` of a stopped rolling upgrade.
 public struct UpgradeError: Equatable, Sendable {
     /// Azure's code, e.g. MaxUnhealthyInstancePercentExceededInRollingUpgrade.
-    public var code: String
+    public var code: UpgradeErrorCode
     /// Azure's message, with its percentages.
     public var message: String
     /// One detail per instance counted.

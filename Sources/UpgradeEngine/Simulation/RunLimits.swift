@@ -50,10 +50,28 @@ public enum ModelLimits {
     }
 }
 
+/// One of the run-level limits of `RunLimits`, named as the engine counts it (the command line
+/// names the option that raises it).
+public enum RunLimit: String, CaseIterable, Sendable {
+    /// Scheduled actions.
+    case actions
+    /// Events emitted.
+    case events
+    /// Instances created.
+    case instances
+    /// Model versions made.
+    case modelVersions
+    /// Health probes.
+    case probes
+
+    /// The plural noun a message counts (`model versions`).
+    public var noun: String { self == .modelVersions ? "model versions" : rawValue }
+}
+
 /// A run-level limit was reached: the run ends (the command exits 2).
 public struct RunLimitExceeded: Error, Equatable, Sendable, CustomStringConvertible {
-    /// Which limit: `actions`, `events`, `instances`, `modelVersions` or `probes`.
-    public var limit: String
+    /// Which limit.
+    public var limit: RunLimit
     /// Its value.
     public var allowed: Int
     /// Virtual time when it was reached, in milliseconds.
@@ -61,9 +79,24 @@ public struct RunLimitExceeded: Error, Equatable, Sendable, CustomStringConverti
     /// What was being done (the action scheduled, where the script asked for it).
     public var detail: String
 
-    public var description: String {
-        let option = "--max-\(limit == "modelVersions" ? "model-versions" : limit)"
-        let noun = limit == "modelVersions" ? "model versions" : limit
-        return "run limit reached: more than \(allowed) \(noun) in one run at \(ISODuration.format(time))\(detail.isEmpty ? "" : " (\(detail))"); raise it with \(option) if the scenario really needs more"
+    /// `limit`, whose value is `allowed`, reached at `time` (milliseconds) while doing `detail`.
+    public init(limit: RunLimit, allowed: Int, time: Millis, detail: String) {
+        self.limit = limit
+        self.allowed = allowed
+        self.time = time
+        self.detail = detail
     }
+
+    /// The sentence without the way to raise the limit, which the command line adds: `run limit
+    /// reached: more than 5 actions in one run at PT1M (scheduling …)`.
+    public var description: String {
+        "run limit reached: more than \(allowed) \(limit.noun) in one run at \(ISODuration.format(time))\(detail.isEmpty ? "" : " (\(detail))")"
+    }
+}
+
+extension RunLimitExceeded: UserFacingError {
+    /// A run limit belongs to the run, not to a place in its input.
+    public var place: Location? { nil }
+    /// Bad input (a scenario that needs more than it is allowed): 2.
+    public var exitCode: Int32 { 2 }
 }

@@ -9,6 +9,13 @@ public struct EngineError: Error, Equatable, CustomStringConvertible {
     public var description: String { message }
 }
 
+extension EngineError: UserFacingError {
+    /// An action's error has no place of its own; the script's error names the line.
+    public var place: Location? { nil }
+    /// Bad input: 2.
+    public var exitCode: Int32 { 2 }
+}
+
 /// How a run went for the scale set's availability, measured from the first upgrade activity
 /// to the end of the run.
 public struct Availability: Equatable, Sendable {

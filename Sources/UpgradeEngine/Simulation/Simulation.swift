@@ -336,7 +336,7 @@ public final class Simulation {
 
     /// Notes the first run-level limit reached; `run` ends with it after the current event.
     func reachLimit(_ limit: String, _ allowed: Int, detail: String) {
-        if counters.limitReached == nil { counters.limitReached = RunLimitExceeded(limit: limit, allowed: allowed, time: now, detail: detail) }
+        if counters.limitReached == nil { counters.limitReached = RunLimitExceeded(limit: RunLimit(rawValue: limit)!, allowed: allowed, time: now, detail: detail) }
     }
 
     func isServing(_ instance: borrowing Instance) -> Bool {
@@ -365,7 +365,7 @@ public final class Simulation {
         guard serving != was else { return }
         meter.servingChanged(by: serving ? 1 : -1, at: now)
         let state = instances[id].health.state
-        let reason = state != health ? state.rawValue : instances[id].lifecycle.rawValue
+        let reason: ServingReason = state != health ? .health(state) : .lifecycle(instances[id].lifecycle)
         emit(.servingChanged(serving: serving, count: meter.serving, reason: reason), instance: id)
     }
 

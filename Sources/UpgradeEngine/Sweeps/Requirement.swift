@@ -92,8 +92,8 @@ public struct Requirement: Equatable, Sendable, CustomStringConvertible {
     /// Whether one run showed the measure.
     public func shows(_ run: RunDigest, keys: [SweepReport.ExpectationKey], deadline: Millis?) -> Bool {
         switch measure {
-        case .code(let code): return run.code == code
-        case .errorCode(let code): return run.errorCode == code
+        case .code(let code): return run.code?.rawValue == code
+        case .errorCode(let code): return run.errorCode?.rawValue == code
         case .deadline:
             guard let deadline, !run.hitTimeLimit else { return false }
             return (run.timeToFinish ?? 0) * 1000 <= Double(deadline)
@@ -165,6 +165,15 @@ public struct RequirementError: Error, Equatable, Sendable {
     public var text: String
     /// What is wrong.
     public var problem: String
+}
+
+extension RequirementError: UserFacingError {
+    /// Whoever read the requirement (an option, a risk block) names the place.
+    public var place: Location? { nil }
+    /// The form a requirement takes.
+    public var allowed: String? { Requirement.allowedForm }
+    /// Bad input: 2.
+    public var exitCode: Int32 { 2 }
 }
 
 /// One requirement judged over a sweep's runs.

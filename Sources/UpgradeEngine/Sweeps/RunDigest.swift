@@ -4,9 +4,9 @@ public struct RunDigest: Equatable, Sendable {
     /// The run's seed.
     public var seed: UInt64
     /// The latest rolling upgrade's final code (`Completed`, `Faulted`, …); nil when none ran.
-    public var code: String?
+    public var code: RunningCode?
     /// Its `error.code`, when it faulted.
-    public var errorCode: String?
+    public var errorCode: UpgradeErrorCode?
     /// From the first upgrade activity to its end, in seconds; nil when there was none.
     public var timeToFinish: Double?
     /// The fewest serving instances; nil when there was no upgrade activity.
@@ -23,7 +23,7 @@ public struct RunDigest: Equatable, Sendable {
     public var leftBehind: [Int]
 
     /// A digest of every field.
-    public init(seed: UInt64, code: String?, errorCode: String?, timeToFinish: Double?, lowestHealthy: Int?, unavailable: Double?,
+    public init(seed: UInt64, code: RunningCode?, errorCode: UpgradeErrorCode?, timeToFinish: Double?, lowestHealthy: Int?, unavailable: Double?,
                 hitTimeLimit: Bool, held: [Bool], failed: [Int], leftBehind: [Int]) {
         self.seed = seed
         self.code = code
@@ -40,7 +40,7 @@ public struct RunDigest: Equatable, Sendable {
     /// The digest of `record`.
     public init(_ record: RunRecord) {
         let summary = record.summary
-        self.init(seed: record.seed, code: summary.status?.code.rawValue, errorCode: summary.status?.error?.code,
+        self.init(seed: record.seed, code: summary.status?.code, errorCode: summary.status?.error?.code,
                   timeToFinish: summary.availability?.timeToFinishSeconds, lowestHealthy: summary.availability?.lowestHealthy,
                   unavailable: summary.availability?.unavailableInstanceSeconds, hitTimeLimit: summary.hitTimeLimit,
                   held: record.expectations.map(\.held), failed: summary.failed.sorted(),

@@ -18,20 +18,39 @@ public struct SweepPart: Equatable, Sendable {
     }
 
     /// Why a part cannot be read, or parts cannot be merged: where (a field path such as
-    /// `runs[3].lowestHealthy`, a file, or `merge`) and what is wrong, with what is allowed.
-    public struct Failure: Error, Equatable, CustomStringConvertible {
-        /// The field, file or `merge`.
-        public var place: String
+    /// `runs[3].lowestHealthy`, a part's file, or the `merge` as a whole) and what is wrong,
+    /// with what is allowed.
+    public struct Failure: Error, Equatable, CustomStringConvertible, UserFacingError {
+        /// The field of a part, the part's file, or the command `merge`.
+        public var place: Location?
         /// What is wrong and what is allowed.
         public var problem: String
 
+        /// A failure at the field `field` of a part.
+        public init(field: String, _ problem: String) {
+            self.place = .document(path: nil, field: field)
+            self.problem = problem
+        }
+
         /// A failure at `place`.
-        public init(_ place: String, _ problem: String) {
+        init(_ place: Location, _ problem: String) {
             self.place = place
             self.problem = problem
         }
 
-        public var description: String { "\(place): \(problem)" }
+        /// Bad input: 2.
+        public var exitCode: Int32 { 2 }
+
+        public var description: String {
+            let at: String
+            switch place {
+            case .document(_, let field)?: at = field
+            case .file(let name)?: at = name
+            case .command(let name)?: at = name
+            default: at = "merge"
+            }
+            return "\(at): \(problem)"
+        }
     }
 
     /// The largest part file `merge` reads, in bytes (some 130,000 runs): its JSON is held as a
@@ -47,7 +66,7 @@ public struct SweepPart: Equatable, Sendable {
 
     /// Reads a part `SweepJSON.part` wrote.
     public static func read(_ value: JSON) throws(Failure) -> SweepPart {
-        func fail<T>(_ field: String, _ problem: String) throws(Failure) -> T { throw Failure(field, problem) }
+        func fail<T>(_ field: String, _ problem: String) throws(Failure) -> T { throw Failure(field: field, problem) }
         guard value.field("rehearseSweepPart") == .int(1) else {
             return try fail("rehearseSweepPart", "missing: this is not a part printed by rehearse sweep --shard I/N --json")
         }
@@ -123,7 +142,10 @@ public struct SweepPart: Equatable, Sendable {
         guard case .string(let seedText)? = item.member("seed"), let seed = UInt64(seedText) else {
             throw wrong("seed", "a seed as a string of digits, such as \"42\"")
         }
-        let code = try string("code"), errorCode = try string("errorCode")
+        let codeText = try string("code"), errorCodeText = try string("errorCode")
+        let code = codeText.flatMap(RunningCode.init(rawValue:)), errorCode = errorCodeText.flatMap(UpgradeErrorCode.init(rawValue:))
+        if codeText != nil, code == nil { throw wrong("code", "one of \(RunningCode.allCases.map(\.rawValue).joined(separator: ", ")) or null") }
+        if errorCodeText != nil, errorCode == nil { throw wrong("errorCode", "one of \(Thresholds.errorCodes.joined(separator: ", ")) or null") }
         let time = try number("timeToFinishSeconds", in: 0...longestSeconds)
         var lowest: Int?
         if let d = try number("lowestHealthy", in: 0...Double(Int32.max)) {
@@ -146,7 +168,7 @@ public struct SweepPart: Equatable, Sendable {
     /// a part missing or given twice, a seed outside the range, a seed whose runs in two parts
     /// (or twice in one) differ (naming both), seeds left without a run.
     public static func merge(_ given: [(name: String, part: SweepPart)]) throws(Failure) -> SweepReport {
-        guard !given.isEmpty else { throw Failure("merge", "needs the parts of a sweep; allowed rehearse merge part1.json part2.json …") }
+        guard !given.isEmpty else { throw Failure(.command("merge"), "needs the parts of a sweep; allowed rehearse merge part1.json part2.json …") }
         // By shard, then name: every message below is the same whatever the argument order.
         let parts = given.sorted { ($0.part.shard.index, $0.name) < ($1.part.shard.index, $1.name) }
         let first = parts[0]
@@ -156,26 +178,26 @@ public struct SweepPart: Equatable, Sendable {
                                ("deadline", a.deadline != b.deadline), ("expectations", a.expectations != b.expectations),
                                ("shard count", first.part.shard.count != part.shard.count)].filter(\.1).map(\.0)
             guard differences.isEmpty else {
-                throw Failure(name, "not a part of the same sweep as \(first.name): its \(differences.joined(separator: ", ")) differ")
+                throw Failure(.file(name), "not a part of the same sweep as \(first.name): its \(differences.joined(separator: ", ")) differ")
             }
         }
         let count = first.part.shard.count
         for (previous, next) in zip(parts, parts.dropFirst()) where previous.part.shard.index == next.part.shard.index {
-            throw Failure("merge", "part \(next.part.shard) is given more than once: \(previous.name), \(next.name)")
+            throw Failure(.command("merge"), "part \(next.part.shard) is given more than once: \(previous.name), \(next.name)")
         }
         // Indices are distinct and within 1...count: the first gap is the first part missing.
         if parts.count != count {
             let missing = (parts.enumerated().first { $0.offset + 1 != $0.element.part.shard.index }?.offset ?? parts.count) + 1
-            throw Failure("merge", "part \(missing)/\(count) is missing; given: \(given.map(\.name).joined(separator: ", "))")
+            throw Failure(.command("merge"), "part \(missing)/\(count) is missing; given: \(given.map(\.name).joined(separator: ", "))")
         }
         let range = first.part.report.seeds
         var bySeed: [UInt64: (name: String, run: RunDigest)] = [:]
         for (name, part) in parts {
             for (i, run) in part.report.runs.enumerated() {
-                guard range.contains(run.seed) else { throw Failure(name, "runs[\(i)].seed: seed \(run.seed) is not one of the seeds \(range)") }
+                guard range.contains(run.seed) else { throw Failure(.file(name), "runs[\(i)].seed: seed \(run.seed) is not one of the seeds \(range)") }
                 if let earlier = bySeed[run.seed] {
                     guard earlier.run == run else {
-                        throw Failure("merge", "seed \(run.seed) has different results in \(earlier.name) and \(name); allowed one result per seed")
+                        throw Failure(.command("merge"), "seed \(run.seed) has different results in \(earlier.name) and \(name); allowed one result per seed")
                     }
                 } else {
                     bySeed[run.seed] = (name, run)
@@ -183,7 +205,7 @@ public struct SweepPart: Equatable, Sendable {
             }
         }
         guard bySeed.count == range.count else {
-            throw Failure("merge", "the parts do not hold exactly the runs of seeds \(range): \(bySeed.count) runs for \(range.count) seeds")
+            throw Failure(.command("merge"), "the parts do not hold exactly the runs of seeds \(range): \(bySeed.count) runs for \(range.count) seeds")
         }
         var report = first.part.report
         report.runs = bySeed.values.map(\.run).sorted { $0.seed < $1.seed }

@@ -46,12 +46,13 @@ public struct SweepReport: Equatable, Sendable {
         self.deadline = deadline
     }
 
-    /// The expectation keys of `expectations`, in the order runs check them.
-    public static func keys(of expectations: [Expectation]) -> [ExpectationKey] {
+    /// The expectation keys of `expectations`, in the order runs check them, each asked value
+    /// labelled by `label` (the renderers' text; judging reads only the keys and their order).
+    public static func keys(of expectations: [Expectation], label: (ExpectedValue) -> String) -> [ExpectationKey] {
         let empty = RunSummary(endTime: 0, status: nil, skipped: [], protected: [], availability: nil, hitTimeLimit: false, probes: 0,
                                capacity: 0)
         return expectations.flatMap { $0.results(summary: empty, upgrades: 0) }
-            .map { ExpectationKey(location: $0.location, key: $0.key, expected: $0.expected) }
+            .map { ExpectationKey(location: $0.location, key: $0.key, expected: label($0.expected)) }
     }
 
     /// The codes a run can end with, in the order reports list them; `none`: no upgrade ran.
@@ -63,7 +64,7 @@ public struct SweepReport: Equatable, Sendable {
     /// The share of runs per final code, in `codes` order, codes no run showed left out.
     public var outcomes: [(code: String, share: Share)] {
         Self.codes.compactMap { code in
-            let n = runs.count { ($0.code ?? "none") == code }
+            let n = runs.count { ($0.code?.rawValue ?? "none") == code }
             return n == 0 ? nil : (code, Share(n, of: total))
         }
     }
@@ -71,7 +72,7 @@ public struct SweepReport: Equatable, Sendable {
     /// The share of runs per error code, most frequent first (then by name).
     public var errorCodes: [(code: String, share: Share)] {
         var counts: [String: Int] = [:]
-        for run in runs { if let code = run.errorCode { counts[code, default: 0] += 1 } }
+        for run in runs { if let code = run.errorCode?.rawValue { counts[code, default: 0] += 1 } }
         return counts.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.map { ($0.key, Share($0.value, of: total)) }
     }
 
@@ -115,5 +116,5 @@ extension [RunDigest] {
     /// Instance-seconds unavailable, over the runs with upgrade activity.
     public var unavailable: Distribution { Distribution(compactMap(\.unavailable)) }
     /// The share of the runs whose latest upgrade faulted.
-    public var faulted: Share { Share(count { $0.code == "Faulted" }, of: count) }
+    public var faulted: Share { Share(count { $0.code == .faulted }, of: count) }
 }

@@ -23,7 +23,7 @@ struct APICommand: ParsableCommand {
             do {
                 for path in try ScriptingAPI.write(root: root, bundles: catalog.bundles.map(\.manifest)) { printText(path) }
             } catch {
-                throw fail(InputError("api generate", problem: "cannot write the generated files: \(error)"))
+                throw InputError(.command("api generate"), problem: "cannot write the generated files: \(error)")
             }
         }
     }

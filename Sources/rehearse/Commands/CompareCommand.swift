@@ -33,15 +33,15 @@ struct CompareCommand: ParsableCommand {
 
     func run() throws {
         let (range, jobs, deadline) = try sweep.checked()
-        guard !set.isEmpty else { throw fail(InputError("compare", problem: "needs at least one --set", allowed: "--set PATH=V1,V2,…")) }
+        guard !set.isEmpty else { throw InputError(.command("compare"), problem: "needs at least one --set", allowed: "--set PATH=V1,V2,…") }
         let (loaded, candidates) = try PolicyGrid(set, option: "--set", seedsEach: range.count).candidates(scenario, seed: range.first)
         let seeds = range.seeds()
         var rows: [CompareText.Row] = []
         for candidate in candidates {
             let (combination, definition, overrides) = (candidate.combination, candidate.definition, candidate.inputs.overrides)
-            let question = try risk.question(script: definition.risk, deadline: deadline, expectations: SweepReport.keys(of: definition.expectations))
+            let question = try risk.question(script: definition.risk, deadline: deadline, expectations: ExpectationText.keys(of: definition.expectations))
             let digests = try runSweep(loaded, candidate.inputs, seeds: seeds, jobs: jobs)
-            let keys = SweepReport.keys(of: definition.expectations)
+            let keys = ExpectationText.keys(of: definition.expectations)
             let report = SweepReport(scenario: scenario.scenario, seeds: range, overrides: combination.map(\.description), runs: digests,
                                      expectations: keys, deadline: question?.deadline ?? deadline)
             let scaleSet = try? Rehearsal.scaleSet(definition, overrides: overrides)
@@ -67,7 +67,7 @@ struct CompareCommand: ParsableCommand {
         }
         // With requirements, a gate: exit 1 when no combination met every one.
         if rows.contains(where: { !$0.requirements.isEmpty }), !rows.contains(where: { RiskQuestion.passed($0.requirements) }) {
-            throw ExitCode(1)
+            throw CommandFailure.shown(exitCode: 1)
         }
     }
 }

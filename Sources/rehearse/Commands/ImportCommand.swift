@@ -1,4 +1,5 @@
 import ArgumentParser
+import Formats
 import Foundation
 import AzureWire
 import Reports
@@ -31,7 +32,7 @@ struct ImportCommand: ParsableCommand {
         if files.count == 2 {
             let listed = try importFleet(files[1])
             if listed.count != imported.definition.capacity {
-                warn("lists \(listed.count) instance(s) where \(files[0]) says the capacity is \(imported.definition.capacity): the scenario takes the list", location: files[1])
+                warn("lists \(listed.count) instance(s) where \(files[0]) says the capacity is \(imported.definition.capacity): the scenario takes the list", location: .file(files[1]))
             }
             fleet = listed
         }

@@ -20,18 +20,18 @@ struct MergeCommand: ParsableCommand {
     var json: Bool { jsonFlag || format.output == .json }
 
     func run() throws {
-        guard !parts.isEmpty else { throw fail(InputError("merge", problem: "needs the parts of a sweep", allowed: "rehearse merge part1.json part2.json …")) }
+        guard !parts.isEmpty else { throw InputError(.command("merge"), problem: "needs the parts of a sweep", allowed: "rehearse merge part1.json part2.json …") }
         var read: [(name: String, part: SweepPart)] = []
         for path in parts {
             let value = try readJSONDocument(path, maxBytes: SweepPart.maxBytes)
             do {
                 read.append((path, try SweepPart.read(value)))
             } catch {
-                throw fail(InputError(path, problem: "\(error)"))
+                throw InputError(.file(path), problem: "\(error)")
             }
         }
         let report: SweepReport
-        do throws(SweepPart.Failure) { report = try SweepPart.merge(read) } catch { throw fail(InputError(error.place, problem: error.problem)) }
+        report = try SweepPart.merge(read)
         if json {
             print(SweepJSON.report(report).serialized())
         } else {

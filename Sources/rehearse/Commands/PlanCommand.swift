@@ -26,14 +26,14 @@ struct PlanCommand: ParsableCommand {
     func run() throws {
         let overrides = try policy.overrides()
         let (loaded, inputs) = try scenario.load(seed: seed, overrides: overrides, print: { printError("print: \($0)") })
-        do { _ = try Rehearsal.scaleSet(loaded, overrides: overrides) } catch { throw fail(error) }
+        _ = try Rehearsal.scaleSet(loaded, overrides: overrides)
         let plan: UpgradePlan
         do {
             plan = try Rehearsal.plan(loaded, inputs, print: { printError("print: \($0)") }) { event in
                 warnIfWire(event)
             }
         } catch {
-            throw fail(error.error)
+            throw error.error
         }
         var scaleSet = try Rehearsal.scaleSet(loaded, overrides: overrides)
         // The policy in numbers is the one the upgrade used (an automatic OS upgrade may use the default).
@@ -95,6 +95,6 @@ struct PlanCommand: ParsableCommand {
         }
         printText("")
         for line in RunText.plan(plan) { printText(line) }
-        for fragile in arithmetic.fragilities { warn(fragile.message, location: fragile.field) }
+        for fragile in arithmetic.fragilities { warn(fragile.message, location: .document(path: nil, field: fragile.field)) }
     }
 }

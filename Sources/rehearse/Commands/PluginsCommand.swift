@@ -30,7 +30,7 @@ struct PluginsCommand: ParsableCommand {
         func lockFile() throws -> PluginLock? {
             let path = lock ?? (FileManager.default.fileExists(atPath: PluginLock.fileName) ? PluginLock.fileName : nil)
             guard let path else { return nil }
-            do { return try PluginLock.read(path) } catch { throw fail(error) }
+            return try PluginLock.read(path)
         }
     }
 
@@ -42,11 +42,11 @@ struct PluginsCommand: ParsableCommand {
         do {
             try body()
         } catch let problem as PluginProblem {
-            throw fail(problem)
+            throw problem
         } catch let refused as OutputFileError {
-            throw fail(InputError(what, problem: refused.description))
+            throw InputError(.command(what), problem: refused.description)
         } catch {
-            throw fail(InputError(what, problem: "cannot \(what): \(error.localizedDescription)"))
+            throw InputError(.command(what), problem: "cannot \(what): \(error.localizedDescription)")
         }
     }
 
@@ -78,8 +78,8 @@ struct PluginsCommand: ParsableCommand {
         func run() throws {
             let catalog = try path.catalog()
             guard let summary = BundleSummary.all(catalog, lock: try path.lockFile()).first(where: { $0.name == name }) else {
-                throw fail(InputError("plugins show", name, problem: "no bundle of that name on the plugin path (\(catalog.searchPath.joined(separator: ", ")))",
-                                      allowed: catalog.names.joined(separator: ", ")))
+                throw InputError(.command("plugins show"), name, problem: "no bundle of that name on the plugin path (\(catalog.searchPath.joined(separator: ", ")))",
+                                      allowed: catalog.names.joined(separator: ", "))
             }
             if output == .json { print(summary.json.serialized()) } else { summary.lines.forEach(printText) }
         }
@@ -99,9 +99,8 @@ struct PluginsCommand: ParsableCommand {
                              "folder": f.folder.map(JSON.string) ?? .null, "message": .string(f.message)])
                 })]).serialized())
             } else {
-                report(findings.map { Diagnostic(.error, $0.description) })
             }
-            guard findings.isEmpty else { throw ExitCode(2) }
+            guard findings.isEmpty else { throw CommandFailure(output == .json ? [] : findings.map { Diagnostic($0.description) }, exitCode: 2) }
             if output == .text { printText("\(catalog.bundles.count) bundle(s) ok") }
         }
     }
@@ -143,15 +142,11 @@ struct PluginsCommand: ParsableCommand {
         @Option(help: "The project folder (plugins/ and rehearse.lock go there).") var project = "."
 
         func run() throws {
-            do {
-                let wanted = try requirements.map { text throws(PluginProblem) in try PluginRepository.Requirement(parsing: text) }
-                guard !wanted.isEmpty else { throw PluginProblem("name at least one bundle, e.g. slow-boot@^1.1") }
-                let installed = try PluginRepository.install(wanted, from: try PluginRepository.Source(parsing: repo), project: project, fetch: fetch)
-                for entry in installed { printText("\(entry.name) \(entry.version) -> \(entry.folder) (sha256 \(entry.archiveSHA256))") }
-                printText("wrote \(PluginRepository.join(project, PluginLock.fileName))")
-            } catch let problem as PluginProblem {
-                throw fail(problem)
-            }
+            let wanted = try requirements.map { text throws(PluginProblem) in try PluginRepository.Requirement(parsing: text) }
+            guard !wanted.isEmpty else { throw PluginProblem("name at least one bundle, e.g. slow-boot@^1.1") }
+            let installed = try PluginRepository.install(wanted, from: try PluginRepository.Source(parsing: repo), project: project, fetch: fetch)
+            for entry in installed { printText("\(entry.name) \(entry.version) -> \(entry.folder) (sha256 \(entry.archiveSHA256))") }
+            printText("wrote \(PluginRepository.join(project, PluginLock.fileName))")
         }
 
         /// A URL through the downloader; a file of a folder repository only inside it.
@@ -170,11 +165,10 @@ struct PluginsCommand: ParsableCommand {
         func run() throws {
             let path = PluginRepository.join(project, PluginLock.fileName)
             let lock: PluginLock
-            do { lock = try PluginLock.read(path) } catch { throw fail(error) }
+            lock = try PluginLock.read(path)
             var differences: [String] = []
             for entry in lock.entries { differences += PluginLock.differences(entry, project: project) }
-            report(differences.map { Diagnostic(.error, $0) })
-            guard differences.isEmpty else { throw ExitCode(1) }
+            guard differences.isEmpty else { throw CommandFailure(differences.map { Diagnostic($0, exitCode: 1) }, exitCode: 1) }
             printText("\(lock.entries.count) locked bundle(s) match \(path)")
         }
     }

@@ -31,7 +31,7 @@ struct ProbeCommand: ParsableCommand {
 
     func run() throws {
         let probe: EndpointProbe
-        do { probe = try EndpointProbe(url, timeout: timeout) } catch { throw fail(error) }
+        probe = try EndpointProbe(url, timeout: timeout)
         let outcome = probe.run()
         let result = probe.settings(binary: binary).evaluate(outcome.reply, strictWire: wire.strictWire)
         if json {
@@ -50,7 +50,7 @@ struct ProbeCommand: ParsableCommand {
                 fields["skipUpgrade"] = .bool(metrics.skipUpgrade)
             }
             print(JSON.object(fields).serialized(pretty: false))
-            if result.state != .healthy { throw ExitCode(1) }
+            if result.state != .healthy { throw CommandFailure.shown(exitCode: 1) }
             return
         }
         switch outcome.reply {
@@ -64,6 +64,6 @@ struct ProbeCommand: ParsableCommand {
             printText("skipUpgrade: \(metrics.skipUpgrade)")
         }
         for diagnostic in result.diagnostics { warn(diagnostic.message) }
-        if result.state != .healthy { throw ExitCode(1) }
+        if result.state != .healthy { throw CommandFailure.shown(exitCode: 1) }
     }
 }

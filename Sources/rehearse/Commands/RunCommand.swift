@@ -41,7 +41,7 @@ struct RunCommand: ParsableCommand {
         var (loaded, inputs) = try scenario.load(seed: seeded.seed, overrides: overrides, print: printLine)
         // The report draws from every event.
         if page.reportFile != nil { inputs.recordEvents = true }
-        do { _ = try Rehearsal.scaleSet(loaded, overrides: overrides) } catch { throw fail(error) }
+        _ = try Rehearsal.scaleSet(loaded, overrides: overrides)
         // Opened before the run, so that a path that cannot be written costs no run; a run that
         // fails leaves files already there as they were.
         let eventFile = try eventsOption.events.map { try openOutput($0, option: "--events", role: "the events file") }
@@ -59,7 +59,7 @@ struct RunCommand: ParsableCommand {
                 if !quiet, let line = timeline.line(for: event) { printText(line) }
             }
         } catch {
-            throw fail(error.error)
+            throw error.error
         }
         if let eventFile { try finishOutput(eventFile, option: "--events") }
         if output == .json {
@@ -72,7 +72,7 @@ struct RunCommand: ParsableCommand {
             if let status = RunText.status(result, scaleSet: loaded.scaleSet, rest: shape == .rest) {
                 print(status)
             } else {
-                printError("rehearse: no rolling upgrade ran, so get-latest has nothing to show")
+                note("no rolling upgrade ran, so get-latest has nothing to show")
             }
         } else {
             for line in RunText.summary(result, scaleSet: loaded.scaleSet, rest: shape == .rest) { printText(line) }
@@ -83,13 +83,12 @@ struct RunCommand: ParsableCommand {
                 page = try RunReport.html(result, scaleSet: try Rehearsal.scaleSet(loaded, overrides: overrides), scenario: scenario.scenario,
                                           statusText: RunText.status(result, scaleSet: loaded.scaleSet, rest: false))
             } catch {
-                throw fail(InputError("--report", pageFile.path, problem: "cannot be made: \(error)"))
+                throw InputError(option: "--report", pageFile.path, problem: "cannot be made: \(error)")
             }
             try finishOutput(pageFile, option: "--report", writing: page)
         }
         let failed = result.failedExpectations
-        report(failed.flatMap { Diagnostic.of($0) })
-        if !failed.isEmpty { throw ExitCode(1) }
+        if !failed.isEmpty { throw CommandFailure(failed.flatMap { Diagnostic.of($0) }, exitCode: 1) }
         if !quiet && !loaded.expectations.isEmpty { printText("All \(loaded.expectations.count) expectation(s) held.") }
     }
 }

@@ -58,13 +58,12 @@ struct ServeCommand: ParsableCommand {
                     // Written at once (not through print's buffer): a client waits for this line.
                     FileHandle.standardOutput.write(Data("rehearse serve: \(url) (\(summary))\n".utf8))
                 }
-                if let problem {
-                    printError("rehearse: error: \(problem)")
-                    Foundation.exit(2)
-                }
+                if let problem { throw problem }
                 Foundation.exit(0)
             } catch {
-                Foundation.exit(fail(error).rawValue)
+                // The served run never returns to `main` (dispatchMain does not return): the error
+                // that ended it is rendered here, by the same renderer.
+                Foundation.exit(Diagnostics.render(error))
             }
         }
         dispatchMain()

@@ -20,15 +20,15 @@ struct SweepArguments: ParsableArguments {
     /// (`test` takes the same options with its own defaults).
     static func checked(seeds: String, jobs: Int, deadline: String?) throws -> (SeedRange, Int, Millis?) {
         guard let parsed = SeedRange(parsing: seeds) else {
-            throw fail(InputError("--seeds", seeds, allowed: "a range A..B of whole numbers with A ≤ B, such as 0..999, or one seed"))
+            throw InputError(option: "--seeds", seeds, allowed: "a range A..B of whole numbers with A ≤ B, such as 0..999, or one seed")
         }
         let range: SeedRange
-        do { range = try parsed.checked(field: "--seeds") } catch { throw fail(error) }
-        guard jobs >= 1 else { throw fail(InputError("--jobs", String(jobs), allowed: "a whole number of at least 1")) }
+        range = try parsed.checked(field: "--seeds")
+        guard jobs >= 1 else { throw InputError(option: "--jobs", String(jobs), allowed: "a whole number of at least 1") }
         var limit: Millis?
         if let deadline {
             guard case .success(let ms) = ISODuration.parse(deadline) else {
-                throw fail(InputError("--deadline", deadline, allowed: "an ISO 8601 duration such as PT60M"))
+                throw InputError(option: "--deadline", deadline, allowed: "an ISO 8601 duration such as PT60M")
             }
             limit = ms
         }
@@ -70,20 +70,20 @@ struct SweepCommand: ParsableCommand {
         let (range, jobs, deadline) = try sweep.checked()
         var part: Shard?
         if let shard {
-            guard let parsed = Shard(parsing: shard) else { throw fail(InputError("--shard", shard, allowed: "I/N with 1 ≤ I ≤ N, such as 2/4")) }
+            guard let parsed = Shard(parsing: shard) else { throw InputError(option: "--shard", shard, allowed: "I/N with 1 ≤ I ≤ N, such as 2/4") }
             part = parsed
         }
         let overrides = try policy.overrides()
         let runsFile = try runs.map { try openOutput($0, option: "--runs", role: "the runs file") }
         let pageFile = try page.reportFile.map { try openOutput($0, option: "--report", role: "the report") }
         let (definition, inputs) = try scenario.load(seed: range.first, overrides: overrides, print: { printError("print: \($0)") })
-        do { _ = try Rehearsal.scaleSet(definition, overrides: overrides) } catch { throw fail(error) }
-        let question = try risk.question(script: definition.risk, deadline: deadline, expectations: SweepReport.keys(of: definition.expectations))
+        _ = try Rehearsal.scaleSet(definition, overrides: overrides)
+        let question = try risk.question(script: definition.risk, deadline: deadline, expectations: ExpectationText.keys(of: definition.expectations))
         if untilDecided {
             guard question != nil else {
-                throw fail(InputError("--until-decided", problem: "there is no requirement to decide", allowed: "--require \"Faulted <= 1%\" or a risk { } in the script"))
+                throw InputError(option: "--until-decided", problem: "there is no requirement to decide", allowed: "--require \"Faulted <= 1%\" or a risk { } in the script")
             }
-            guard part == nil else { throw fail(InputError("--until-decided", problem: "cannot be split with --shard", allowed: "one of the two")) }
+            guard part == nil else { throw InputError(option: "--until-decided", problem: "cannot be split with --shard", allowed: "one of the two") }
         }
         var digests: [RunDigest]
         var judged: [RequirementResult]?
@@ -95,15 +95,15 @@ struct SweepCommand: ParsableCommand {
                                                               progress: { bar.update($0) })
             } catch {
                 bar.finish()
-                throw fail(error)
+                throw error
             }
         } else {
             digests = try runSweep(definition, inputs, seeds: range.seeds(shard: part), jobs: jobs)
-            judged = question?.judge(digests, keys: SweepReport.keys(of: definition.expectations))
+            judged = question?.judge(digests, keys: ExpectationText.keys(of: definition.expectations))
         }
         let ran = digests.isEmpty ? range : SeedRange(digests.first!.seed, digests.last!.seed)
         let report = SweepReport(scenario: scenario.scenario, seeds: part == nil ? ran : range, overrides: overrides.map(\.description), runs: digests,
-                                 expectations: SweepReport.keys(of: definition.expectations), deadline: question?.deadline ?? deadline)
+                                 expectations: ExpectationText.keys(of: definition.expectations), deadline: question?.deadline ?? deadline)
         if let runsFile {
             for digest in digests { runsFile.writeLine(SweepJSON.run(digest).serialized(pretty: false)) }
             try finishOutput(runsFile, option: "--runs")
@@ -129,7 +129,7 @@ struct SweepCommand: ParsableCommand {
             }
         }
         // A gate: every requirement held, or exit 1 (a shard's part is judged when merged).
-        if let judged, part == nil, !RiskQuestion.passed(judged) { throw ExitCode(1) }
+        if let judged, part == nil, !RiskQuestion.passed(judged) { throw CommandFailure.shown(exitCode: 1) }
     }
 }
 
@@ -141,7 +141,7 @@ func runSweep(_ definition: ScenarioDefinition, _ inputs: RunInputs, seeds: [UIn
         return try Sweep.run(definition, inputs, seeds: seeds, jobs: jobs, progress: { bar.update($0) })
     } catch {
         bar.finish()
-        throw fail(error)
+        throw error
     }
 }
 
@@ -149,7 +149,7 @@ func runSweep(_ definition: ScenarioDefinition, _ inputs: RunInputs, seeds: [UIn
 func parseOverrides(_ texts: [String]) throws -> [PolicyOverride] {
     try texts.map { text in
         guard let change = PolicyOverride(parsing: text) else {
-            throw fail(InputError("--set", text, allowed: "PATH=VALUE, such as rollingUpgradePolicy.maxBatchInstancePercent=10"))
+            throw InputError(option: "--set", text, allowed: "PATH=VALUE, such as rollingUpgradePolicy.maxBatchInstancePercent=10")
         }
         return change
     }
@@ -159,6 +159,6 @@ func parseOverrides(_ texts: [String]) throws -> [PolicyOverride] {
 /// cannot be made or written.
 func writePage(_ file: OutputFile, _ make: () throws -> String) throws {
     let page: String
-    do { page = try make() } catch { throw fail(InputError("--report", file.path, problem: "cannot be made: \(error)")) }
+    do { page = try make() } catch { throw InputError(option: "--report", file.path, problem: "cannot be made: \(error)") }
     try finishOutput(file, option: "--report", writing: page)
 }

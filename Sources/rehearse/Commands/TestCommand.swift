@@ -30,7 +30,7 @@ struct TestCommand: ParsableCommand {
         let loader = try ScenarioLoader(seed: seeded.seed, pluginPath: plugins.pluginPath, lock: nil, print: { _ in })
         let junitFile = try junit.map { try openOutput($0, option: "--junit", role: "the JUnit file") }
         let files = try paths.flatMap { try scenarios(under: $0) }
-        guard !files.isEmpty else { throw fail(InputError(paths.joined(separator: " "), problem: "holds no scenario (*.lua with an expect)")) }
+        guard !files.isEmpty else { throw InputError(.file(paths.joined(separator: " ")), problem: "holds no scenario (*.lua with an expect)") }
         let sweep = try SweepArguments.checked(seeds: seeds, jobs: jobs, deadline: deadline)
         var outcomes: [JUnit.Scenario] = []
         for file in files {
@@ -41,15 +41,16 @@ struct TestCommand: ParsableCommand {
             do {
                 let definition = try loader.definition(file)
                 results = try Rehearsal.run(definition, loader.inputs).expectations
-                if let question = try risk.question(script: definition.risk, deadline: sweep.2, expectations: SweepReport.keys(of: definition.expectations)) {
+                if let question = try risk.question(script: definition.risk, deadline: sweep.2, expectations: ExpectationText.keys(of: definition.expectations)) {
                     requirements = try Sweep.runUntilDecided(definition, loader.inputs, seeds: sweep.0, question: question, jobs: sweep.1).results
                 }
-            } catch let exit as ExitCode {
-                throw exit
+            } catch let input as InputError {
+                // An option the command line got wrong ends the command, not one scenario.
+                throw input
             } catch let failure as RunFailure {
                 error = Diagnostic.of(failure.error).map(\.message).joined(separator: "; ")
             } catch let problem {
-                error = Diagnostic.of(problem).map { ($0.location.map { "\($0): " } ?? "") + $0.message }.joined(separator: "; ")
+                error = Diagnostic.of(problem).map { ($0.location.map { "\(Diagnostics.text(of: $0)): " } ?? "") + $0.message }.joined(separator: "; ")
             }
             let seconds = Date().timeIntervalSince(started)
             outcomes.append(JUnit.Scenario(path: file, results: results, error: error, seconds: seconds, requirements: requirements))
@@ -59,7 +60,7 @@ struct TestCommand: ParsableCommand {
                 printText("ERROR \(file): \(error)")
             } else if let failed = results.first(where: { !$0.held }) {
                 let count = results.count { !$0.held } + requirements.count { $0.verdict != .held }
-                printText("FAIL  \(file): \(failed.key) is \(failed.actual), expected \(failed.expected) (expect at \(failed.location))"
+                printText("FAIL  \(file): \(ExpectationText.failure(failed)) (expect at \(failed.location))"
                     + (count > 1 ? " and \(count - 1) more" : ""))
             } else if let missed = requirements.first(where: { $0.verdict != .held }) {
                 let count = requirements.count { $0.verdict != .held }
@@ -89,18 +90,19 @@ struct TestCommand: ParsableCommand {
         }
         if let junitFile {
             let xml: String
-            do { xml = try JUnit.xml(outcomes) } catch { throw fail(InputError("--junit", junitFile.path, problem: "cannot be made: \(error)")) }
+            do { xml = try JUnit.xml(outcomes) } catch { throw InputError(option: "--junit", junitFile.path, problem: "cannot be made: \(error)") }
             try finishOutput(junitFile, option: "--junit", writing: xml)
         }
-        if errors > 0 { throw ExitCode(2) }
-        if failures > 0 { throw ExitCode(1) }
+        // The lines above said which scenario failed or could not run.
+        if errors > 0 { throw CommandFailure.shown(exitCode: 2) }
+        if failures > 0 { throw CommandFailure.shown(exitCode: 1) }
     }
 
     /// `path` itself, or every scenario under the folder, in path order.
     func scenarios(under path: String) throws -> [String] {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
-            throw fail(InputError(path, problem: "no such file or folder"))
+            throw InputError(.file(path), problem: "no such file or folder")
         }
         guard isFolder.boolValue else { return [path] }
         let found = (FileManager.default.enumerator(atPath: path)?.allObjects as? [String] ?? []).filter { $0.hasSuffix(".lua") }.sorted()

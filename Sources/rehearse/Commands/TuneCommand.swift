@@ -33,11 +33,11 @@ struct TuneCommand: ParsableCommand {
 
     func run() throws {
         let (range, jobs, deadline) = try sweep.checked()
-        guard !vary.isEmpty else { throw fail(InputError("tune", problem: "needs at least one --vary", allowed: "--vary PATH=V1,V2,…")) }
+        guard !vary.isEmpty else { throw InputError(.command("tune"), problem: "needs at least one --vary", allowed: "--vary PATH=V1,V2,…") }
         let objective = try chosenObjective()
         let (loaded, candidates) = try PolicyGrid(vary, option: "--vary", seedsEach: range.count).candidates(scenario, seed: range.first)
-        guard let question = try risk.question(script: candidates[0].definition.risk, deadline: deadline, expectations: SweepReport.keys(of: candidates[0].definition.expectations)) else {
-            throw fail(InputError("tune", problem: "needs at least one requirement", allowed: "--require \"Faulted <= 1%\" or a risk { } in the script"))
+        guard let question = try risk.question(script: candidates[0].definition.risk, deadline: deadline, expectations: ExpectationText.keys(of: candidates[0].definition.expectations)) else {
+            throw InputError(.command("tune"), problem: "needs at least one requirement", allowed: "--require \"Faulted <= 1%\" or a risk { } in the script")
         }
         let pageFile = try page.reportFile.map { try openOutput($0, option: "--report", role: "the report") }
         let bar = ProgressBar(total: candidates.count.multipliedReportingOverflow(by: range.count).partialValue)
@@ -45,14 +45,14 @@ struct TuneCommand: ParsableCommand {
         let outcome: Tune.Outcome
         do {
             outcome = try Tune.run(labels: candidates.map { $0.combination.map(\.description) },
-                                   keys: candidates.map { SweepReport.keys(of: $0.definition.expectations) },
+                                   keys: candidates.map { ExpectationText.keys(of: $0.definition.expectations) },
                                    seeds: range, question: question, objective: objective) { (i, seeds, done) throws(any Error) in
                 try Sweep.run(loaded, candidates[i].inputs, seeds: seeds, jobs: jobs,
                               progress: { bar.update(done + $0) })
             }
         } catch {
             bar.finish()
-            throw fail(error)
+            throw error
         }
         bar.finish()
         if let pageFile {
@@ -70,7 +70,7 @@ struct TuneCommand: ParsableCommand {
             printText("")
             for line in RiskText.tune(outcome, objective: objective) { printText(line) }
         }
-        if outcome.best == nil { throw ExitCode(1) }
+        if outcome.best == nil { throw CommandFailure.shown(exitCode: 1) }
     }
 
     /// The objective from --minimize or --maximize (p95 of the time to finish by default).
@@ -79,13 +79,13 @@ struct TuneCommand: ParsableCommand {
         case (nil, nil): return .finishPercentile(95)
         case (let text?, nil):
             guard let objective = Tune.Objective(minimize: text) else {
-                throw fail(InputError("--minimize", text, allowed: "p50, p95 (any pNN from p1 to p99), mean or unavailable"))
+                throw InputError(option: "--minimize", text, allowed: "p50, p95 (any pNN from p1 to p99), mean or unavailable")
             }
             return objective
         case (nil, let text?):
-            guard text == "lowestHealthy.p5" else { throw fail(InputError("--maximize", text, allowed: "lowestHealthy.p5")) }
+            guard text == "lowestHealthy.p5" else { throw InputError(option: "--maximize", text, allowed: "lowestHealthy.p5") }
             return .lowestHealthyP5
-        default: throw fail(InputError("--minimize", problem: "goes with --maximize", allowed: "one of the two"))
+        default: throw InputError(option: "--minimize", problem: "goes with --maximize", allowed: "one of the two")
         }
     }
 }

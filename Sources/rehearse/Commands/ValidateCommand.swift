@@ -36,20 +36,20 @@ struct ValidateCommand: ParsableCommand {
                           + (d.zones.isEmpty ? "" : ", zones \(d.zones.joined(separator: ","))"))
             }
             if case .string(let schema)? = document.member("$schema"), schema.contains("deploymentParameters") {
-                throw fail(InputError(file, problem: "is an ARM parameters file", allowed: "the template, with --parameters \(file)"))
+                throw InputError(.file(file), problem: "is an ARM parameters file", allowed: "the template, with --parameters \(file)")
             }
             do {
                 let policy = try UpgradePolicy.parse(document)
                 return ok("upgradePolicy", nil, "mode \(policy.mode.rawValue), batches of \(policy.rolling.maxBatchInstancePercent)%",
                           extra: [JSONField("policy", policy.json)])
             } catch {
-                throw fail(InputError(file, problem: "\(error)"))
+                throw InputError(.file(file), problem: "\(error)")
             }
         }
         // Loaded as `run` loads a scenario: the plugin path, then ./rehearse.lock when it exists.
         let loader = try ScenarioLoader(seed: 0, pluginPath: plugins.pluginPath, lock: nil, print: { _ in })
         let scenario: ScenarioDefinition
-        do { scenario = try loader.definition(file) } catch { throw fail(error) }
+        scenario = try loader.definition(file)
         for warning in scenario.warnings { warn(warning) }
         let d = scenario.scaleSet
         ok("scenario", d, "\(d.name), \(d.capacity) instances, \(d.policy.mode.rawValue) mode" + (d.zones.isEmpty ? "" : ", zones \(d.zones.joined(separator: ","))"))

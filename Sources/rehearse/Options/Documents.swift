@@ -10,7 +10,7 @@ func readJSONDocument(_ path: String, maxBytes: Int = JSONDocument.maxBytes) thr
     do {
         return try JSONDocument.read(path, maxBytes: maxBytes)
     } catch {
-        throw fail(InputError(path, problem: error.problem))
+        throw InputError(.file(path), problem: error.problem)
     }
 }
 
@@ -23,12 +23,11 @@ func importScaleSet(_ path: String, resource: String?, parameters: String?, cont
     do {
         let context = try ARMDeploymentContext.parse(settings, field: "--context")
         let imported = try ScaleSetImport.read(document, resource: resource, parameters: values, context: context)
-        for warning in imported.warnings { warn(warning.message, location: "\(path): \(warning.field)") }
+        for warning in imported.warnings { warn(warning.message, location: inDocument(path, warning)) }
         return imported
     } catch {
-        report(error.problems.map { Diagnostic(.error, $0.message, location: "\(path): \($0.field)") },
-               header: error.problems.count > 1 ? "\(path): " : nil)
-        throw ExitCode(2)
+        throw CommandFailure(error.problems.map { Diagnostic(Diagnostics.message($0), location: inDocument(path, $0)) },
+                             header: error.problems.count > 1 ? "\(path): " : nil, exitCode: 2)
     }
 }
 
@@ -38,9 +37,14 @@ func importFleet(_ path: String) throws -> [ExistingInstance] {
     do {
         return try InstanceList.read(document)
     } catch {
-        report(error.problems.map { Diagnostic(.error, $0.message, location: "\(path): \($0.field)") })
-        throw ExitCode(2)
+        throw CommandFailure(error.problems.map { Diagnostic(Diagnostics.message($0), location: inDocument(path, $0)) }, exitCode: 2)
     }
+}
+
+/// Where `problem` is, in the document at `path`: its field, or the option that chose from it.
+func inDocument(_ path: String, _ problem: Problem) -> Location {
+    if case .document(nil, let field) = problem.location { return .document(path: path, field: field) }
+    return .document(path: path, field: Diagnostics.text(of: problem.location))
 }
 
 /// How a scale set document is read (`import`, `validate`): which resource of a template or plan,

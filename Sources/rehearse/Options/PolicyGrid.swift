@@ -39,15 +39,15 @@ struct PolicyGrid {
         self.option = option
         for text in texts {
             guard let change = PolicyOverride(parsing: text) else {
-                throw fail(InputError(option, ScriptText.escaped(text),
-                                      allowed: "PATH=V1,V2,… or PATH=A..B:STEP, such as rollingUpgradePolicy.maxBatchInstancePercent=10,20"))
+                throw InputError(option: option, ScriptText.escaped(text),
+                                 allowed: "PATH=V1,V2,… or PATH=A..B:STEP, such as rollingUpgradePolicy.maxBatchInstancePercent=10,20")
             }
             if axes.contains(where: { $0.path == change.path }) {
-                throw fail(InputError(option, ScriptText.escaped(text), problem: "\(change.path) is given twice", allowed: "each field once, with all its values"))
+                throw InputError(option: option, ScriptText.escaped(text), problem: "\(change.path) is given twice", allowed: "each field once, with all its values")
             }
             let values = try Self.values(change.value, option: option, text: text)
             if let repeated = values.first(where: { value in values.count { $0 == value } > 1 }) {
-                throw fail(InputError(option, ScriptText.escaped(text), problem: "the value \(ScriptText.escaped(repeated)) is listed twice", allowed: "each value once"))
+                throw InputError(option: option, ScriptText.escaped(text), problem: "the value \(ScriptText.escaped(repeated)) is listed twice", allowed: "each value once")
             }
             axes.append((change.path, values))
         }
@@ -55,8 +55,8 @@ struct PolicyGrid {
             let (product, overflow) = count.multipliedReportingOverflow(by: axis.values.count)
             guard !overflow, product <= Self.mostCombinations, product.multipliedReportingOverflow(by: seedsEach).partialValue <= SeedRange.mostSeeds,
                   !product.multipliedReportingOverflow(by: seedsEach).overflow else {
-                throw fail(InputError(option, problem: "lists of \(axes.map { String($0.values.count) }.joined(separator: " × ")) values make more than \(Self.mostCombinations) combinations or more than \(SeedRange.mostSeeds) runs with \(seedsEach) seeds each",
-                                      allowed: "at most \(Self.mostCombinations) combinations (the product of the lists' lengths) and \(SeedRange.mostSeeds) runs (combinations × seeds)"))
+                throw InputError(option: option, problem: "lists of \(axes.map { String($0.values.count) }.joined(separator: " × ")) values make more than \(Self.mostCombinations) combinations or more than \(SeedRange.mostSeeds) runs with \(seedsEach) seeds each",
+                                      allowed: "at most \(Self.mostCombinations) combinations (the product of the lists' lengths) and \(SeedRange.mostSeeds) runs (combinations × seeds)")
             }
             count = product
         }
@@ -106,18 +106,17 @@ struct PolicyGrid {
                 // The fields came from this option, not from --set.
                 problems += Diagnostic.of(error).map { d in
                     var d = d
-                    if d.message.hasPrefix("--set ") { d.message = option + d.message.dropFirst(5) }
+                    if case .setting(.policyOverride(let path), let value)? = d.location {
+                        d.location = .option("\(option) \(path)" + (value.map { " \($0)" } ?? ""))
+                    }
                     return d
                 }
             }
             candidates.append(Candidate(combination: combination, definition: definition, inputs: runInputs))
         }
         var seen = Set<String>()
-        problems = problems.filter { seen.insert("\($0.location ?? "") \($0.message)").inserted }
-        guard problems.isEmpty else {
-            report(problems)
-            throw ExitCode(2)
-        }
+        problems = problems.filter { seen.insert("\($0.location.map { Diagnostics.text(of: $0) } ?? "") \($0.message)").inserted }
+        guard problems.isEmpty else { throw CommandFailure(problems, exitCode: 2) }
         return (base, candidates)
     }
 
@@ -135,11 +134,11 @@ struct PolicyGrid {
         if range.count == 2 || (ends.count == 3 && ends[1].isEmpty) {
             guard range.count <= 2, ends.count == 3, ends[1].isEmpty, let a = Int(ends[0]), let b = Int(ends[2]), a <= b,
                   let step = range.count == 2 ? Int(range[1]) : 1, step >= 1 else {
-                throw fail(InputError(option, ScriptText.escaped(whole), allowed: "a range A..B:STEP of whole numbers with A ≤ B and STEP ≥ 1"))
+                throw InputError(option: option, ScriptText.escaped(whole), allowed: "a range A..B:STEP of whole numbers with A ≤ B and STEP ≥ 1")
             }
             let (span, overflow) = b.subtractingReportingOverflow(a)
             guard !overflow, span / step < mostRangeValues else {
-                throw fail(InputError(option, ScriptText.escaped(whole), allowed: "a range of at most \(mostRangeValues) values"))
+                throw InputError(option: option, ScriptText.escaped(whole), allowed: "a range of at most \(mostRangeValues) values")
             }
             return stride(from: a, through: b, by: step).map(String.init)
         }

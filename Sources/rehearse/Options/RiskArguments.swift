@@ -19,12 +19,12 @@ struct RiskArguments: ParsableArguments {
             switch Requirement.parse(text) {
             case .success(let requirement): question.requirements.append(requirement)
             case .failure(let error):
-                throw fail(InputError("--require", ScriptText.escaped(text), problem: error.problem, allowed: Requirement.allowedForm))
+                throw InputError(option: "--require", ScriptText.escaped(text), problem: error.problem, allowed: Requirement.allowedForm)
             }
         }
         if let confidence {
             guard let value = Double(confidence), value.isFinite, value > 0.5, value < 1 else {
-                throw fail(InputError("--confidence", ScriptText.escaped(confidence), allowed: "a number above 0.5 and below 1, such as 0.95"))
+                throw InputError(option: "--confidence", ScriptText.escaped(confidence), allowed: "a number above 0.5 and below 1, such as 0.95")
             }
             question.confidence = value
         }
@@ -33,17 +33,17 @@ struct RiskArguments: ParsableArguments {
         for requirement in question.requirements {
             switch requirement.measure {
             case .expectations where expectations.isEmpty:
-                throw fail(InputError("--require", requirement.description, problem: "the script has no expect { } to hold",
-                                      allowed: "an expect { } in the script, or another share"))
+                throw InputError(option: "--require", requirement.description, problem: "the script has no expect { } to hold",
+                                 allowed: "an expect { } in the script, or another share")
             case .expectation(let key) where !expectations.contains(where: { $0.key == key }):
-                throw fail(InputError("--require", requirement.description, problem: "no expect { } of the script has the key \(key)",
-                                      allowed: "expect.KEY for a key the script's expect { } holds: \(Set(expectations.map(\.key)).sorted().joined(separator: ", "))"))
+                throw InputError(option: "--require", requirement.description, problem: "no expect { } of the script has the key \(key)",
+                                 allowed: "expect.KEY for a key the script's expect { } holds: \(Set(expectations.map(\.key)).sorted().joined(separator: ", "))")
             default: continue
             }
         }
         if question.deadline == nil, question.requirements.contains(where: { $0.measure == .deadline }) {
-            throw fail(InputError("--require", "deadline", problem: "a deadline requirement needs a deadline",
-                                  allowed: "--deadline PT60M, or deadline = \"PT60M\" in the script's risk { }"))
+            throw InputError(option: "--require", "deadline", problem: "a deadline requirement needs a deadline",
+                             allowed: "--deadline PT60M, or deadline = \"PT60M\" in the script's risk { }")
         }
         return question
     }

@@ -47,12 +47,14 @@ struct LoadingArguments: ParsableArguments {
         // and actions in 32 bits, the run backstop counts milliseconds in 32 bits, and every
         // other count stops at 10^15 so that no arithmetic on it can overflow.
         let most = CheckedNumber.largestCount, int32 = Int(Int32.max)
-        let limits = [("--max-actions", maxActions, int32), ("--max-events", maxEvents, most), ("--max-instances", maxInstances, int32),
-                      ("--max-model-versions", maxModelVersions, most), ("--max-probes", maxProbes, most),
-                      ("--max-script-seconds", maxScriptSeconds, Int(UInt32.max) / 1000), ("--max-script-instructions", maxScriptInstructions, most)]
+        let limits = [(Diagnostics.option(for: RunLimit.actions), maxActions, int32), (Diagnostics.option(for: RunLimit.events), maxEvents, most),
+                      (Diagnostics.option(for: RunLimit.instances), maxInstances, int32),
+                      (Diagnostics.option(for: RunLimit.modelVersions), maxModelVersions, most), (Diagnostics.option(for: RunLimit.probes), maxProbes, most),
+                      (Diagnostics.option(for: LuaRunLimit.cpuTime), maxScriptSeconds, Int(UInt32.max) / 1000),
+                      (Diagnostics.option(for: LuaRunLimit.instructions), maxScriptInstructions, most)]
         try checkPluginPaths(plugins.pluginPath)
         for (option, value, largest) in limits {
-            do { _ = try CheckedNumber.whole(value, field: option, in: 1...largest) } catch { throw fail(error) }
+            _ = try CheckedNumber.whole(value, field: option, in: 1...largest)
         }
         var luaLimits = LuaLimits()
         luaLimits.runWallClockMilliseconds = maxScriptSeconds * 1000
@@ -68,7 +70,7 @@ struct LoadingArguments: ParsableArguments {
         loader.inputs.strictWire = wire.strictWire
         switch ISODuration.parse(timeLimit) {
         case .success(let ms): loader.inputs.timeLimit = ms
-        case .failure(let error): throw fail(InputError("--time-limit", ScriptText.escaped(timeLimit), problem: "\(error)", allowed: "an ISO 8601 duration such as P7D, PT12H or PT90M"))
+        case .failure(let error): throw InputError(option: "--time-limit", ScriptText.escaped(timeLimit), problem: "\(error)", allowed: "an ISO 8601 duration such as P7D, PT12H or PT90M")
         }
         return loader
     }
@@ -95,23 +97,19 @@ struct ScenarioLoader {
         options.print = print
         inputs.seed = seed
         if let lock {
-            guard FileManager.default.fileExists(atPath: lock) else { throw fail(InputError("--lock", lock, problem: "no such file")) }
+            guard FileManager.default.fileExists(atPath: lock) else { throw InputError(option: "--lock", lock, problem: "no such file") }
             options.lockPath = lock
         } else if FileManager.default.fileExists(atPath: PluginLock.fileName) {
             options.lockPath = PluginLock.fileName
         }
     }
 
-    /// The script at `path` as a definition, its warnings printed, and the inputs of its runs;
-    /// exit 2 with the rendered error when it cannot be loaded.
+    /// The script at `path` as a definition, its warnings printed, and the inputs of its runs; the
+    /// loader's error, typed, when it cannot be loaded (exit 2 once `main` renders it).
     func load(_ path: String) throws -> (ScenarioDefinition, RunInputs) {
-        do {
-            let definition = try definition(path)
-            for warning in definition.warnings { warn(warning) }
-            return (definition, inputs)
-        } catch {
-            throw fail(error)
-        }
+        let definition = try definition(path)
+        for warning in definition.warnings { warn(warning) }
+        return (definition, inputs)
     }
 
     /// The script at `path` as a definition, its warnings not printed; the loader's error as it is.
@@ -164,10 +162,10 @@ func parameterValues(_ texts: [String]) throws -> [String: String] {
     var values: [String: String] = [:]
     for text in texts {
         guard let equals = text.firstIndex(of: "="), equals != text.startIndex else {
-            throw fail(InputError("--param", text, allowed: "NAME=VALUE, such as bootFailure=0.1"))
+            throw InputError(option: "--param", text, allowed: "NAME=VALUE, such as bootFailure=0.1")
         }
         let name = String(text[..<equals])
-        guard values[name] == nil else { throw fail(InputError("--param", name, problem: "is given twice")) }
+        guard values[name] == nil else { throw InputError(option: "--param", name, problem: "is given twice") }
         values[name] = String(text[text.index(after: equals)...])
     }
     return values
