@@ -75,7 +75,7 @@ let package = Package(
                 resources: [.copy("Lua")], swiftSettings: strict),
         // Renderings of typed runs and plans: timeline text, events as JSON lines (and the file
         // they are written to), the status and plan text.
-        .target(name: "Reports", dependencies: ["UpgradeEngine", "Formats", "AzureWire", "Scenario", .product(name: "TextTable", package: "TextTable"),
+        .target(name: "Reports", dependencies: ["UpgradeEngine", "Formats", "AzureWire", .product(name: "TextTable", package: "TextTable"),
                                                .product(name: "XMLCoder", package: "XMLCoder"),
                                                .product(name: "Mustache", package: "swift-mustache")],
                 resources: [.copy("Templates")],

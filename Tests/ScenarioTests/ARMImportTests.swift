@@ -1,7 +1,6 @@
 @testable import AzureWire
 import Formats
 import Foundation
-import Reports
 import Scenario
 import UpgradeEngine
 import XCTest

@@ -1,7 +1,6 @@
 import AzureWire
 import Formats
 import Foundation
-import Reports
 import Scenario
 import UpgradeEngine
 import XCTest

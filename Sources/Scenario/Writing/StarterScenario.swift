@@ -1,6 +1,5 @@
 public import AzureWire
 import Formats
-public import Scenario
 public import UpgradeEngine
 
 /// The starting scenario `rehearse import` prints for a scale set document: the scale set read
