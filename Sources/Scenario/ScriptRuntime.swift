@@ -2,11 +2,9 @@ import Formats
 import LuaHost
 import UpgradeEngine
 
-/// The running side of a loaded scenario: its Lua state and what the engine's calls into it
-/// need (each instance's `vm` table, the model versions, the virtual clock, what the script is
-/// doing now). It knows nothing of the simulation: the engine hands each call an instance
-/// snapshot and the time, and model versions arrive as `modelUpdated` events.
-final class ScriptRuntime {
+/// The runtime's state types and calls (its stored state is declared in
+/// `ScriptRuntime+Unsafe.swift`).
+extension ScriptRuntime {
     /// What the script is doing now, which decides what it may call: definitions (`scaleset`,
     /// `health`, `at` …) at the top level, actions inside `at` callbacks, neither inside the
     /// callbacks the engine makes (`health`, `phase`, `fault`).
@@ -24,26 +22,6 @@ final class ScriptRuntime {
         }
     }
 
-    let state: LuaState
-    /// Read and written on every probe, on the simulation's one thread, never while a behaviour
-    /// that could reach it runs: unchecked exclusivity spares a runtime check per access.
-    @exclusivity(unchecked) var activity = Activity.loading
-    /// An error raised inside a host function (a nested health, phase or fault call failed while
-    /// an action ran) that must end the run whatever the script does with the Lua error.
-    var fatal: (any Error)?
-    /// The virtual time of the call in progress, in milliseconds (`os.clock`, `os.time`).
-    @exclusivity(unchecked) var now: Millis = 0
-    /// Model attributes by version (version n is `models[n - 1]`).
-    var models: [[String: String]]
-    /// Whether each model version has the Application Health extension (`vm.model.healthExtension`).
-    var healthExtensions = [false]
-    /// One `vm.model` table per model version, made when an instance first shows it and shared by
-    /// every instance on that version: a long attribute (a 15 MB `image`) exists once, not once
-    /// per instance.
-    var modelTables: [LuaTableRef?] = []
-    /// Per-instance `vm` tables and what each shows (same reasoning as `activity`).
-    @exclusivity(unchecked) var vms: [VMSlot] = []
-
     /// One instance's `vm` table and the values it shows: the model version, `startedAt` and
     /// `lastOperation.endedAt` (ms; -1: none yet). Plain values, so reading one copies nothing
     /// that is counted.
@@ -52,11 +30,6 @@ final class ScriptRuntime {
         var version = 0
         var start: Millis = -1
         var operationEnd: Millis = -1
-    }
-
-    init(state: LuaState, model: [String: String]) {
-        self.state = state
-        models = [model]
     }
 
     /// Forgets what a previous simulation left (the `vm` tables, later model versions).
@@ -98,24 +71,23 @@ final class ScriptRuntime {
     /// `vm.state` persists; `vm.model` is replaced when the instance's model changes, and
     /// `startedAt` and `lastOperation` when it restarts or an operation on it ends.
     func vmTable(for vm: borrowing Instance) -> LuaTableRef {
-        var copy = copy vm
-        return withUnsafePointer(to: &copy) { vmTable(for: $0) }
+        LentInstance.lending(vm) { vmTable(for: $0) }
     }
 
-    /// The same for an instance lent by address; its fields are read one by one, never copied whole.
-    func vmTable(for vm: UnsafePointer<Instance>) -> LuaTableRef {
-        let id = vm.pointee.id
-        let operationEnd = vm.pointee.lastOperation?.endedAt ?? -1
+    /// The same for an instance lent in place; its fields are read one by one, never copied whole.
+    func vmTable(for vm: LentInstance) -> LuaTableRef {
+        let id = vm.instance.id
+        let operationEnd = vm.instance.lastOperation?.endedAt ?? -1
         if id < vms.count {
             let slot = vms[id]
-            if let table = slot.table, slot.version == vm.pointee.modelVersion, slot.start == vm.pointee.health.startedAt,
+            if let table = slot.table, slot.version == vm.instance.modelVersion, slot.start == vm.instance.health.startedAt,
                slot.operationEnd == operationEnd {
                 return table
             }
         } else {
             vms += Array(repeating: VMSlot(), count: id + 1 - vms.count)
         }
-        return refreshTable(for: vm.pointee, operationEnd: operationEnd)
+        return refreshTable(for: vm.instance, operationEnd: operationEnd)
     }
 
     /// Makes instance `vm`'s table, or brings the fields that changed up to date.

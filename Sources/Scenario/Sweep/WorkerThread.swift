@@ -6,30 +6,12 @@ import Glibc
 final class WorkerThread: @unchecked Sendable {
     // Safe: `body` is set once before the thread starts and read only by that thread; `thread`
     // is written by `start` and read by `join`, both on the creating thread.
-    private let body: @Sendable () -> Void
-    private var thread: pthread_t = 0
+    let body: @Sendable () -> Void
+    var thread: pthread_t = 0
 
     init(_ body: @escaping @Sendable () -> Void) { self.body = body }
 
-    /// Starts the thread; false when the system cannot (no memory or threads left), an error
-    /// the sweep reports rather than a trap.
-    func start() -> Bool {
-        let attributes = UnsafeMutablePointer<pthread_attr_t>.allocate(capacity: 1)
-        pthread_attr_init(attributes)
-        defer {
-            pthread_attr_destroy(attributes)
-            attributes.deallocate()
-        }
-        pthread_attr_setstacksize(attributes, 8 << 20)
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let status = pthread_create(&thread, attributes, { raw in
-            let worker = Unmanaged<WorkerThread>.fromOpaque(raw!).takeRetainedValue()
-            worker.body()
-            return nil
-        }, context)
-        if status != 0 { Unmanaged<WorkerThread>.fromOpaque(context).release() }
-        return status == 0
-    }
+    // `start()`, which goes through pthreads, is in ScriptRuntime+Unsafe.swift.
 
     /// Waits for the thread to end.
     func join() { pthread_join(thread, nil) }

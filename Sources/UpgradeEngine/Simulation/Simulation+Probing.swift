@@ -1,4 +1,3 @@
-import CMemoryHints
 import Formats
 
 /// Instances, their placement and their probes: the health state machine fed by the health source.
@@ -89,13 +88,10 @@ extension Simulation {
     func probe(_ id: Int, health: (any HealthSource)?) throws {
         guard setup.probing, isProbed(id) else { return }
         countProbe()
-        // Lent by address: passing the element itself copies the instance for the call, and a
-        // closure around the call retains the buffer and the source. The address stays valid
-        // through the call: `instances` is held by the simulation, and a health source cannot act
-        // on the simulation (scripts' actions are refused inside callbacks). Called through the
-        // optional itself: binding it to a name would retain the source for every probe.
-        let address = instances.withUnsafeBufferPointer { $0.baseAddress! + id }
-        let reply = try health?.probe(lent: address, at: now) ?? .structured(state: "Healthy", metrics: nil)
+        // Lent in place (`lend`): passing the element itself copies the instance for the call.
+        // Called through the optional itself: binding it to a name would retain the source for
+        // every probe.
+        let reply = try health?.probe(lent: lend(id), at: now) ?? .structured(state: "Healthy", metrics: nil)
         try take(reply, from: id)
     }
 
@@ -109,10 +105,8 @@ extension Simulation {
         guard setup.probing, isProbed(id) else { return }
         // An instance whose answer may change something ends a run: alone, it is probed alone.
         guard let quiet = quietState(id) else { return try probe(id, health: health) }
-        let ids = probes.run.ids, expected = probes.run.expected, takenBefore = probes.run.taken
-        ids[0] = id
-        expected[0] = quiet
-        takenBefore[0] = 0
+        let buffers = probes.run
+        buffers.set(0, id: id, expected: quiet, taken: 0)
         var count = 1, taken = 0
         let lookahead = ProbeLookahead(instances: instances, last: probes.last, generations: probes.generation)
         // The probe that reaches the probe limit ends the run, as it ends the loop.
@@ -122,26 +116,24 @@ extension Simulation {
             if let later = queue.probeID(ahead: ProbeLookahead.distance) { lookahead.prefetch(later) }
             guard Int32(truncatingIfNeeded: probes.generation[next.id]) == next.generation, isProbed(next.id) else { continue }
             let state = quietState(next.id)
-            ids[count] = next.id
-            expected[count] = state
-            takenBefore[count] = taken
+            buffers.set(count, id: next.id, expected: state, taken: taken)
             count += 1
             if state == nil { break }
         }
-        var run = ProbeRun(ids: UnsafeBufferPointer(start: ids, count: count), expected: UnsafeBufferPointer(start: expected, count: count),
-                           time: now)
-        instances.withUnsafeBufferPointer { health.probe(run: &run, in: $0) }
+        let lent = lendRun(count: count)
+        var run = ProbeRun(lent, time: now)
+        health.probe(run: &run)
         let matched = run.matched
-        settle(run.ids.prefix(matched), run.expected)
+        settle(lent, matched: matched)
         guard matched < count else { return }
-        let after = taken - takenBefore[matched]
+        let after = taken - buffers.taken(at: matched)
         switch run.stop {
         case .none:  // a source that stopped without saying why: the rest is probed again
             queue.unpop(after + 1)
         case .answered(let reply):
             queue.unpop(after)
             countProbe()
-            try take(reply, from: ids[matched])
+            try take(reply, from: lent.id(at: matched))
         case .failed(let error):
             queue.unpop(after)
             countProbe()
@@ -149,54 +141,15 @@ extension Simulation {
         }
     }
 
-    /// Asks for the data of a probe queued later while the run is gathered. A fleet larger than
-    /// the caches has each probed instance, last answer and generation in memory; the queue's
-    /// order after a few batches (every third id, every fifteenth) is not one the processor
-    /// guesses, so each probe would wait for its lines in turn.
-    private struct ProbeLookahead {
-        /// Entries ahead: the loop takes an entry in a few nanoseconds, and a line from memory takes
-        /// about a hundred (16 ahead measured 22–23 ns a probe at 100k, 32 and 64 20.6–21).
-        static let distance = 32
-        let instances: UnsafePointer<Instance>, last: UnsafePointer<LastProbe?>, generations: UnsafePointer<Int>
-
-        /// The arrays' addresses are taken once per run: gathering a run changes only the queue,
-        /// so none of them moves or is written meanwhile (as with `probe`'s lent instance).
-        init(instances: [Instance], last: [LastProbe?], generations: [Int]) {
-            self.instances = instances.withUnsafeBufferPointer { $0.baseAddress! }
-            self.last = last.withUnsafeBufferPointer { $0.baseAddress! }
-            self.generations = generations.withUnsafeBufferPointer { $0.baseAddress! }
-        }
-
-        /// Prefetches instance `id`'s first 64 bytes (what a probe reads, on at most two lines),
-        /// its last answer and its generation. A prefetch never faults and changes no value.
-        @inline(__always)
-        func prefetch(_ id: Int) {
-            rh_prefetch(instances + id)
-            rh_prefetch(UnsafeRawPointer(instances + id) + 63)
-            rh_prefetch(last + id)
-            rh_prefetch(generations + id)
-        }
-    }
-
-    /// The bookkeeping of probes of `ids` that each answered the state its instance is in
-    /// (`expected`, in the same order): what `take` does with such an answer (the probe counted
-    /// and kept, the instance's pending change forgotten, its next probe scheduled), in one pass.
-    private func settle(_ ids: Slice<UnsafeBufferPointer<Int>>, _ expected: UnsafeBufferPointer<HealthState?>) {
-        guard !ids.isEmpty else { return }
-        counters.probes += ids.count
+    /// The bookkeeping of the first `matched` probes of `run`, which each answered the state its
+    /// instance is in: what `take` does with such an answer (the probe counted and kept, the
+    /// instance's pending change forgotten, its next probe scheduled), in one pass.
+    private func settle(_ run: LentProbes, matched: Int) {
+        guard matched > 0 else { return }
+        counters.probes += matched
         if counters.probes > limits.probes { reachLimit("probes", limits.probes, detail: "") }
-        probes.last.withUnsafeMutableBufferPointer { last in
-            instances.withUnsafeMutableBufferPointer { instances in
-                // Written only when they change: most probes find both as they were, and a line
-                // not written is not written back (a 100,000-instance fleet does not fit a cache).
-                for (id, state) in zip(ids, expected) {
-                    let answer = LastProbe(state: state!, metrics: nil, metricsDeferred: true)
-                    if last[id] != answer { last[id] = answer }
-                    if !instances[id].health.isSettled { instances[id].health.confirm() }
-                }
-            }
-        }
-        queue.scheduleProbes(ids, generations: probes.generation, at: now + setup.probeInterval)
+        settleInPlace(run, matched: matched)
+        queue.scheduleProbes((0..<matched).lazy.map { run.id(at: $0) }, generations: probes.generation, at: now + setup.probeInterval)
     }
 
     /// Instance `id` is probed: it runs or is being upgraded.

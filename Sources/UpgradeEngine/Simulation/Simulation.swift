@@ -1,39 +1,8 @@
 public import Formats
 
-/// A discrete-event simulation of one scale set on a virtual clock. The same definition,
-/// behaviours and actions give the same events, byte for byte.
-///
-/// Not thread-safe; run it on one thread. The hot stored properties are marked
-/// `@exclusivity(unchecked)`: dynamic exclusivity checks cost about a fifth of a probe, and
-/// these properties are only touched by this class's own methods on one thread, never modified
-/// while a behaviour (health, phase, fault) or an action callback that could reach them runs.
-public final class Simulation {
-    /// The scale set simulated.
-    public let definition: ScaleSetDefinition
-    /// The upgrade policy in effect: the definition's, then each `updatePolicy`'s (a rolling
-    /// upgrade keeps the policy it started with).
-    public internal(set) var policy: UpgradePolicy
-    /// How instances are probed and judged, the run's bounds, the scenario's behaviours and who
-    /// is told what happens.
-    @exclusivity(unchecked) var setup: RunSetup
-    @exclusivity(unchecked) public internal(set) var instances: [Instance] = []
-    /// Model attributes by version (version n is `models[n - 1]`).
-    public internal(set) var models: [[String: String]]
-    /// The virtual clock, in milliseconds.
-    @exclusivity(unchecked) public internal(set) var now: Millis = 0
-    /// Instances the scale set should have (capacity, changed by `scale`).
-    @exclusivity(unchecked) public internal(set) var capacity: Int
-    @exclusivity(unchecked) var queue = EventQueue()
-    var spreader: Spreader
-    /// The actions on the timeline and how many have yet to run.
-    @exclusivity(unchecked) var script = ScheduledActions()
-    @exclusivity(unchecked) var operations: [Int: PendingOperation] = [:]
-    @exclusivity(unchecked) var counters = Counters()
-    @exclusivity(unchecked) var probes = ProbeBook()
-    /// The latest rolling upgrade, and the requests and OS upgrades around it.
-    @exclusivity(unchecked) var upgrades = UpgradeBook()
-    @exclusivity(unchecked) var meter = AvailabilityMeter()
-
+/// The simulation's state types, its run loop and its events (its stored state is declared in
+/// `Simulation+Unsafe.swift`).
+extension Simulation {
     /// How instances are probed and judged, and the run's bounds.
     struct RunSetup {
         /// Milliseconds between two probes of one instance of the first model.
@@ -103,24 +72,6 @@ public final class Simulation {
         var lastHTTP: (status: Int, body: String, strictWire: Bool, judge: ProbeJudge, result: ProbeResult)?
     }
 
-    /// A run's instances, their expected states and, for each, how many queue entries had been
-    /// taken when it joined (to put back those after a stop): allocated once, freed with the
-    /// simulation (also when its initializer fails, which skips the simulation's deinit).
-    final class RunBuffers {
-        /// The longest run: long enough that the engine's work between runs is amortised, short
-        /// enough that a probe which ends a run early leaves few to gather again.
-        static let capacity = 64
-        let ids = UnsafeMutablePointer<Int>.allocate(capacity: RunBuffers.capacity)
-        let expected = UnsafeMutablePointer<HealthState?>.allocate(capacity: RunBuffers.capacity)
-        let taken = UnsafeMutablePointer<Int>.allocate(capacity: RunBuffers.capacity)
-
-        deinit {
-            ids.deallocate()
-            expected.deallocate()
-            taken.deallocate()
-        }
-    }
-
     /// What the engine keeps of an instance's last probe: plain values, so storing one per probe
     /// releases nothing.
     struct LastProbe: Equatable {
@@ -174,8 +125,6 @@ public final class Simulation {
         get { setup.observers.onRollingUpgradeStart }
         set { setup.observers.onRollingUpgradeStart = newValue }
     }
-    /// Each instance's last probe verdict, whose metrics a rolling upgrade reads when it starts.
-
     /// An operation in flight on one instance.
     struct PendingOperation {
         var kind: OperationKind
@@ -191,21 +140,16 @@ public final class Simulation {
 
     /// Builds the scale set (validated whole first) with its instances at time 0, each just
     /// started (Initializing) and probed from time 0.
-    public init(_ definition: ScaleSetDefinition, health: (any HealthSource)? = nil, phases: (any PhaseSource)? = nil,
-                faults: (any FaultInjector)? = nil, deferrals: (any DeferralSource)? = nil) throws(ValidationFailure) {
+    public convenience init(_ definition: ScaleSetDefinition, health: (any HealthSource)? = nil, phases: (any PhaseSource)? = nil,
+                            faults: (any FaultInjector)? = nil, deferrals: (any DeferralSource)? = nil) throws(ValidationFailure) {
         let problems = definition.validate()
         guard problems.isEmpty else { throw ValidationFailure(problems) }
-        self.definition = definition
-        self.capacity = definition.capacity
-        policy = definition.policy
-        models = [definition.model]
         let probeSettings = definition.healthExtension ?? (definition.loadBalancerProbe ? Self.loadBalancerProbeSettings : nil)
-        setup = RunSetup(probeInterval: (probeSettings?.intervalInSeconds ?? 5) * 1000,
-                         probing: probeSettings != nil, judge: ProbeJudge(probeSettings ?? HealthExtensionSettings()),
-                         extensions: [definition.healthExtension], byVersion: [probeSettings.map(ProbeConfig.init)],
-                         behaviours: Behaviours(health: health, phases: phases, faults: faults, deferrals: deferrals))
-        spreader = Spreader(zones: definition.zones, faultDomains: definition.effectiveFaultDomains,
-                            updateDomains: definition.effectiveUpdateDomains)
+        self.init(validated: definition,
+                  setup: RunSetup(probeInterval: (probeSettings?.intervalInSeconds ?? 5) * 1000,
+                                  probing: probeSettings != nil, judge: ProbeJudge(probeSettings ?? HealthExtensionSettings()),
+                                  extensions: [definition.healthExtension], byVersion: [probeSettings.map(ProbeConfig.init)],
+                                  behaviours: Behaviours(health: health, phases: phases, faults: faults, deferrals: deferrals)))
         if let fleet = definition.fleet {
             startFleet(fleet)
         } else {
@@ -227,8 +171,6 @@ public final class Simulation {
         script.left += 1
         queue.schedule(.action(index: Int32(script.list.count - 1)), at: max(0, time))
     }
-
-    @exclusivity(unchecked) var stopped = false
 
     /// Ends `run` after the current event (e.g. once a plan has been seen).
     public func stop() { stopped = true }
@@ -290,7 +232,7 @@ public final class Simulation {
             guard Int32(truncatingIfNeeded: probes.generation[id]) == generation else { return }
             // Not bound to a name: that would retain the source for every probe.
             if runs && setup.uniformProbing {
-                try probeRun(id, health: health.unsafelyUnwrapped)
+                try probeRun(id, health: health!)
             } else {
                 try probe(id, health: health)
             }

@@ -1,0 +1,213 @@
+import CMemoryHints
+public import Formats
+
+// Every unsafe construct of UpgradeEngine lives in this file: the simulation's stored state
+// (some of it without dynamic exclusivity checks), the instances lent to a health source by
+// address, and the probe run's buffers. Each use says why it is safe and what it buys; the
+// figures are `rehearse-bench engine`'s (release build, 2-core machine).
+
+/// A discrete-event simulation of one scale set on a virtual clock. The same definition,
+/// behaviours and actions give the same events, byte for byte. Its behaviour lives in the
+/// `Simulation+…` extensions; this declaration holds only its stored state.
+///
+/// Not thread-safe; run it on one thread. The properties every probe reads or writes (`setup`,
+/// `instances`, `now`, `queue`, `counters`, `probes`) are `@exclusivity(unchecked)`: they are
+/// only touched by this class's own methods on one thread, and never modified while a behaviour
+/// (health, phase, fault) or an action callback that could reach them runs (scripts' actions are
+/// refused inside callbacks). Dynamic checks on them cost about a fifth of a probe (README:
+/// run100k_ns_per_probe). The others are touched once per event or less and keep their checks.
+public final class Simulation {
+    /// The scale set simulated.
+    public let definition: ScaleSetDefinition
+    /// The upgrade policy in effect: the definition's, then each `updatePolicy`'s (a rolling
+    /// upgrade keeps the policy it started with).
+    public internal(set) var policy: UpgradePolicy
+    /// How instances are probed and judged, the run's bounds, the scenario's behaviours and who
+    /// is told what happens.
+    @exclusivity(unchecked) var setup: RunSetup
+    /// Every instance ever created, by id (deleted ones stay, as `deleted`).
+    @exclusivity(unchecked) public internal(set) var instances: [Instance] = []
+    /// Model attributes by version (version n is `models[n - 1]`).
+    public internal(set) var models: [[String: String]]
+    /// The virtual clock, in milliseconds.
+    @exclusivity(unchecked) public internal(set) var now: Millis = 0
+    /// Instances the scale set should have (capacity, changed by `scale`).
+    public internal(set) var capacity: Int
+    /// What is scheduled, by time.
+    @exclusivity(unchecked) var queue = EventQueue()
+    /// Where new instances go (zones, fault and update domains).
+    var spreader: Spreader
+    /// The actions on the timeline and how many have yet to run.
+    var script = ScheduledActions()
+    /// The operation in flight on each busy instance, by id.
+    var operations: [Int: PendingOperation] = [:]
+    /// What the run has counted (events, probes, tokens, warnings, the limit reached).
+    @exclusivity(unchecked) var counters = Counters()
+    /// Per-instance probing: generations, last verdicts, the run buffers.
+    @exclusivity(unchecked) var probes = ProbeBook()
+    /// The latest rolling upgrade, and the requests and OS upgrades around it.
+    var upgrades = UpgradeBook()
+    /// Serving instances over time.
+    var meter = AvailabilityMeter()
+    /// `stop` was called: `run` ends after the current event.
+    var stopped = false
+
+    /// The state before any instance exists; `init(_:health:phases:faults:deferrals:)` builds the
+    /// fleet after it.
+    init(validated definition: ScaleSetDefinition, setup: RunSetup) {
+        self.definition = definition
+        self.capacity = definition.capacity
+        self.setup = setup
+        policy = definition.policy
+        models = [definition.model]
+        spreader = Spreader(zones: definition.zones, faultDomains: definition.effectiveFaultDomains,
+                            updateDomains: definition.effectiveUpdateDomains)
+    }
+}
+
+/// An instance the engine lends to a health source for one call, read in place: passing the
+/// instance itself would copy it (and retain its strings) once per probe, the hot path's main
+/// cost at 100,000 instances. Valid only during the call it is passed to; do not keep it.
+public struct LentInstance {
+    /// The instance's address in the simulation's `instances`, valid for the call: the array is
+    /// held by the simulation and not modified while a behaviour runs.
+    @usableFromInline let address: UnsafePointer<Instance>
+
+    @usableFromInline init(address: UnsafePointer<Instance>) { self.address = address }
+
+    /// The instance, read where it lies (its fields are read one by one, never copied whole).
+    @inlinable public var instance: Instance { unsafeAddress { address } }
+
+    /// Lends a copy of `instance` to `body`, for a caller that holds an instance rather than the
+    /// engine's storage (the copy lives for the call).
+    @inlinable
+    public static func lending<R>(_ instance: borrowing Instance, _ body: (LentInstance) throws -> R) rethrows -> R {
+        var copy = copy instance
+        return try withUnsafePointer(to: &copy) { try body(LentInstance(address: $0)) }
+    }
+}
+
+/// The probes of one run as the engine lends them: the ids in order, each one's expected state,
+/// and the fleet they index. Valid for the `probe(run:)` call only: the buffers are the
+/// simulation's `RunBuffers` (allocated once, freed with it) and the fleet is its `instances`,
+/// which nothing modifies while the health source answers.
+@usableFromInline
+struct LentProbes {
+    @usableFromInline let ids: UnsafePointer<Int>
+    @usableFromInline let expected: UnsafePointer<HealthState?>
+    @usableFromInline let instances: UnsafePointer<Instance>
+    /// How many probes; at least 1, at most `RunBuffers.capacity`.
+    @usableFromInline let count: Int
+
+    /// The id of probe number `index` (below `count`).
+    func id(at index: Int) -> Int { ids[index] }
+}
+
+extension ProbeRun {
+    /// The instance of probe number `index` (0 ≤ index < `count`), lent for the call.
+    @inlinable public func instance(at index: Int) -> LentInstance {
+        precondition(index >= 0 && index < lent.count, "probe index out of the run")
+        return LentInstance(address: lent.instances + lent.ids[index])
+    }
+
+    /// The state whose answer to probe number `index` changes nothing (nil: any answer ends the run).
+    @inlinable public func expected(at index: Int) -> HealthState? {
+        precondition(index >= 0 && index < lent.count, "probe index out of the run")
+        return lent.expected[index]
+    }
+}
+
+extension Simulation {
+    /// A run's instances, their expected states and, for each, how many queue entries had been
+    /// taken when it joined (to put back those after a stop): allocated once, freed with the
+    /// simulation (also when its initializer fails, which skips the simulation's deinit). Raw
+    /// buffers rather than arrays: a run is gathered for every probe instant, and arrays here
+    /// cost a uniqueness check and a bounds check per write in the gathering loop.
+    final class RunBuffers {
+        /// The longest run: long enough that the engine's work between runs is amortised, short
+        /// enough that a probe which ends a run early leaves few to gather again.
+        static let capacity = 64
+        let ids = UnsafeMutablePointer<Int>.allocate(capacity: RunBuffers.capacity)
+        let expected = UnsafeMutablePointer<HealthState?>.allocate(capacity: RunBuffers.capacity)
+        let taken = UnsafeMutablePointer<Int>.allocate(capacity: RunBuffers.capacity)
+
+        /// How many queue entries had been taken when entry `index` (below the run's count) joined.
+        func taken(at index: Int) -> Int { taken[index] }
+
+        /// Writes entry `index` (below `capacity`, which the gathering loop's allowance ensures).
+        func set(_ index: Int, id: Int, expected state: HealthState?, taken count: Int) {
+            ids[index] = id
+            expected[index] = state
+            taken[index] = count
+        }
+
+        deinit {
+            ids.deallocate()
+            expected.deallocate()
+            taken.deallocate()
+        }
+    }
+
+    /// Instance `id` lent by address for one health-source call. The address stays valid through
+    /// the call: `instances` is held by the simulation, and a health source cannot act on the
+    /// simulation (scripts' actions are refused inside callbacks). Lending instead of passing the
+    /// element spares a copy of the instance (and a retain of its strings) per probe.
+    func lend(_ id: Int) -> LentInstance {
+        instances.withUnsafeBufferPointer { LentInstance(address: $0.baseAddress! + id) }
+    }
+
+    /// The first `count` entries of the run buffers, lent with the fleet for one `probe(run:)`.
+    func lendRun(count: Int) -> LentProbes {
+        LentProbes(ids: probes.run.ids, expected: probes.run.expected,
+                   instances: instances.withUnsafeBufferPointer { $0.baseAddress! }, count: count)
+    }
+
+    /// The bookkeeping of the first `matched` probes of `run`, which each answered the state its
+    /// instance is in: what `take` does with such an answer (the probe's verdict kept, the
+    /// instance's pending change forgotten), in one pass over the arrays' storage without a
+    /// uniqueness or bounds check per element (the ids are the engine's own, below
+    /// `instances.count`; neither array changes size meanwhile).
+    func settleInPlace(_ run: LentProbes, matched: Int) {
+        probes.last.withUnsafeMutableBufferPointer { last in
+            instances.withUnsafeMutableBufferPointer { instances in
+                // Written only when they change: most probes find both as they were, and a line
+                // not written is not written back (a 100,000-instance fleet does not fit a cache).
+                for index in 0..<matched {
+                    let id = run.ids[index]
+                    let answer = LastProbe(state: run.expected[index]!, metrics: nil, metricsDeferred: true)
+                    if last[id] != answer { last[id] = answer }
+                    if !instances[id].health.isSettled { instances[id].health.confirm() }
+                }
+            }
+        }
+    }
+
+    /// Asks for the data of a probe queued later while the run is gathered. A fleet larger than
+    /// the caches has each probed instance, last answer and generation in memory; the queue's
+    /// order after a few batches (every third id, every fifteenth) is not one the processor
+    /// guesses, so each probe would wait for its lines in turn.
+    struct ProbeLookahead {
+        /// Entries ahead: the loop takes an entry in a few nanoseconds, and a line from memory takes
+        /// about a hundred (16 ahead measured 22–23 ns a probe at 100k, 32 and 64 20.6–21).
+        static let distance = 32
+        let instances: UnsafePointer<Instance>, last: UnsafePointer<LastProbe?>, generations: UnsafePointer<Int>
+
+        /// The arrays' addresses are taken once per run: gathering a run changes only the queue,
+        /// so none of them moves or is written meanwhile (as with `lend`'s instance).
+        init(instances: [Instance], last: [LastProbe?], generations: [Int]) {
+            self.instances = instances.withUnsafeBufferPointer { $0.baseAddress! }
+            self.last = last.withUnsafeBufferPointer { $0.baseAddress! }
+            self.generations = generations.withUnsafeBufferPointer { $0.baseAddress! }
+        }
+
+        /// Prefetches instance `id`'s first 64 bytes (what a probe reads, on at most two lines),
+        /// its last answer and its generation. A prefetch never faults and changes no value.
+        @inline(__always)
+        func prefetch(_ id: Int) {
+            rh_prefetch(instances + id)
+            rh_prefetch(UnsafeRawPointer(instances + id) + 63)
+            rh_prefetch(last + id)
+            rh_prefetch(generations + id)
+        }
+    }
+}
