@@ -135,7 +135,7 @@ extension Simulation {
             throw EngineError("approve refused: instance(s) \(unknown.map(String.init).joined(separator: ", ")) are not deferring an OS upgrade; deferring: \(run.deferred.sorted().map(String.init).joined(separator: ", "))")
         }
         for id in Set(chosen).sorted() {
-            do { try perform(run.approve(id, byAction: true)) } catch let error as EngineError { throw error } catch {
+            do { try drive { $0.approve(id, byAction: true) } } catch let error as EngineError { throw error } catch {
                 throw EngineError("approve: \(error)")
             }
         }

@@ -81,8 +81,8 @@ extension Simulation {
             removeInstance(id)
         }
         emit(.operationFinished(kind: op.kind, name: instances[id].name, succeeded: succeeded), instance: id, batch: op.batch)
-        if let number = op.upgrade, let run = upgrades.current, run.number == number {
-            try perform(run.operationFinished(id, succeeded: succeeded, kind: op.kind, self))
+        if let number = op.upgrade, upgrades.current?.number == number {
+            try drive { $0.operationFinished(id, succeeded: succeeded, kind: op.kind, self) }
         }
         try startPendingUpgradeIfReady()
     }

@@ -243,6 +243,6 @@ extension Simulation {
     }
 
     func healthChanged(_ id: Int) throws {
-        if let run = upgrades.current { try perform(run.healthChanged(id, self)) }
+        if upgrades.current != nil { try drive { $0.healthChanged(id, self) } }
     }
 }

@@ -4,7 +4,7 @@ extension Simulation {
     /// Asks for a rolling upgrade. A running one is superseded: it is cancelled, its operations
     /// in flight finish, and then the new one starts for the newest model (README: decisions).
     func requestRollingUpgrade(reason: String, os: OSUpgradeTerms? = nil) throws {
-        if let run = upgrades.current, run.code == .rollingForward { try perform(run.cancel(supersededBy: reason, at: now)) }
+        if upgrades.current?.code == .rollingForward { try drive { $0.cancel(supersededBy: reason, at: now) } }
         upgrades.pendingReason = reason
         upgrades.pendingOS = os
         upgrades.startPending = true
@@ -33,8 +33,8 @@ extension Simulation {
                                                      startTime: now, scaleSet: definition.name, quota: definition.quota,
                                                      skipped: skipped, protected: protected, os: os),
                                  queue: queue)
+        if let superseded = upgrades.current, superseded.os != nil { upgrades.pastOSUpgrades.append(superseded) }
         upgrades.current = run
-        if os != nil { upgrades.osUpgrades.append(run) }
         let size = Planner.batchSize(capacity: run.capacity, percent: run.policy.maxBatchInstancePercent)
         emit(.upgradeStarted(upgrade: run.number, targetVersion: modelVersion, reason: reason, candidates: queue.pending,
                              capacity: run.capacity, batchSize: size, skipped: skipped, protected: protected))
@@ -53,7 +53,24 @@ extension Simulation {
             plan.policy = run.policy
             observe(plan)
         }
-        try perform(run.begin(self))
+        try drive { $0.begin(self) }
+    }
+
+    /// Hands an input to the latest rolling upgrade and carries out the steps it returns. The
+    /// upgrade reads the fleet (`self` as a `FleetView`) while it changes, never `upgrades`.
+    func drive(_ input: (inout RollingUpgrade) -> [RollingStep]) throws {
+        guard upgrades.current != nil else { return }
+        let steps = input(&upgrades.current!)
+        try perform(steps)
+    }
+
+    /// What the simulation schedules for a wake-up of upgrade number `upgrade`.
+    static func scheduled(_ timer: RollingTimer, upgrade: Int) -> Scheduled {
+        switch timer {
+        case .resume: return .resume(upgrade: Int32(upgrade))
+        case .settle: return .settle(upgrade: Int32(upgrade))
+        case .approve(let id): return .approve(upgrade: Int32(upgrade), id: Int32(id))
+        }
     }
 
     /// Carries out what the rolling upgrade asked for, in order.
@@ -71,15 +88,15 @@ extension Simulation {
                 instances[new].replaces = old
                 emit(.surgeCreated(name: instances[new].name, replaces: old, replacesName: vm.name, version: version),
                      instance: new, batch: batch, phase: phase)
-            case .schedule(let what, let time):
-                queue.schedule(what, at: time)
+            case .schedule(let timer, let time):
+                guard let number = upgrades.current?.number else { continue }
+                queue.schedule(Self.scheduled(timer, upgrade: number), at: time)
             case .settled:
                 try startPendingUpgradeIfReady()
             case .askDeferrals(let ids):
                 // The instances' answers, asked in batch order; a behaviour may run for each.
                 let answers = try ids.map { id in (id: id, answer: try setup.behaviours.deferrals?.deferral(of: instances[id], at: now) ?? .untilApproved) }
-                guard let run = upgrades.current else { continue }
-                try perform(run.deferralsAnswered(answers, self))
+                try drive { $0.deferralsAnswered(answers, self) }
             }
         }
     }
@@ -87,10 +104,10 @@ extension Simulation {
     /// Cancels the running rolling upgrade: operations already started finish, no new batch
     /// starts. Throws when none is running.
     public func cancelRollingUpgrade() throws {
-        guard let run = upgrades.current, run.code == .rollingForward else {
+        guard upgrades.current?.code == .rollingForward else {
             throw EngineError("There is no ongoing Rolling Upgrade to cancel.")
         }
-        try perform(run.cancel(supersededBy: nil, at: now))
+        try drive { $0.cancel(supersededBy: nil, at: now) }
     }
 
     func statusOf(_ run: RollingUpgrade) -> RollingUpgradeStatus { run.status(location: definition.location) }

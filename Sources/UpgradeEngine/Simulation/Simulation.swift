@@ -89,8 +89,15 @@ extension Simulation {
         var startPending = false
         var pendingReason = ""
         var pendingOS: OSUpgradeTerms?
-        /// Every OS image upgrade of the run, oldest first (its history).
-        var osUpgrades: [RollingUpgrade] = []
+        /// The run's OS image upgrades before the latest rolling upgrade, oldest first: each was
+        /// superseded, and moves no more, when a later upgrade started.
+        var pastOSUpgrades: [RollingUpgrade] = []
+        /// Every OS image upgrade of the run, oldest first (its history): the past ones and the
+        /// latest upgrade, if it is one.
+        var osUpgrades: [RollingUpgrade] {
+            guard let current, current.os != nil else { return pastOSUpgrades }
+            return pastOSUpgrades + [current]
+        }
     }
 
     /// Probe settings of the newest model (a load-balancer probe acts as binary http); nil when
@@ -256,15 +263,15 @@ extension Simulation {
                 emit(.actionFailed(action: action.name, message: error.message))
             }
         case .resume(let number):
-            guard let run = upgrades.current, run.number == Int(number) else { return }
-            try perform(run.resume(self))
+            guard upgrades.current?.number == Int(number) else { return }
+            try drive { $0.resume(self) }
         case .settle(let number):
-            guard let run = upgrades.current, run.number == Int(number) else { return }
-            try perform(run.settle(self))
+            guard upgrades.current?.number == Int(number) else { return }
+            try drive { $0.settle(self) }
         case .approve(let number, let narrow):
             let id = Int(narrow)
-            guard let run = upgrades.current, run.number == Int(number), run.deferred.contains(id) else { return }
-            try perform(run.approve(id, byAction: false))
+            guard upgrades.current?.number == Int(number), upgrades.current?.deferred.contains(id) == true else { return }
+            try drive { $0.approve(id, byAction: false) }
         }
     }
 
