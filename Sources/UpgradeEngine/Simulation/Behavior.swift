@@ -105,12 +105,6 @@ public protocol PhaseSource: AnyObject {
     func metrics(of instance: Instance, at time: Millis) throws -> CustomMetrics?
 }
 
-/// The kinds of operation the engine performs on an instance. A reimage restarts the instance
-/// on the model it already runs.
-public enum OperationKind: String, Sendable {
-    case upgrade, create, delete, rollback, reimage
-}
-
 /// What a fault injector decides about one operation.
 public struct OperationOutcome: Equatable, Sendable {
     /// The operation fails: the instance keeps its model (a created one is deleted).
