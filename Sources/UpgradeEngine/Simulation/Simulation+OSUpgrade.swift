@@ -75,7 +75,7 @@ extension Simulation {
             reachLimit("modelVersions", limits.modelVersions, detail: what)
             throw EngineError(counters.limitReached!.description)
         }
-        appendModel(attributes, extension: setup.extensions[models.count - 1])
+        appendModel(attributes, extension: probes.plan.extensions[models.count - 1])
         emit(.modelUpdated(version: modelVersion, changes: [attribute: value], via: what))
         try requestRollingUpgrade(reason: what, os: os)
     }

@@ -6,14 +6,14 @@ extension Simulation {
 
     @discardableResult
     func addInstance(lifecycle: Lifecycle, version: Int, place: (zone: String?, faultDomain: Int, updateDomain: Int)?) -> Int {
-        let id = instances.count
+        let id = fleet.instances.count
         if id >= limits.instances { reachLimit("instances", limits.instances, detail: "creating \(definition.name)_\(id)") }
         let spot: (zone: String?, faultDomain: Int, updateDomain: Int)
         if let place {
             spot = place
-            spreader.add(zone: place.zone, faultDomain: place.faultDomain, updateDomain: place.updateDomain)
+            fleet.spreader.add(zone: place.zone, faultDomain: place.faultDomain, updateDomain: place.updateDomain)
         } else {
-            spot = spreader.place()
+            spot = fleet.spreader.place()
         }
         let settings = probeSettings(ofVersion: version)
         var instance = Instance(id: id, name: "\(definition.name)_\(id)", zone: spot.zone, faultDomain: spot.faultDomain,
@@ -22,7 +22,7 @@ extension Simulation {
                                 protectFromScaleIn: definition.protectedFromScaleIn.contains(id), lifecycle: lifecycle,
                                 health: HealthTracker(settings: settings ?? HealthExtensionSettings(), startedAt: now))
         if settings == nil { instance.health.markHealthyWithoutProbes() }
-        instances.append(instance)
+        fleet.instances.append(instance)
         probes.last.append(nil)
         probes.generation.append(0)
         servingMayHaveChanged(id, was: false, health: .initializing)
@@ -43,14 +43,14 @@ extension Simulation {
         }
         let byID = Dictionary(fleet.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         let last = fleet.map(\.id).max() ?? -1
-        instances.reserveCapacity(last + 1)
+        self.fleet.instances.reserveCapacity(last + 1)
         for id in 0...max(0, last) where last >= 0 {
             guard let vm = byID[id] else {
                 addGap()
                 continue
             }
             let place = vm.faultDomain.map { (zone: vm.zone, faultDomain: $0, updateDomain: vm.updateDomain ?? 0) }
-                ?? vm.zone.map { spreader.spot(inZone: $0) }
+                ?? vm.zone.map { self.fleet.spreader.spot(inZone: $0) }
             let added = addInstance(lifecycle: .running, version: vm.latestModelApplied ? models.count : 1, place: place)
             updateInstance(added) {
                 $0.protectFromScaleSetActions = $0.protectFromScaleSetActions || vm.protectFromScaleSetActions
@@ -62,8 +62,8 @@ extension Simulation {
     /// An id the scale set no longer has (deleted before the run): kept so ids match the
     /// document's, never probed, placed nowhere.
     func addGap() {
-        let id = instances.count
-        instances.append(Instance(id: id, name: "\(definition.name)_\(id)", zone: nil, faultDomain: 0, updateDomain: 0, modelVersion: 1,
+        let id = fleet.instances.count
+        fleet.instances.append(Instance(id: id, name: "\(definition.name)_\(id)", zone: nil, faultDomain: 0, updateDomain: 0, modelVersion: 1,
                                   protectFromScaleSetActions: false, protectFromScaleIn: false, lifecycle: .deleted,
                                   health: HealthTracker(settings: HealthExtensionSettings(), startedAt: now)))
         probes.last.append(nil)
@@ -80,13 +80,13 @@ extension Simulation {
         }
         // Grace is looked at only when a probe's result arrives (SPEC §3), so nothing else is
         // scheduled: the first probe is now.
-        queue.schedule(.probe(id, generation: probes.generation[id]), at: now)
+        clock.queue.schedule(.probe(id, generation: probes.generation[id]), at: now)
     }
 
     func stopProbing(_ id: Int) { probes.generation[id] += 1 }
 
     func probe(_ id: Int, health: (any HealthSource)?) throws {
-        guard setup.probing, isProbed(id) else { return }
+        guard probes.plan.probing, isProbed(id) else { return }
         countProbe()
         // Lent in place (`lend`): passing the element itself copies the instance for the call.
         // Called through the optional itself: binding it to a name would retain the source for
@@ -100,20 +100,20 @@ extension Simulation {
     /// answers the state its instance is in changes nothing the source can see (no event, no
     /// table, no callback), so its bookkeeping may follow the run; the first probe that answers
     /// anything else ends the run and is handled in full before the probes after it, which go
-    /// back to the queue.
+    /// back to the clock.queue.
     func probeRun(_ id: Int, health: any HealthSource) throws {
-        guard setup.probing, isProbed(id) else { return }
+        guard probes.plan.probing, isProbed(id) else { return }
         // An instance whose answer may change something ends a run: alone, it is probed alone.
         guard let quiet = quietState(id) else { return try probe(id, health: health) }
         let buffers = probes.run
         buffers.set(0, id: id, expected: quiet, taken: 0)
         var count = 1, taken = 0
-        let lookahead = ProbeLookahead(instances: instances, last: probes.last, generations: probes.generation)
+        let lookahead = ProbeLookahead(instances: fleet.instances, last: probes.last, generations: probes.generation)
         // The probe that reaches the probe limit ends the run, as it ends the loop.
         let allowance = max(1, min(RunBuffers.capacity - 1, limits.probes - counters.probes) + 1)  // no `+ 1` on a limit of Int.max
-        while count < allowance, let next = queue.popProbe() {
+        while count < allowance, let next = clock.queue.popProbe() {
             taken += 1
-            if let later = queue.probeID(ahead: ProbeLookahead.distance) { lookahead.prefetch(later) }
+            if let later = clock.queue.probeID(ahead: ProbeLookahead.distance) { lookahead.prefetch(later) }
             guard Int32(truncatingIfNeeded: probes.generation[next.id]) == next.generation, isProbed(next.id) else { continue }
             let state = quietState(next.id)
             buffers.set(count, id: next.id, expected: state, taken: taken)
@@ -128,14 +128,14 @@ extension Simulation {
         guard matched < count else { return }
         let after = taken - buffers.taken(at: matched)
         switch run.stop {
-        case .none:  // a source that stopped without saying why: the rest is probed again
-            queue.unpop(after + 1)
+        case .none:  // a source that clock.stopped without saying why: the rest is probed again
+            clock.queue.unpop(after + 1)
         case .answered(let reply):
-            queue.unpop(after)
+            clock.queue.unpop(after)
             countProbe()
             try take(reply, from: lent.id(at: matched))
         case .failed(let error):
-            queue.unpop(after)
+            clock.queue.unpop(after)
             countProbe()
             throw error
         }
@@ -149,11 +149,11 @@ extension Simulation {
         counters.probes += matched
         if counters.probes > limits.probes { reachLimit("probes", limits.probes, detail: "") }
         settleInPlace(run, matched: matched)
-        queue.scheduleProbes((0..<matched).lazy.map { run.id(at: $0) }, generations: probes.generation, at: now + setup.probeInterval)
+        clock.queue.scheduleProbes((0..<matched).lazy.map { run.id(at: $0) }, generations: probes.generation, at: now + probes.plan.interval)
     }
 
     /// Instance `id` is probed: it runs or is being upgraded.
-    private func isProbed(_ id: Int) -> Bool { instances[id].lifecycle == .running || instances[id].lifecycle == .upgrading }
+    private func isProbed(_ id: Int) -> Bool { fleet.instances[id].lifecycle == .running || fleet.instances[id].lifecycle == .upgrading }
 
     private func countProbe() {
         counters.probes += 1
@@ -163,7 +163,7 @@ extension Simulation {
     /// The state whose answer would change nothing for instance `id`: the committed Healthy or
     /// Unhealthy (an Initializing or Unknown instance may change on any answer).
     private func quietState(_ id: Int) -> HealthState? {
-        let state = instances[id].health.state
+        let state = fleet.instances[id].health.state
         return state == .healthy || state == .unhealthy ? state : nil
     }
 
@@ -172,14 +172,14 @@ extension Simulation {
     /// instance's model's (`probeConfig`).
     @inline(__always)
     private func take(_ reply: ProbeReply, from id: Int) throws {
-        guard setup.uniformProbing else {
+        guard probes.plan.uniformProbing else {
             let config = probeConfig(of: id)
             // A source that keeps metrics for later (made for the first model's rich states) says
             // nothing of metrics sent to a model whose extension reports binary states or tcp.
-            let keptForLater = setup.judge.namesStates && !config.judge.namesStates
+            let keptForLater = probes.plan.judge.namesStates && !config.judge.namesStates
             return try take(keptForLater ? reply.forgettingKeptMetrics : reply, from: id, config)
         }
-        try take(reply, from: id, ProbeConfig(judge: setup.judge, interval: setup.probeInterval))
+        try take(reply, from: id, ProbeConfig(judge: probes.plan.judge, interval: probes.plan.interval))
     }
 
     @inline(__always)
@@ -192,7 +192,7 @@ extension Simulation {
             // A probe that gets no reply: its result comes when the extension's timeout ends.
             if case .timeout = reply {
                 let generation = Int32(truncatingIfNeeded: probes.generation[id])
-                return queue.schedule(.probeTimedOut(id: Int32(id), generation: generation), at: now + probeTimeout)
+                return clock.queue.schedule(.probeTimedOut(id: Int32(id), generation: generation), at: now + probeTimeout)
             }
             let result = judged(reply, by: config.judge)
             if !result.diagnostics.isEmpty { warn(result.diagnostics, about: id) }
@@ -213,11 +213,11 @@ extension Simulation {
     /// Records probe result `state` of instance `id` now and schedules its next probe.
     @inline(__always)
     private func commit(_ state: HealthState, of id: Int, nextProbeAt next: Millis) throws {
-        let before = instances[id].health.state, wasServing = isServing(id)
-        let change = instances[id].health.record(state, at: now)
-        queue.schedule(.probe(id, generation: probes.generation[id]), at: next)
+        let before = fleet.instances[id].health.state, wasServing = isServing(id)
+        let change = fleet.instances[id].health.record(state, at: now)
+        clock.queue.schedule(.probe(id, generation: probes.generation[id]), at: next)
         if let change {
-            emit(.healthChanged(from: before, to: instances[id].health.state, reason: change), instance: id)
+            emit(.healthChanged(from: before, to: fleet.instances[id].health.state, reason: change), instance: id)
             servingMayHaveChanged(id, was: wasServing, health: before)
             try healthChanged(id)
         }
@@ -226,19 +226,19 @@ extension Simulation {
     /// The verdict on `reply`, which depends on nothing else: an HTTP answer equal to the last
     /// one judged takes its verdict (the same body string compares by identity, at once).
     private func judged(_ reply: ProbeReply, by judge: ProbeJudge) -> ProbeResult {
-        guard case .http(let status, let body) = reply else { return judge.evaluate(reply, strictWire: setup.strictWire) }
-        if let last = probes.lastHTTP, last.status == status, last.strictWire == setup.strictWire, last.judge == judge, last.body == body {
+        guard case .http(let status, let body) = reply else { return judge.evaluate(reply, strictWire: probes.plan.strictWire) }
+        if let last = probes.lastHTTP, last.status == status, last.strictWire == probes.plan.strictWire, last.judge == judge, last.body == body {
             return last.result
         }
-        let result = judge.evaluate(reply, strictWire: setup.strictWire)
-        probes.lastHTTP = (status, body, setup.strictWire, judge, result)
+        let result = judge.evaluate(reply, strictWire: probes.plan.strictWire)
+        probes.lastHTTP = (status, body, probes.plan.strictWire, judge, result)
         return result
     }
 
     /// Reports each kind of wire oddity once per instance.
     func warn(_ diagnostics: [WireDiagnostic], about id: Int) {
         for diagnostic in diagnostics where counters.warned.insert("\(id)/\(diagnostic.kind.rawValue)").inserted {
-            emit(.wireWarning(name: instances[id].name, message: diagnostic.message), instance: id)
+            emit(.wireWarning(name: fleet.instances[id].name, message: diagnostic.message), instance: id)
         }
     }
 

@@ -7,61 +7,46 @@ public import Formats
 // figures are `rehearse-bench engine`'s (release build, 2-core machine).
 
 /// A discrete-event simulation of one scale set on a virtual clock. The same definition,
-/// behaviours and actions give the same events, byte for byte. Its behaviour lives in the
-/// `Simulation+…` extensions; this declaration holds only its stored state.
+/// behaviours and actions give the same events, byte for byte. Its state is split by concern
+/// (`Simulation+State.swift`) and its behaviour lives in the `Simulation+…` extensions; this
+/// declaration holds only the stored parts.
 ///
-/// Not thread-safe; run it on one thread. The properties every probe reads or writes (`setup`,
-/// `instances`, `now`, `queue`, `counters`, `probes`) are `@exclusivity(unchecked)`: they are
-/// only touched by this class's own methods on one thread, and never modified while a behaviour
-/// (health, phase, fault) or an action callback that could reach them runs (scripts' actions are
-/// refused inside callbacks). Dynamic checks on them cost about a fifth of a probe (README:
-/// run100k_ns_per_probe). The others are touched once per event or less and keep their checks.
+/// Not thread-safe; run it on one thread. The parts every probe reads or writes (`setup`,
+/// `fleet`, `clock`, `probes`, `counters`) are `@exclusivity(unchecked)`: they are only touched
+/// by this class's own methods on one thread, and never modified while a behaviour (health,
+/// phase, fault) or an action callback that could reach them runs (scripts' actions are refused
+/// inside callbacks). Dynamic checks on them cost about a fifth of a probe (a begin/end access
+/// pair per touch, several per probe, against 20-40 ns a probe at 1k-100k instances). The
+/// others are touched once per event or less and keep their checks.
 public final class Simulation {
     /// The scale set simulated.
     public let definition: ScaleSetDefinition
-    /// The upgrade policy in effect: the definition's, then each `updatePolicy`'s (a rolling
-    /// upgrade keeps the policy it started with).
-    public internal(set) var policy: UpgradePolicy
-    /// How instances are probed and judged, the run's bounds, the scenario's behaviours and who
-    /// is told what happens.
+    /// The run's bounds, the scenario's behaviours and who is told what happens.
     @exclusivity(unchecked) var setup: RunSetup
-    /// Every instance ever created, by id (deleted ones stay, as `deleted`).
-    @exclusivity(unchecked) public internal(set) var instances: [Instance] = []
-    /// Model attributes by version (version n is `models[n - 1]`).
-    public internal(set) var models: [[String: String]]
-    /// The virtual clock, in milliseconds.
-    @exclusivity(unchecked) public internal(set) var now: Millis = 0
-    /// Instances the scale set should have (capacity, changed by `scale`).
-    public internal(set) var capacity: Int
-    /// What is scheduled, by time.
-    @exclusivity(unchecked) var queue = EventQueue()
-    /// Where new instances go (zones, fault and update domains).
-    var spreader: Spreader
-    /// The actions on the timeline and how many have yet to run.
-    var script = ScheduledActions()
-    /// The operation in flight on each busy instance, by id.
-    var operations: [Int: PendingOperation] = [:]
+    /// The scale set now: instances and placement, models, capacity, policy, operations in flight.
+    @exclusivity(unchecked) var fleet: Fleet
+    /// The virtual clock and what is scheduled on it.
+    @exclusivity(unchecked) var clock = Clock()
+    /// The probe scheduler's state: the plan, generations, last verdicts, the run buffers.
+    @exclusivity(unchecked) var probes: ProbeScheduler
     /// What the run has counted (events, probes, tokens, warnings, the limit reached).
     @exclusivity(unchecked) var counters = Counters()
-    /// Per-instance probing: generations, last verdicts, the run buffers.
-    @exclusivity(unchecked) var probes = ProbeBook()
-    /// The latest rolling upgrade, and the requests and OS upgrades around it.
-    var upgrades = UpgradeBook()
+    /// The upgrade driver's state: the latest rolling upgrade, the one asked for, past OS upgrades.
+    var upgrades = UpgradeDriver()
+    /// The actions on the timeline and how many have yet to run.
+    var script = ScheduledActions()
     /// Serving instances over time.
     var meter = AvailabilityMeter()
-    /// `stop` was called: `run` ends after the current event.
-    var stopped = false
 
     /// The state before any instance exists; `init(_:health:phases:faults:deferrals:)` builds the
     /// fleet after it.
-    init(validated definition: ScaleSetDefinition, setup: RunSetup) {
+    init(validated definition: ScaleSetDefinition, plan: ProbePlan, setup: RunSetup) {
         self.definition = definition
-        self.capacity = definition.capacity
         self.setup = setup
-        policy = definition.policy
-        models = [definition.model]
-        spreader = Spreader(zones: definition.zones, faultDomains: definition.effectiveFaultDomains,
-                            updateDomains: definition.effectiveUpdateDomains)
+        probes = ProbeScheduler(plan: plan)
+        fleet = Fleet(spreader: Spreader(zones: definition.zones, faultDomains: definition.effectiveFaultDomains,
+                                         updateDomains: definition.effectiveUpdateDomains),
+                      models: [definition.model], capacity: definition.capacity, policy: definition.policy)
     }
 }
 
@@ -153,13 +138,13 @@ extension Simulation {
     /// simulation (scripts' actions are refused inside callbacks). Lending instead of passing the
     /// element spares a copy of the instance (and a retain of its strings) per probe.
     func lend(_ id: Int) -> LentInstance {
-        instances.withUnsafeBufferPointer { LentInstance(address: $0.baseAddress! + id) }
+        fleet.instances.withUnsafeBufferPointer { LentInstance(address: $0.baseAddress! + id) }
     }
 
     /// The first `count` entries of the run buffers, lent with the fleet for one `probe(run:)`.
     func lendRun(count: Int) -> LentProbes {
         LentProbes(ids: probes.run.ids, expected: probes.run.expected,
-                   instances: instances.withUnsafeBufferPointer { $0.baseAddress! }, count: count)
+                   instances: fleet.instances.withUnsafeBufferPointer { $0.baseAddress! }, count: count)
     }
 
     /// The bookkeeping of the first `matched` probes of `run`, which each answered the state its
@@ -169,7 +154,7 @@ extension Simulation {
     /// `instances.count`; neither array changes size meanwhile).
     func settleInPlace(_ run: LentProbes, matched: Int) {
         probes.last.withUnsafeMutableBufferPointer { last in
-            instances.withUnsafeMutableBufferPointer { instances in
+            fleet.instances.withUnsafeMutableBufferPointer { instances in
                 // Written only when they change: most probes find both as they were, and a line
                 // not written is not written back (a 100,000-instance fleet does not fit a cache).
                 for index in 0..<matched {

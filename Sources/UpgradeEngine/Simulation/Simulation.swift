@@ -1,105 +1,8 @@
 public import Formats
 
-/// The simulation's state types, its run loop and its events (its stored state is declared in
-/// `Simulation+Unsafe.swift`).
+/// The simulation's run loop and its events (its stored state is declared in
+/// `Simulation+Unsafe.swift`, the types of its parts in `Simulation+State.swift`).
 extension Simulation {
-    /// How instances are probed and judged, and the run's bounds.
-    struct RunSetup {
-        /// Milliseconds between two probes of one instance of the first model.
-        let probeInterval: Millis
-        /// Whether some model has a health source, so instances may be probed at all.
-        var probing: Bool
-        /// Judges each probe of the first model (the settings' string-free part).
-        let judge: ProbeJudge
-        /// The Application Health extension of each model version (version n at n - 1; nil: none).
-        var extensions: [HealthExtensionSettings?]
-        /// How instances of each model version are probed (nil: they report no health).
-        var byVersion: [ProbeConfig?]
-        /// Every model version is probed as the first: the hot path reads `judge` and
-        /// `probeInterval` without looking at the instance's model.
-        var uniformProbing = true
-        var strictWire = false
-        var limits = RunLimits()
-        /// The behaviours the scenario gave: health answers, phases, operation faults, deferrals.
-        let behaviours: Behaviours
-        /// Who is told what happens.
-        var observers = Observers()
-    }
-
-    /// The scenario's behaviours; nil where it gave none.
-    struct Behaviours {
-        let health: (any HealthSource)?
-        let phases: (any PhaseSource)?
-        let faults: (any FaultInjector)?
-        let deferrals: (any DeferralSource)?
-    }
-
-    /// The callbacks told of events and of each rolling upgrade's plan.
-    struct Observers {
-        var onEvent: ((Event) -> Void)?
-        var onRollingUpgradeStart: ((UpgradePlan) -> Void)?
-    }
-
-    /// Scheduled actions, by index; `left` have not run yet.
-    struct ScheduledActions {
-        var list: [(name: String, body: (Simulation) throws -> Void)] = []
-        var left = 0
-    }
-
-    /// What the run has counted, for its limits and its summary.
-    struct Counters {
-        var events = 0
-        var probes = 0
-        /// Operation tokens handed out (a finished operation's event must carry the current one).
-        var operationTokens = 0
-        /// Wire warnings already given, by instance and kind.
-        var warned: Set<String> = []
-        /// The first run-level limit reached; the run ends after the event being handled.
-        var limitReached: RunLimitExceeded?
-    }
-
-    /// Per-instance probing: the generation that invalidates stale scheduled probes, and the
-    /// last verdict, whose metrics a rolling upgrade reads when it starts.
-    struct ProbeBook {
-        var generation: [Int] = []
-        var last: [LastProbe?] = []
-        /// Whether runs are asked for at all (tests compare with one probe at a time).
-        var runs = true
-        /// Room for the run being gathered for a source that answers runs (`probeRun`).
-        let run = RunBuffers()
-        /// The last HTTP answer judged and its verdict: the same status and body again (a script
-        /// returning one 64 KiB body on every probe) is not parsed again.
-        var lastHTTP: (status: Int, body: String, strictWire: Bool, judge: ProbeJudge, result: ProbeResult)?
-    }
-
-    /// What the engine keeps of an instance's last probe: plain values, so storing one per probe
-    /// releases nothing.
-    struct LastProbe: Equatable {
-        let state: HealthState
-        let metrics: CustomMetrics?
-        let metricsDeferred: Bool
-    }
-
-    /// Rolling upgrades asked for and run.
-    struct UpgradeBook {
-        /// The latest rolling upgrade.
-        var current: RollingUpgrade?
-        var count = 0
-        /// A requested upgrade waits for the running one's operations to finish.
-        var startPending = false
-        var pendingReason = ""
-        var pendingOS: OSUpgradeTerms?
-        /// The run's OS image upgrades before the latest rolling upgrade, oldest first: each was
-        /// superseded, and moves no more, when a later upgrade started.
-        var pastOSUpgrades: [RollingUpgrade] = []
-        /// Every OS image upgrade of the run, oldest first (its history): the past ones and the
-        /// latest upgrade, if it is one.
-        var osUpgrades: [RollingUpgrade] {
-            guard let current, current.os != nil else { return pastOSUpgrades }
-            return pastOSUpgrades + [current]
-        }
-    }
-
     /// Probe settings of the newest model (a load-balancer probe acts as binary http); nil when
     /// it has no health source.
     public var probeSettings: HealthExtensionSettings? { probeSettings(ofVersion: modelVersion) }
@@ -114,8 +17,8 @@ extension Simulation {
 
     /// Judge custom metrics sent as an object as Azure's extension does (Unknown).
     public var strictWire: Bool {
-        get { setup.strictWire }
-        set { setup.strictWire = newValue }
+        get { probes.plan.strictWire }
+        set { probes.plan.strictWire = newValue }
     }
     /// Bounds on the run as a whole.
     public var limits: RunLimits {
@@ -153,14 +56,14 @@ extension Simulation {
         guard problems.isEmpty else { throw ValidationFailure(problems) }
         let probeSettings = definition.healthExtension ?? (definition.loadBalancerProbe ? Self.loadBalancerProbeSettings : nil)
         self.init(validated: definition,
-                  setup: RunSetup(probeInterval: (probeSettings?.intervalInSeconds ?? 5) * 1000,
-                                  probing: probeSettings != nil, judge: ProbeJudge(probeSettings ?? HealthExtensionSettings()),
-                                  extensions: [definition.healthExtension], byVersion: [probeSettings.map(ProbeConfig.init)],
-                                  behaviours: Behaviours(health: health, phases: phases, faults: faults, deferrals: deferrals)))
+                  plan: ProbePlan(interval: (probeSettings?.intervalInSeconds ?? 5) * 1000, probing: probeSettings != nil,
+                                  judge: ProbeJudge(probeSettings ?? HealthExtensionSettings()),
+                                  extensions: [definition.healthExtension], byVersion: [probeSettings.map(ProbeConfig.init)]),
+                  setup: RunSetup(behaviours: Behaviours(health: health, phases: phases, faults: faults, deferrals: deferrals)))
         if let fleet = definition.fleet {
             startFleet(fleet)
         } else {
-            instances.reserveCapacity(definition.capacity)
+            fleet.instances.reserveCapacity(definition.capacity)
             for _ in 0..<definition.capacity { addInstance(lifecycle: .running, version: 1, place: nil) }
         }
     }
@@ -176,16 +79,16 @@ extension Simulation {
         }
         script.list.append((name, body))
         script.left += 1
-        queue.schedule(.action(index: Int32(script.list.count - 1)), at: max(0, time))
+        clock.queue.schedule(.action(index: Int32(script.list.count - 1)), at: max(0, time))
     }
 
     /// Ends `run` after the current event (e.g. once a plan has been seen).
-    public func stop() { stopped = true }
+    public func stop() { clock.stopped = true }
 
     /// Whether anything is left that can change the outcome.
     var hasWork: Bool {
         guard !stalledOnApproval else { return false }
-        return script.left > 0 || !operations.isEmpty || upgrades.startPending || upgrades.current?.code == .rollingForward
+        return script.left > 0 || !fleet.operations.isEmpty || upgrades.pending != nil || upgrades.current?.code == .rollingForward
             || upgrades.current?.isWorking ?? false
     }
 
@@ -195,15 +98,15 @@ extension Simulation {
     @discardableResult
     public func run(until limit: Millis = 7 * 86_400_000) throws -> RunSummary {
         var hitLimit = false
-        stopped = false
+        clock.stopped = false
         // Held once for the whole loop: loading it for every probe would retain and release it.
         let health = setup.behaviours.health, runs = asksInRuns(health)
-        while hasWork, !stopped, let next = queue.nextTime {
+        while hasWork, !clock.stopped, let next = clock.queue.nextTime {
             if next > limit {
                 hitLimit = true
                 break
             }
-            let (time, what) = queue.pop()!
+            let (time, what) = clock.queue.pop()!
             advanceClock(to: time)
             try dispatch(what, health: health, runs: runs)
             if let reached = counters.limitReached { throw reached }
@@ -228,7 +131,7 @@ extension Simulation {
 
     /// Whether probes go to `health` in runs (`probeRun`): it answers them, the engine asks for
     /// them, and a named state is the verdict.
-    func asksInRuns(_ health: (any HealthSource)?) -> Bool { probes.runs && setup.judge.namesStates && health?.answersRuns == true }
+    func asksInRuns(_ health: (any HealthSource)?) -> Bool { probes.runs && probes.plan.judge.namesStates && health?.answersRuns == true }
 
     /// Handles one scheduled thing; `health` is the scenario's health source, held by the caller,
     /// and `runs` what `asksInRuns` says of it.
@@ -238,7 +141,7 @@ extension Simulation {
             let id = Int(narrow)
             guard Int32(truncatingIfNeeded: probes.generation[id]) == generation else { return }
             // Not bound to a name: that would retain the source for every probe.
-            if runs && setup.uniformProbing {
+            if runs && probes.plan.uniformProbing {
                 try probeRun(id, health: health!)
             } else {
                 try probe(id, health: health)
@@ -249,8 +152,8 @@ extension Simulation {
             try takeTimeout(id)
         case .operationDone(let narrow, let token):
             let id = Int(narrow)
-            guard let op = operations[id], Int32(truncatingIfNeeded: op.token) == token else { return }
-            operations[id] = nil
+            guard let op = fleet.operations[id], Int32(truncatingIfNeeded: op.token) == token else { return }
+            fleet.operations[id] = nil
             try finishOperation(id, op)
         case .action(let narrow):
             let index = Int(narrow)
@@ -297,13 +200,13 @@ extension Simulation {
     }
 
     /// Whether instance `id` serves, read field by field (no copy of the instance).
-    func isServing(_ id: Int) -> Bool { Self.serves(instances[id].lifecycle, instances[id].health.state) }
+    func isServing(_ id: Int) -> Bool { Self.serves(fleet.instances[id].lifecycle, fleet.instances[id].health.state) }
 
     /// Applies `change` to instance `id`, keeping the serving count right. Returns what `change` returns.
     @discardableResult
     func updateInstance<R>(_ id: Int, _ change: (inout Instance) -> R) -> R {
-        let before = isServing(id), health = instances[id].health.state
-        let result = change(&instances[id])
+        let before = isServing(id), health = fleet.instances[id].health.state
+        let result = change(&fleet.instances[id])
         servingMayHaveChanged(id, was: before, health: health)
         return result
     }
@@ -313,8 +216,8 @@ extension Simulation {
         let serving = isServing(id)
         guard serving != was else { return }
         meter.servingChanged(by: serving ? 1 : -1, at: now)
-        let state = instances[id].health.state
-        let reason = state != health ? state.rawValue : instances[id].lifecycle.rawValue
+        let state = fleet.instances[id].health.state
+        let reason = state != health ? state.rawValue : fleet.instances[id].lifecycle.rawValue
         emit(.servingChanged(serving: serving, count: meter.serving, reason: reason), instance: id)
     }
 
