@@ -47,6 +47,20 @@ final class RollingUpgradeValueTests: XCTestCase {
                               queue: queue)
     }
 
+    /// An upgrade of `count` instances to model 2, after its first input (`begin`): the fleet,
+    /// the upgrade and the actions of that input.
+    func begun(_ count: Int, policy: RollingUpgradePolicy = RollingUpgradePolicy()) -> (Snapshot, RollingUpgrade, [RollingStep]) {
+        let fleet = Snapshot(count)
+        var run = upgrade(fleet, policy: policy)
+        let actions = run.begin(fleet)
+        return (fleet, run, actions)
+    }
+
+    /// Fails unless `run` moves no more.
+    func assertDone(_ run: RollingUpgrade, line: UInt = #line) {
+        guard case .done = run.state else { return XCTFail("\(run.state)", line: line) }
+    }
+
     /// The instances the actions start `kind` on, in order.
     func started(_ kind: OperationKind, _ actions: [RollingStep]) -> [Int] {
         actions.compactMap { if case .begin(kind, let id, _) = $0 { return id } else { return nil } }
@@ -61,9 +75,7 @@ final class RollingUpgradeValueTests: XCTestCase {
     /// two, in id order, each started once the one before is healthy on the new model; then
     /// Completed with 10 successful.
     func testTenInstancesAtTwentyPercentRunFiveBatchesOfTwo() throws {
-        var fleet = Snapshot(10)
-        var run = upgrade(fleet, policy: RollingUpgradePolicy())
-        var actions = run.begin(fleet)
+        var (fleet, run, actions) = begun(10)
         var batches: [[Int]] = []
         while case let batch = started(.upgrade, actions), !batch.isEmpty {
             batches.append(batch)
@@ -83,15 +95,13 @@ final class RollingUpgradeValueTests: XCTestCase {
         XCTAssertEqual(run.code, .completed)
         XCTAssertEqual(run.successful.count, 10)
         XCTAssertEqual(run.batchNumber, 5)
-        guard case .done = run.state else { return XCTFail("\(run.state)") }
+        assertDone(run)
     }
 
     /// A batch waits while one of its instances is Initializing after its upgrade (SPEC §4.4):
     /// the health change of that instance is the input that finishes it.
     func testABatchWaitsForItsInitializingInstance() throws {
-        var fleet = Snapshot(10)
-        var run = upgrade(fleet, policy: RollingUpgradePolicy())
-        _ = run.begin(fleet)
+        var (fleet, run, _) = begun(10)
         fleet.versions[0] = 2
         fleet.versions[1] = 2
         fleet.health[1] = .initializing
@@ -130,14 +140,12 @@ final class RollingUpgradeValueTests: XCTestCase {
         XCTAssertTrue(run.error?.message.hasSuffix("First failed instance ID is: 0.") ?? false)
         XCTAssertEqual(run.failed, [0, 1, 2])
         XCTAssertEqual(run.pendingCount, 7)
-        guard case .done = run.state else { return XCTFail("\(run.state)") }
+        assertDone(run)
     }
 
     /// Two unhealthy of 10 are 20%, not over the 20% threshold: the upgrade goes on.
     func testTwoUnhealthyOfTenAreWithinTwentyPercent() throws {
-        var fleet = Snapshot(10)
-        var run = upgrade(fleet, policy: RollingUpgradePolicy())
-        _ = run.begin(fleet)
+        var (fleet, run, _) = begun(10)
         var actions: [RollingStep] = []
         for id in 0..<2 {
             fleet.versions[id] = 2
@@ -182,9 +190,7 @@ final class RollingUpgradeValueTests: XCTestCase {
     /// A cancel (SPEC §4.8) schedules the settling of the batch; the batch's operations finish
     /// and count by their own outcome, no batch starts, and the upgrade settles.
     func testACancelledBatchSettlesWithoutStartingAnother() throws {
-        var fleet = Snapshot(10)
-        var run = upgrade(fleet, policy: RollingUpgradePolicy())
-        _ = run.begin(fleet)
+        var (fleet, run, _) = begun(10)
         let cancelled = run.cancel(supersededBy: nil, at: 70_000)
         guard case .schedule(.settle, at: 70_000)? = cancelled.last else { return XCTFail("\(cancelled)") }
         fleet.versions[0] = 2
