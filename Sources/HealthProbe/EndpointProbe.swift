@@ -143,6 +143,6 @@ func blockingWait<T: Sendable>(_ body: @escaping @Sendable () async -> T) -> T {
 }
 
 /// Where `blockingWait`'s task leaves its value for the waiting thread.
-final class WaitBox<T>: @unchecked Sendable {
+final class WaitBox<T>: @unchecked Sendable {  // safe: written once by the task before the semaphore's signal, read after its wait
     var value: T?
 }

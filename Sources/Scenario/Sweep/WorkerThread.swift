@@ -3,7 +3,7 @@ import Glibc
 
 /// A thread of the sweep's own with an 8 MiB stack, as the main thread has: Lua's parser and
 /// its C calls recurse on the C stack, and the pool threads of Dispatch get far less.
-final class WorkerThread: @unchecked Sendable {
+final class WorkerThread: @unchecked Sendable {  // safe: see below (`body` immutable, `thread` touched on the creating thread only)
     // Safe: `body` is set once before the thread starts and read only by that thread; `thread`
     // is written by `start` and read by `join`, both on the creating thread.
     let body: @Sendable () -> Void

@@ -92,7 +92,8 @@ extension RollingUpgrade {
         case .surgeCreating(var batch, let created):
             guard batch.inFlight.isEmpty else { return }
             let alive = created.values.filter { !batch.operationFailed.contains($0) && fleet.isRunning($0) }
-            if waitForHealth && alive.contains(where: { awaitsHealth($0, fleet) }) { return }
+            let deadlines = tally.healthDeadline
+            if waitForHealth && alive.contains(where: { Self.awaitsHealth($0, deadlines, fleet) }) { return }
             var failed: InstanceIDSet = []
             for old in batch.ids {
                 guard let new = created[old] else { continue }
@@ -123,7 +124,7 @@ extension RollingUpgrade {
         var i = resumable ? batch.waitCursor : 0
         while i < batch.ids.count {
             let id = batch.ids[i]
-            if awaitsHealth(id, fleet) && !batch.operationFailed.contains(id) {
+            if Self.awaitsHealth(id, tally.healthDeadline, fleet) && !batch.operationFailed.contains(id) {
                 if resumable { batch.waitCursor = i }
                 return true
             }
@@ -134,18 +135,20 @@ extension RollingUpgrade {
 
     /// Whether the batch still waits for instance `id`'s health: until it leaves Initializing or,
     /// in an automatic OS upgrade, until it is Healthy or its time to become Healthy runs out.
-    private func awaitsHealth(_ id: Int, _ fleet: some FleetView) -> Bool {
+    private static func awaitsHealth(_ id: Int, _ deadlines: [Int: Millis], _ fleet: some FleetView) -> Bool {
         // Only automatic OS upgrades keep deadlines: other runs skip the lookup (it is hashed,
         // and a batch's wait is checked for every health change of its instances).
-        if !tally.healthDeadline.isEmpty, let deadline = tally.healthDeadline[id] {
+        if !deadlines.isEmpty, let deadline = deadlines[id] {
             return fleet.health(of: id) != .healthy && fleet.now < deadline
         }
         return fleet.health(of: id) == .initializing
     }
 
-    /// Health that counts for candidate `id`: its own, or its MaxSurge replacement's.
-    private func countsAsBad(_ id: Int, _ fleet: some FleetView) -> Bool {
-        fleet.health(of: tally.replacement[id] ?? id).countsAsUnhealthy
+    /// Health that counts for candidate `id`: its own, or its MaxSurge replacement's (in
+    /// `replacement`). Static, and given the map: a closure calling a method of the upgrade
+    /// from a mutating one copies the whole upgrade for each call.
+    private static func countsAsBad(_ id: Int, _ replacement: [Int: Int], _ fleet: some FleetView) -> Bool {
+        fleet.health(of: replacement[id] ?? id).countsAsUnhealthy
     }
 
     /// Automatic OS upgrades judge each instance once, when its five minutes end: whatever is
@@ -155,18 +158,21 @@ extension RollingUpgrade {
 
     /// Whether candidate `id` of `batch`, being finished, counts as failed (`surgeFailed`: the
     /// candidates of a MaxSurge batch whose new instance did not become Healthy).
-    private func failedInBatch(_ id: Int, _ batch: Batch, surgeFailed: InstanceIDSet?, _ fleet: some FleetView) -> Bool {
+    private static func failedInBatch(_ id: Int, _ batch: Batch, surgeFailed: InstanceIDSet?, rollingForward: Bool, judgedAtDeadline: Bool,
+                                      _ replacement: [Int: Int], _ fleet: some FleetView) -> Bool {
         if let surgeFailed { return surgeFailed.contains(id) }
         if batch.operationFailed.contains(id) { return true }
         // After a cancel, instances count by their own operation's outcome.
-        guard track.code == .rollingForward else { return false }
-        return judgedAtDeadline ? fleet.health(of: tally.replacement[id] ?? id) != .healthy : countsAsBad(id, fleet)
+        guard rollingForward else { return false }
+        return judgedAtDeadline ? fleet.health(of: replacement[id] ?? id) != .healthy : countsAsBad(id, replacement, fleet)
     }
 
     private mutating func finishBatch(_ batch: Batch, surgeFailed: InstanceIDSet?, _ fleet: some FleetView, _ steps: inout [RollingStep]) {
         var good = 0
+        let rollingForward = track.code == .rollingForward, judgedAtDeadline = judgedAtDeadline, replacement = tally.replacement
         for id in batch.ids {
-            if failedInBatch(id, batch, surgeFailed: surgeFailed, fleet) {
+            if Self.failedInBatch(id, batch, surgeFailed: surgeFailed, rollingForward: rollingForward, judgedAtDeadline: judgedAtDeadline,
+                                  replacement, fleet) {
                 tally.failed.append(id)
             } else {
                 tally.successful.insert(id)
@@ -214,7 +220,8 @@ extension RollingUpgrade {
             return
         }
         let policy = terms.policy
-        let badNow = judgedAtDeadline ? tally.failed : tally.failed + tally.successful.filter { countsAsBad($0, fleet) }
+        let replacement = tally.replacement
+        let badNow = judgedAtDeadline ? tally.failed : tally.failed + tally.successful.filter { Self.countsAsBad($0, replacement, fleet) }
         let verdict = Thresholds.afterBatch(counted: badNow, failedToUpgrade: finished.operationFailed, lastBatch: finished.ids,
                                             capacity: terms.capacity, thresholdPercent: policy.maxUnhealthyUpgradedInstancePercent,
                                             scaleSet: terms.scaleSet)

@@ -55,6 +55,25 @@ enum RollingStep {
     case askDeferrals([Int])
 }
 
+/// What an owner asks of a rolling upgrade most often (before every event, at every health
+/// change), as plain values: reading them from an upgrade held in an optional copies it (a
+/// dozen retains and releases).
+struct RollingOutline {
+    /// The latest upgrade's number; nil before the first.
+    var number: Int?
+    var code: RunningCode?
+    /// The batch it is in (0 before the first).
+    var batchNumber = 0
+    /// Instances are being upgraded, created, deleted or restored.
+    var isWorking = false
+    /// Some instance defers until approved, and every operation still running is such an
+    /// upgrade.
+    var waitsOnlyOnApprovals = false
+    /// Instances whose health change may move it.
+    var watching: InstanceIDSet = []
+}
+
+
 /// What a rolling upgrade is bound to from its start: the upgrade's number, policy and target,
 /// the capacity every threshold divides by, and the instances it leaves out.
 struct RollingTerms {
@@ -235,6 +254,26 @@ struct RollingUpgrade {
         case .upgrading, .surgeCreating, .surgeDeleting, .restoring: return true
         case .idle, .pausing, .done: return false
         }
+    }
+
+    /// What its owner asks of it most often, in plain values, read with one look at the state
+    /// (each look at a state's data copies it).
+    var outline: RollingOutline {
+        var outline = RollingOutline(number: terms.number, code: track.code, batchNumber: batchNumber)
+        switch state {
+        case .upgrading(let batch, let deferrals):
+            outline.isWorking = true
+            outline.watching = batch.watching
+            outline.waitsOnlyOnApprovals = !deferrals.untilApproved.isEmpty && batch.inFlight.isSubset(of: deferrals.untilApproved)
+        case .surgeCreating(let batch, _), .surgeDeleting(let batch, _, _):
+            outline.isWorking = true
+            outline.watching = batch.watching
+        case .restoring:
+            outline.isWorking = true
+        case .idle, .pausing, .done:
+            break
+        }
+        return outline
     }
 
     /// Instances not yet reached: still queued, or taken back out of a cancelled batch.

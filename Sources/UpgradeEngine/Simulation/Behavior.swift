@@ -76,20 +76,24 @@ extension HealthSource {
     /// name its expected state: what a source that answers runs of named states can use as its
     /// `probe(run:)`.
     public func probeOneByOne(_ run: inout ProbeRun) {
-        run.matched = 0
-        for index in 0..<run.count {
+        // The run's buffers and counts are read into locals: the loop then keeps them in
+        // registers instead of going back to `run` around every call.
+        let lent = run.lent, time = run.time
+        var matched = 0
+        defer { run.matched = matched }
+        while matched < lent.count {
             let answer: ProbeReply
             do {
-                answer = try probe(lent: run.instance(at: index), at: run.time)
+                answer = try probe(lent: lent.instance(at: matched), at: time)
             } catch {
                 run.stop = .failed(error)
                 return
             }
-            guard case .named(let state) = answer, state == run.expected(at: index) else {
+            guard case .named(let state) = answer, state == lent.expected(at: matched) else {
                 run.stop = .answered(answer)
                 return
             }
-            run.matched += 1
+            matched += 1
         }
         run.stop = .none
     }

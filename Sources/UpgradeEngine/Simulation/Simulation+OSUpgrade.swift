@@ -114,10 +114,8 @@ extension Simulation {
 
     /// Whether the running upgrade waits only for approvals that no scheduled action can give.
     var stalledOnApproval: Bool {
-        // Read through the optional, not bound to a name: the run loop asks before every event,
-        // and a binding would retain the upgrade each time.
-        guard script.left == 0, upgrades.current?.code == .rollingForward, upgrades.current?.untilApproved.isEmpty == false else { return false }
-        return upgrades.current?.waitsOnlyForApprovals ?? false
+        // Read from the outline: the run loop asks before every event.
+        script.left == 0 && upgrades.outline.code == .rollingForward && upgrades.outline.waitsOnlyOnApprovals
     }
 
     /// The run's OS image upgrades, oldest first, as `az vmss get-os-upgrade-history` reports them.

@@ -30,7 +30,7 @@ extension Simulation {
         counters.operationTokens += 1
         let op = PendingOperation(kind: kind, token: counters.operationTokens, fail: outcome.fail, targetVersion: targetVersion,
                                   disruptive: disruptive, upgrade: upgrade,
-                                  batch: upgrade.flatMap { upgrades.current?.number == $0 ? upgrades.current?.batchNumber : nil })
+                                  batch: upgrade.flatMap { upgrades.outline.number == $0 ? upgrades.outline.batchNumber : nil })
         fleet.operations[id] = op
         noteActivity()
         switch kind {
@@ -81,7 +81,7 @@ extension Simulation {
             removeInstance(id)
         }
         emit(.operationFinished(kind: op.kind, name: fleet.instances[id].name, succeeded: succeeded), instance: id, batch: op.batch)
-        if let number = op.upgrade, upgrades.current?.number == number {
+        if let number = op.upgrade, upgrades.outline.number == number {
             try drive { $0.operationFinished(id, succeeded: succeeded, kind: op.kind, self) }
         }
         try startPendingUpgradeIfReady()

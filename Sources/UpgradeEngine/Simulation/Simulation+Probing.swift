@@ -133,7 +133,7 @@ extension Simulation {
         case .answered(let reply):
             clock.queue.unpop(after)
             countProbe()
-            try take(reply, from: lent.id(at: matched))
+            try take(reply, from: lent[matched])
         case .failed(let error):
             clock.queue.unpop(after)
             countProbe()
@@ -149,7 +149,7 @@ extension Simulation {
         counters.probes += matched
         if counters.probes > limits.probes { reachLimit("probes", limits.probes, detail: "") }
         settleInPlace(run, matched: matched)
-        clock.queue.scheduleProbes((0..<matched).lazy.map { run.id(at: $0) }, generations: probes.generation, at: now + probes.plan.interval)
+        clock.queue.scheduleProbes(run.prefix(matched), generations: probes.generation, at: now + probes.plan.interval)
     }
 
     /// Instance `id` is probed: it runs or is being upgraded.
@@ -243,6 +243,8 @@ extension Simulation {
     }
 
     func healthChanged(_ id: Int) throws {
-        if upgrades.current != nil { try drive { $0.healthChanged(id, self) } }
+        // Most health changes concern no batch: the outline says so without touching the upgrade.
+        guard upgrades.outline.code == .rollingForward, upgrades.outline.watching.contains(id) else { return }
+        try drive { $0.healthChanged(id, self) }
     }
 }

@@ -4,7 +4,7 @@ extension Simulation {
     /// Asks for a rolling upgrade. A running one is superseded: it is cancelled, its operations
     /// in flight finish, and then the new one starts for the newest model (README: decisions).
     func requestRollingUpgrade(reason: String, os: OSUpgradeTerms? = nil) throws {
-        if upgrades.current?.code == .rollingForward { try drive { $0.cancel(supersededBy: reason, at: now) } }
+        if upgrades.outline.code == .rollingForward { try drive { $0.cancel(supersededBy: reason, at: now) } }
         upgrades.pending = UpgradeDriver.Request(reason: reason, os: os)
         try startPendingUpgradeIfReady()
     }
@@ -31,8 +31,7 @@ extension Simulation {
                                                      startTime: now, scaleSet: definition.name, quota: definition.quota,
                                                      skipped: skipped, protected: protected, os: os),
                                  queue: queue)
-        if let superseded = upgrades.current, superseded.os != nil { upgrades.pastOSUpgrades.append(superseded) }
-        upgrades.current = run
+        upgrades.start(run)
         let size = Planner.batchSize(capacity: run.capacity, percent: run.policy.maxBatchInstancePercent)
         emit(.upgradeStarted(upgrade: run.number, targetVersion: modelVersion, reason: reason, candidates: queue.pending,
                              capacity: run.capacity, batchSize: size, skipped: skipped, protected: protected))
@@ -57,9 +56,7 @@ extension Simulation {
     /// Hands an input to the latest rolling upgrade and carries out the steps it returns. The
     /// upgrade reads the fleet (`self` as a `FleetView`) while it changes, never `upgrades`.
     func drive(_ input: (inout RollingUpgrade) -> [RollingStep]) throws {
-        guard upgrades.current != nil else { return }
-        let steps = input(&upgrades.current!)
-        try perform(steps)
+        try perform(upgrades.update(input))
     }
 
     /// What the simulation schedules for a wake-up of upgrade number `upgrade`.
@@ -78,7 +75,7 @@ extension Simulation {
             case .emit(let payload, let instance, let batch, let phase):
                 emit(payload, instance: instance, batch: batch, phase: phase)
             case .begin(let kind, let id, let version):
-                try beginOperation(kind, on: id, targetVersion: version, upgrade: upgrades.current?.number)
+                try beginOperation(kind, on: id, targetVersion: version, upgrade: upgrades.outline.number)
             case .addSurgeInstance(let old, let expected, let version, let batch, let phase):
                 let vm = fleet.instances[old]
                 let new = addInstance(lifecycle: .creating, version: version, place: (vm.zone, vm.faultDomain, vm.updateDomain))
@@ -87,7 +84,7 @@ extension Simulation {
                 emit(.surgeCreated(name: fleet.instances[new].name, replaces: old, replacesName: vm.name, version: version),
                      instance: new, batch: batch, phase: phase)
             case .schedule(let timer, let time):
-                guard let number = upgrades.current?.number else { continue }
+                guard let number = upgrades.outline.number else { continue }
                 clock.queue.schedule(Self.scheduled(timer, upgrade: number), at: time)
             case .settled:
                 try startPendingUpgradeIfReady()
@@ -102,7 +99,7 @@ extension Simulation {
     /// Cancels the running rolling upgrade: operations already started finish, no new batch
     /// starts. Throws when none is running.
     public func cancelRollingUpgrade() throws {
-        guard upgrades.current?.code == .rollingForward else {
+        guard upgrades.outline.code == .rollingForward else {
             throw EngineError("There is no ongoing Rolling Upgrade to cancel.")
         }
         try drive { $0.cancel(supersededBy: nil, at: now) }

@@ -83,8 +83,11 @@ extension Simulation {
             var os: OSUpgradeTerms?
         }
 
-        /// The latest rolling upgrade.
-        var current: RollingUpgrade?
+        /// The latest rolling upgrade (changed only by `start` and `update`).
+        private(set) var current: RollingUpgrade?
+        /// `current` in plain values (what the run loop and the probe path ask of it before every
+        /// event or health change), refreshed after each change of it.
+        private(set) var outline = RollingOutline()
         /// Rolling upgrades started so far (the latest's number).
         var count = 0
         var pending: Request?
@@ -96,6 +99,27 @@ extension Simulation {
         var osUpgrades: [RollingUpgrade] {
             guard let current, current.os != nil else { return pastOSUpgrades }
             return pastOSUpgrades + [current]
+        }
+
+        /// `run` becomes the latest upgrade; the one it supersedes, if an OS upgrade, joins the
+        /// history.
+        mutating func start(_ run: RollingUpgrade) {
+            if let superseded = current, superseded.os != nil { pastOSUpgrades.append(superseded) }
+            current = run
+            refreshOutline()
+        }
+
+        /// Hands an input to the latest upgrade (if any) and returns the steps it asks for.
+        mutating func update(_ input: (inout RollingUpgrade) -> [RollingStep]) -> [RollingStep] {
+            guard current != nil else { return [] }
+            let steps = input(&current!)
+            refreshOutline()
+            return steps
+        }
+
+        /// Read through the optional, not bound to a name: a binding copies the upgrade.
+        private mutating func refreshOutline() {
+            outline = current?.outline ?? RollingOutline()
         }
     }
 

@@ -32,11 +32,11 @@ public final class Simulation {
     /// What the run has counted (events, probes, tokens, warnings, the limit reached).
     @exclusivity(unchecked) var counters = Counters()
     /// The upgrade driver's state: the latest rolling upgrade, the one asked for, past OS upgrades.
-    var upgrades = UpgradeDriver()
+    @exclusivity(unchecked) var upgrades = UpgradeDriver()
     /// The actions on the timeline and how many have yet to run.
-    var script = ScheduledActions()
+    @exclusivity(unchecked) var script = ScheduledActions()
     /// Serving instances over time.
-    var meter = AvailabilityMeter()
+    @exclusivity(unchecked) var meter = AvailabilityMeter()
 
     /// The state before any instance exists; `init(_:health:phases:faults:deferrals:)` builds the
     /// fleet after it.
@@ -84,22 +84,34 @@ struct LentProbes {
     /// How many probes; at least 1, at most `RunBuffers.capacity`.
     @usableFromInline let count: Int
 
-    /// The id of probe number `index` (below `count`).
-    func id(at index: Int) -> Int { ids[index] }
 }
 
 extension ProbeRun {
     /// The instance of probe number `index` (0 ≤ index < `count`), lent for the call.
     @inlinable public func instance(at index: Int) -> LentInstance {
         precondition(index >= 0 && index < lent.count, "probe index out of the run")
-        return LentInstance(address: lent.instances + lent.ids[index])
+        return lent.instance(at: index)
     }
 
     /// The state whose answer to probe number `index` changes nothing (nil: any answer ends the run).
     @inlinable public func expected(at index: Int) -> HealthState? {
         precondition(index >= 0 && index < lent.count, "probe index out of the run")
-        return lent.expected[index]
+        return lent.expected(at: index)
     }
+}
+
+extension LentProbes: RandomAccessCollection {
+    /// Probe numbers, from 0.
+    @usableFromInline var startIndex: Int { 0 }
+    @usableFromInline var endIndex: Int { count }
+    /// The id of probe number `index` (below `count`: the engine's own loops stay inside).
+    @usableFromInline subscript(index: Int) -> Int { ids[index] }
+
+    /// The instance of probe number `index` (below `count`), lent for the call.
+    @usableFromInline func instance(at index: Int) -> LentInstance { LentInstance(address: instances + ids[index]) }
+
+    /// The state whose answer to probe number `index` (below `count`) changes nothing.
+    @usableFromInline func expected(at index: Int) -> HealthState? { expected[index] }
 }
 
 extension Simulation {
@@ -141,6 +153,19 @@ extension Simulation {
         fleet.instances.withUnsafeBufferPointer { LentInstance(address: $0.baseAddress! + id) }
     }
 
+    /// Probes instance `id`, due now: in a run when the source answers runs (`runs`) and every
+    /// model is probed alike, else alone. `unsafelyUnwrapped`: `runs` is true only when `health`
+    /// is not nil, and the source is passed unbound, without the check and the retain and
+    /// release a `!` or a binding costs for every run (the source is held by the caller).
+    @inline(__always)
+    func probeDue(_ id: Int, health: (any HealthSource)?, runs: Bool) throws {
+        if runs && probes.plan.uniformProbing {
+            try probeRun(id, health: health.unsafelyUnwrapped)
+        } else {
+            try probe(id, health: health)
+        }
+    }
+
     /// The first `count` entries of the run buffers, lent with the fleet for one `probe(run:)`.
     func lendRun(count: Int) -> LentProbes {
         LentProbes(ids: probes.run.ids, expected: probes.run.expected,
@@ -159,7 +184,7 @@ extension Simulation {
                 // not written is not written back (a 100,000-instance fleet does not fit a cache).
                 for index in 0..<matched {
                     let id = run.ids[index]
-                    let answer = LastProbe(state: run.expected[index]!, metrics: nil, metricsDeferred: true)
+                    let answer = LastProbe(state: run.expected(at: index)!, metrics: nil, metricsDeferred: true)
                     if last[id] != answer { last[id] = answer }
                     if !instances[id].health.isSettled { instances[id].health.confirm() }
                 }

@@ -88,8 +88,8 @@ extension Simulation {
     /// Whether anything is left that can change the outcome.
     var hasWork: Bool {
         guard !stalledOnApproval else { return false }
-        return script.left > 0 || !fleet.operations.isEmpty || upgrades.pending != nil || upgrades.current?.code == .rollingForward
-            || upgrades.current?.isWorking ?? false
+        return script.left > 0 || !fleet.operations.isEmpty || upgrades.pending != nil || upgrades.outline.code == .rollingForward
+            || upgrades.outline.isWorking
     }
 
     /// Runs until no upgrade runs, no operation is in flight and no action is left, or until
@@ -140,12 +140,7 @@ extension Simulation {
         case .probe(let narrow, let generation):
             let id = Int(narrow)
             guard Int32(truncatingIfNeeded: probes.generation[id]) == generation else { return }
-            // Not bound to a name: that would retain the source for every probe.
-            if runs && probes.plan.uniformProbing {
-                try probeRun(id, health: health!)
-            } else {
-                try probe(id, health: health)
-            }
+            try probeDue(id, health: health, runs: runs)
         case .probeTimedOut(let narrow, let generation):
             let id = Int(narrow)
             guard Int32(truncatingIfNeeded: probes.generation[id]) == generation else { return }
@@ -166,14 +161,14 @@ extension Simulation {
                 emit(.actionFailed(action: action.name, message: error.message))
             }
         case .resume(let number):
-            guard upgrades.current?.number == Int(number) else { return }
+            guard upgrades.outline.number == Int(number) else { return }
             try drive { $0.resume(self) }
         case .settle(let number):
-            guard upgrades.current?.number == Int(number) else { return }
+            guard upgrades.outline.number == Int(number) else { return }
             try drive { $0.settle(self) }
         case .approve(let number, let narrow):
             let id = Int(narrow)
-            guard upgrades.current?.number == Int(number), upgrades.current?.deferred.contains(id) == true else { return }
+            guard upgrades.outline.number == Int(number), upgrades.current?.deferred.contains(id) == true else { return }
             try drive { $0.approve(id, byAction: false) }
         }
     }
