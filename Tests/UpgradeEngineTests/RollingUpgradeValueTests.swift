@@ -81,7 +81,7 @@ final class RollingUpgradeValueTests: XCTestCase {
             batches.append(batch)
             guard case .upgrading(let state, _) = run.state else { return XCTFail("\(run.state)") }
             XCTAssertEqual(state.ids, batch)
-            XCTAssertEqual(Array(state.inFlight), batch)
+            XCTAssertEqual(Array(run.inFlight), batch)
             XCTAssertEqual(run.inProgressCount, 2)
             actions = []
             for id in batch {

@@ -42,13 +42,12 @@ extension RollingUpgrade {
                     return startSurgeBatch(ids, fleet, &steps)
                 }
             }
-            var batch = Batch(ids: ids)
             for id in ids {
                 tally.previousVersion[id] = fleet.modelVersion(of: id)
-                batch.inFlight.insert(id)
-                batch.watching.insert(id)
+                inFlight.insert(id)
+                watching.insert(id)
             }
-            state = .upgrading(batch, Deferrals())
+            state = .upgrading(Batch(ids: ids), Deferrals())
             // Instances told their OS upgrade is coming answer first (`deferralsAnswered`).
             if terms.os?.deferral == true {
                 steps.append(.askDeferrals(ids))
@@ -60,28 +59,27 @@ extension RollingUpgrade {
     }
 
     private mutating func startSurgeBatch(_ ids: [Int], _ fleet: some FleetView, _ steps: inout [RollingStep]) {
-        var batch = Batch(ids: ids)
         var created: [Int: Int] = [:]
         var next = fleet.nextInstanceID
         for old in ids {
             let new = next
             next += 1
             created[old] = new
-            batch.inFlight.insert(new)
-            batch.watching.insert(new)
+            inFlight.insert(new)
+            watching.insert(new)
             steps.append(.addSurgeInstance(replacing: old, expectedID: new, version: terms.targetVersion, batch: batchNumber, phase: batchPhase))
             steps.append(.begin(.create, id: new, targetVersion: terms.targetVersion))
         }
-        state = .surgeCreating(batch, created: created)
+        state = .surgeCreating(Batch(ids: ids), created: created)
     }
 
     /// Moves the current batch on once its operations have ended and its instances have left
     /// Initializing (after a cancel, without waiting for health).
     mutating func advance(_ fleet: some FleetView, _ steps: inout [RollingStep]) {
+        guard inFlight.isEmpty else { return }
         let waitForHealth = track.code == .rollingForward
         switch state {
         case .upgrading(var batch, let deferrals):
-            guard batch.inFlight.isEmpty else { return }
             if waitForHealth {
                 state = .idle  // the cursor moves in the only copy
                 let waiting = batchAwaitsHealth(&batch, fleet)
@@ -89,8 +87,7 @@ extension RollingUpgrade {
                 if waiting { return }
             }
             finishBatch(batch, surgeFailed: nil, fleet, &steps)
-        case .surgeCreating(var batch, let created):
-            guard batch.inFlight.isEmpty else { return }
+        case .surgeCreating(let batch, let created):
             let alive = created.values.filter { !batch.operationFailed.contains($0) && fleet.isRunning($0) }
             let deadlines = tally.healthDeadline
             if waitForHealth && alive.contains(where: { Self.awaitsHealth($0, deadlines, fleet) }) { return }
@@ -102,13 +99,12 @@ extension RollingUpgrade {
                 if !ok { failed.insert(old) }
                 if ok { tally.replacement[old] = new }
                 guard !fleet.isDeleted(doomed) else { continue }
-                batch.inFlight.insert(doomed)
+                inFlight.insert(doomed)
                 steps.append(.begin(.delete, id: doomed, targetVersion: fleet.modelVersion(of: doomed)))
             }
             state = .surgeDeleting(batch, created: created, failed: failed)
-            if batch.inFlight.isEmpty { finishBatch(batch, surgeFailed: failed, fleet, &steps) }
+            if inFlight.isEmpty { finishBatch(batch, surgeFailed: failed, fleet, &steps) }
         case .surgeDeleting(let batch, _, let failed):
-            guard batch.inFlight.isEmpty else { return }
             finishBatch(batch, surgeFailed: failed, fleet, &steps)
         case .idle, .restoring, .pausing, .done:
             return
@@ -168,6 +164,7 @@ extension RollingUpgrade {
     }
 
     private mutating func finishBatch(_ batch: Batch, surgeFailed: InstanceIDSet?, _ fleet: some FleetView, _ steps: inout [RollingStep]) {
+        watching = []
         var good = 0
         let rollingForward = track.code == .rollingForward, judgedAtDeadline = judgedAtDeadline, replacement = tally.replacement
         for id in batch.ids {
@@ -196,16 +193,15 @@ extension RollingUpgrade {
                 && fleet.modelVersion(of: $0) == terms.targetVersion && tally.previousVersion[$0] != nil
         }
         guard !targets.isEmpty else { return false }
-        var restores: InstanceIDSet = []
         for id in targets {
             let previous = tally.previousVersion[id]!
             tally.rollingBack.insert(id)
-            restores.insert(id)
+            inFlight.insert(id)
             steps.append(.emit(.imageRestoreStarted(name: fleet.name(of: id), toVersion: previous), instance: id, batch: batchNumber,
                                phase: batchPhase))
             steps.append(.begin(.rollback, id: id, targetVersion: previous))
         }
-        state = .restoring(finished, restores: restores)
+        state = .restoring(finished)
         return true
     }
 

@@ -112,8 +112,8 @@ struct RollingUpgrade {
         /// are deleted; `failed`: candidates whose new instance did not become Healthy.
         case surgeDeleting(Batch, created: [Int: Int], failed: InstanceIDSet)
         /// Automatic OS upgrade: the finished batch's failed instances go back to their previous
-        /// image (`restores` still running); the batch is judged once they are back.
-        case restoring(FinishedBatch, restores: InstanceIDSet)
+        /// image; the batch is judged once they are back.
+        case restoring(FinishedBatch)
         /// The pause between batches runs.
         case pausing
         /// Nothing more moves: completed, faulted (perhaps rolling back), or cancelled and settled.
@@ -124,10 +124,6 @@ struct RollingUpgrade {
     struct Batch {
         /// The candidates (the old instances, under MaxSurge).
         var ids: [Int]
-        /// Operations of this batch still running.
-        var inFlight: InstanceIDSet = []
-        /// Instances whose health change may end the batch's wait.
-        var watching: InstanceIDSet = []
         var operationFailed: InstanceIDSet = []
         /// Where the scan for instances still awaiting health resumes (`batchAwaitsHealth`).
         var waitCursor = 0
@@ -185,6 +181,13 @@ struct RollingUpgrade {
     /// The instances not yet taken, in batch order.
     var queue: BatchQueue
     var state = State.idle
+    /// Operations of this upgrade still running: the batch's, or the restores of an automatic
+    /// OS upgrade (rollbacks after a breach are in `tally.rollingBack` only). Kept beside the
+    /// state, not in it: every operation's end reads it, and reading a state's data copies it.
+    var inFlight: InstanceIDSet = []
+    /// Instances whose health change may end the batch's wait; empty outside a batch (read at
+    /// every health change, hence beside the state too).
+    var watching: InstanceIDSet = []
     var track: Track
     var tally = Tally()
     /// The batch being upgraded now, or the last one (0 before the first).
@@ -223,15 +226,6 @@ struct RollingUpgrade {
         }
     }
 
-    /// Operations of this upgrade still running (a batch's, or a restore's).
-    private var inFlight: InstanceIDSet {
-        switch state {
-        case .upgrading(let batch, _), .surgeCreating(let batch, _), .surgeDeleting(let batch, _, _): return batch.inFlight
-        case .restoring(_, let restores): return restores
-        case .idle, .pausing, .done: return []
-        }
-    }
-
     /// Instances of the batch deferring their OS upgrade.
     var deferred: InstanceIDSet {
         if case .upgrading(_, let deferrals) = state { return deferrals.deferred }
@@ -260,19 +254,10 @@ struct RollingUpgrade {
     /// (each look at a state's data copies it).
     var outline: RollingOutline {
         var outline = RollingOutline(number: terms.number, code: track.code, batchNumber: batchNumber)
-        switch state {
-        case .upgrading(let batch, let deferrals):
-            outline.isWorking = true
-            outline.watching = batch.watching
-            outline.waitsOnlyOnApprovals = !deferrals.untilApproved.isEmpty && batch.inFlight.isSubset(of: deferrals.untilApproved)
-        case .surgeCreating(let batch, _), .surgeDeleting(let batch, _, _):
-            outline.isWorking = true
-            outline.watching = batch.watching
-        case .restoring:
-            outline.isWorking = true
-        case .idle, .pausing, .done:
-            break
-        }
+        outline.isWorking = isWorking
+        outline.watching = watching
+        // Only an OS upgrade with deferral has deferrals to look at (a look copies the state's data).
+        if terms.os?.deferral == true { outline.waitsOnlyOnApprovals = !untilApproved.isEmpty && waitsOnlyForApprovals }
         return outline
     }
 
@@ -310,12 +295,7 @@ struct RollingUpgrade {
 
     /// Whether instance `id`'s health change may end the batch's wait (read in place: called
     /// for every health change while the upgrade runs).
-    private func isWatching(_ id: Int) -> Bool {
-        switch state {
-        case .upgrading(let batch, _), .surgeCreating(let batch, _), .surgeDeleting(let batch, _, _): return batch.watching.contains(id)
-        case .idle, .restoring, .pausing, .done: return false
-        }
-    }
+    private func isWatching(_ id: Int) -> Bool { watching.contains(id) }
 
     /// An operation this upgrade started ended.
     mutating func operationFinished(_ id: Int, succeeded: Bool, kind: OperationKind, _ fleet: some FleetView) -> [RollingStep] {
@@ -328,7 +308,7 @@ struct RollingUpgrade {
                 if run.track.code == .rollingBack {
                     run.track.code = .faulted
                     run.track.endTime = fleet.now
-                } else if case .restoring(let finished, _) = run.state {
+                } else if case .restoring(let finished) = run.state {
                     run.judgeBatch(finished, fleet, &steps)
                 }
                 return
@@ -400,8 +380,8 @@ struct RollingUpgrade {
         tally.returnedToPending += deferred.count
         batch.ids.removeAll { deferred.contains($0) }
         batch.waitCursor = 0
-        batch.inFlight.subtract(deferred)
-        batch.watching.subtract(deferred)
+        inFlight.subtract(deferred)
+        watching.subtract(deferred)
         for id in deferred { tally.previousVersion[id] = nil }
         state = .upgrading(batch, Deferrals())
     }
@@ -447,13 +427,5 @@ struct RollingUpgrade {
     }
 
     /// Instance `id`'s operation ended: it is no longer in flight (in a batch or a restore).
-    private mutating func removeInFlight(_ id: Int) {
-        if case .restoring(let finished, var restores) = state {
-            state = .idle
-            restores.remove(id)
-            state = .restoring(finished, restores: restores)
-            return
-        }
-        updateBatch { $0.inFlight.remove(id) }
-    }
+    private mutating func removeInFlight(_ id: Int) { inFlight.remove(id) }
 }
