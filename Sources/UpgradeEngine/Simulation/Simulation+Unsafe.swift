@@ -100,6 +100,8 @@ extension ProbeRun {
     }
 }
 
+
+
 extension LentProbes: RandomAccessCollection {
     /// Probe numbers, from 0.
     @usableFromInline var startIndex: Int { 0 }
