@@ -2,9 +2,11 @@ import Formats
 import LuaHost
 import UpgradeEngine
 
-/// The runtime's state types and calls (its stored state is declared in
-/// `ScriptRuntime+Unsafe.swift`).
-extension ScriptRuntime {
+/// The running side of a loaded scenario: its Lua state and what the engine's calls into it
+/// need (each instance's `vm` table, the model versions, the virtual clock, what the script is
+/// doing now). It knows nothing of the simulation: the engine hands each call an instance
+/// snapshot and the time, and model versions arrive as `modelUpdated` events.
+final class ScriptRuntime {
     /// What the script is doing now, which decides what it may call: definitions (`scaleset`,
     /// `health`, `at` …) at the top level, actions inside `at` callbacks, neither inside the
     /// callbacks the engine makes (`health`, `phase`, `fault`).
@@ -22,6 +24,25 @@ extension ScriptRuntime {
         }
     }
 
+    let state: LuaState
+    /// Read and written on every probe, on the simulation's one thread.
+    var activity = Activity.loading
+    /// An error raised inside a host function (a nested health, phase or fault call failed while
+    /// an action ran) that must end the run whatever the script does with the Lua error.
+    var fatal: (any Error)?
+    /// The virtual time of the call in progress, in milliseconds (`os.clock`, `os.time`).
+    var now: Millis = 0
+    /// Model attributes by version (version n is `models[n - 1]`).
+    var models: [[String: String]]
+    /// Whether each model version has the Application Health extension (`vm.model.healthExtension`).
+    var healthExtensions = [false]
+    /// One `vm.model` table per model version, made when an instance first shows it and shared by
+    /// every instance on that version: a long attribute (a 15 MB `image`) exists once, not once
+    /// per instance.
+    var modelTables: [LuaTableRef?] = []
+    /// Per-instance `vm` tables and what each shows.
+    var vms: [VMSlot] = []
+
     /// One instance's `vm` table and the values it shows: the model version, `startedAt` and
     /// `lastOperation.endedAt` (ms; -1: none yet). Plain values, so reading one copies nothing
     /// that is counted.
@@ -30,6 +51,11 @@ extension ScriptRuntime {
         var version = 0
         var start: Millis = -1
         var operationEnd: Millis = -1
+    }
+
+    init(state: LuaState, model: [String: String]) {
+        self.state = state
+        models = [model]
     }
 
     /// Forgets what a previous simulation left (the `vm` tables, later model versions).

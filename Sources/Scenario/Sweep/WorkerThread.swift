@@ -11,7 +11,7 @@ final class WorkerThread: @unchecked Sendable {  // safe: see below (`body` immu
 
     init(_ body: @escaping @Sendable () -> Void) { self.body = body }
 
-    // `start()`, which goes through pthreads, is in ScriptRuntime+Unsafe.swift.
+    // `start()`, which goes through pthreads, is in WorkerThread+Unsafe.swift.
 
     /// Waits for the thread to end.
     func join() { pthread_join(thread, nil) }
