@@ -93,7 +93,11 @@ public final class OutputFile {
     /// Writes `bytes`; after a failure it writes nothing more.
     public func write(_ bytes: some Collection<UInt8>) {
         guard failure == nil else { return }
-        if bytes.withContiguousStorageIfAvailable({ writeAll($0) }) == nil { Array(bytes).withUnsafeBufferPointer { writeAll($0) } }
+        switch writeFully(bytes, to: fd) {
+        case nil: break
+        case .error?: failure = Self.reason()
+        case .nothingWritten?: failure = "nothing could be written"
+        }
     }
 
     /// Writes `text` as UTF-8.
@@ -104,20 +108,6 @@ public final class OutputFile {
         var bytes = Array(line.utf8)
         bytes.append(0x0A)
         write(bytes)
-    }
-
-    private func writeAll(_ buffer: UnsafeBufferPointer<UInt8>) {
-        guard let base = buffer.baseAddress else { return }
-        var offset = 0
-        while offset < buffer.count {
-            let n = Glibc.write(fd, base + offset, buffer.count - offset)
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                failure = n < 0 ? Self.reason() : "nothing could be written"
-                return
-            }
-            offset += n
-        }
     }
 
     /// Finishes the file: closes it and, for a regular file, renames the new content over the

@@ -84,6 +84,9 @@ func cString(_ s: StaticString) -> UnsafePointer<CChar> {
 
 /// A Swift function exposed to Lua, kept alive by its `LuaState` and reached from C through an
 /// unretained pointer.
+/// A Swift function box retained for Lua (released when the state closes).
+typealias RetainedSwiftFunction = Unmanaged<SwiftFunctionBox>
+
 final class SwiftFunctionBox {
     let name: String
     let body: LuaSwiftFunction

@@ -23,7 +23,7 @@ public struct LuaTableRef: Sendable, Equatable {
 public final class LuaState {
     let host: OpaquePointer
     @usableFromInline let L: OpaquePointer
-    var swiftFunctions: [Unmanaged<SwiftFunctionBox>] = []
+    var swiftFunctions: [RetainedSwiftFunction] = []
     /// The limits every top-level call runs under.
     public private(set) var limits: LuaLimits
 

@@ -42,15 +42,14 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
     /// One probe: the usual answer (a plain table whose state is "Healthy" or "Unhealthy", its
     /// metrics kept for later) is read in one C call; anything else by `read`.
     func probe(_ instance: borrowing Instance, at time: Millis) throws -> ProbeReply {
-        var copy = copy instance
-        return try withUnsafePointer(to: &copy) { try probe(lent: $0, at: time) }
+        try LentInstance.lending(instance) { try probe(lent: $0, at: time) }
     }
 
-    func probe(lent instance: UnsafePointer<Instance>, at time: Millis) throws -> ProbeReply {
+    func probe(lent instance: LentInstance, at time: Millis) throws -> ProbeReply {
         let vm = runtime.vmTable(for: instance)
         let outer = runtime.enter("health", at: time)
         defer { runtime.activity = outer }
-        let call = lua.callHealth(callback.function, vm: vm, nowMillis: time, latest: deferMetrics ? latest : nil, slot: instance.pointee.id + 1)
+        let call = lua.callHealth(callback.function, vm: vm, nowMillis: time, latest: deferMetrics ? latest : nil, slot: instance.instance.id + 1)
         return try reply(to: call, from: instance, at: time)
     }
 
@@ -58,19 +57,18 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
     /// the engine handles only those whose answers change something.
     var answersRuns: Bool { deferMetrics }
 
-    func probe(run: inout ProbeRun, in instances: UnsafeBufferPointer<Instance>) {
-        let base = instances.baseAddress!
+    func probe(run: inout ProbeRun) {
         let outer = runtime.enter("health", at: run.time)
         defer { runtime.activity = outer }
         run.matched = 0
         run.stop = .none
-        for index in run.ids.indices {
-            let instance = base + run.ids[index]
+        for index in 0..<run.count {
+            let instance = run.instance(at: index)
             // Made or brought up to date in its turn, after the calls before it (as one probe at
             // a time would): a script may keep other instances' tables and read them.
             let vm = runtime.vmTable(for: instance)
-            let call = lua.callHealth(callback.function, vm: vm, nowMillis: run.time, latest: latest, slot: instance.pointee.id + 1)
-            if call.metricsKept, let expected = run.expected[index], call.answer == Self.answer(naming: expected) {
+            let call = lua.callHealth(callback.function, vm: vm, nowMillis: run.time, latest: latest, slot: instance.instance.id + 1)
+            if call.metricsKept, let expected = run.expected(at: index), call.answer == Self.answer(naming: expected) {
                 run.matched += 1
                 continue
             }
@@ -93,8 +91,8 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
     }
 
     /// What one call answered, read as `probe` returns it; a failed call throws its script error.
-    private func reply(to call: HealthCall, from instance: UnsafePointer<Instance>, at time: Millis) throws -> ProbeReply {
-        if call.failed { throw runtime.scriptError(state.failure(of: call, function: callback.function), callback, "health", instance.pointee, time) }
+    private func reply(to call: HealthCall, from instance: LentInstance, at time: Millis) throws -> ProbeReply {
+        if call.failed { throw runtime.scriptError(state.failure(of: call, function: callback.function), callback, "health", instance.instance, time) }
         defer { lua.endCall(call) }
         switch call.answer {
         case .noAnswer: return .noAnswer
@@ -104,13 +102,13 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
         }
         var problem: String?
         var copied = 0
-        let slot = instance.pointee.id + 1
+        let slot = instance.instance.id + 1
         let reply = state.readTop { stack in read(stack, slot: slot, problem: &problem, copied: &copied) }
-        if let problem { throw runtime.badResult(callback, problem, "health", instance.pointee, time) }
+        if let problem { throw runtime.badResult(callback, problem, "health", instance.instance, time) }
         if state.chargeRun(copied * instructionsPerBodyByte) {
             let error = LuaError(kind: .runBudget(state.limits.runInstructions), message: "run instruction budget exceeded",
                                  location: callback.location, function: "health")
-            throw runtime.scriptError(error, callback, "health", instance.pointee, time)
+            throw runtime.scriptError(error, callback, "health", instance.instance, time)
         }
         return reply
     }

@@ -25,14 +25,13 @@ final class ScriptRuntime {
     }
 
     let state: LuaState
-    /// Read and written on every probe, on the simulation's one thread, never while a behaviour
-    /// that could reach it runs: unchecked exclusivity spares a runtime check per access.
-    @exclusivity(unchecked) var activity = Activity.loading
+    /// Read and written on every probe, on the simulation's one thread.
+    var activity = Activity.loading
     /// An error raised inside a host function (a nested health, phase or fault call failed while
     /// an action ran) that must end the run whatever the script does with the Lua error.
     var fatal: (any Error)?
     /// The virtual time of the call in progress, in milliseconds (`os.clock`, `os.time`).
-    @exclusivity(unchecked) var now: Millis = 0
+    var now: Millis = 0
     /// Model attributes by version (version n is `models[n - 1]`).
     var models: [[String: String]]
     /// Whether each model version has the Application Health extension (`vm.model.healthExtension`).
@@ -41,8 +40,8 @@ final class ScriptRuntime {
     /// every instance on that version: a long attribute (a 15 MB `image`) exists once, not once
     /// per instance.
     var modelTables: [LuaTableRef?] = []
-    /// Per-instance `vm` tables and what each shows (same reasoning as `activity`).
-    @exclusivity(unchecked) var vms: [VMSlot] = []
+    /// Per-instance `vm` tables and what each shows.
+    var vms: [VMSlot] = []
 
     /// One instance's `vm` table and the values it shows: the model version, `startedAt` and
     /// `lastOperation.endedAt` (ms; -1: none yet). Plain values, so reading one copies nothing
@@ -98,24 +97,23 @@ final class ScriptRuntime {
     /// `vm.state` persists; `vm.model` is replaced when the instance's model changes, and
     /// `startedAt` and `lastOperation` when it restarts or an operation on it ends.
     func vmTable(for vm: borrowing Instance) -> LuaTableRef {
-        var copy = copy vm
-        return withUnsafePointer(to: &copy) { vmTable(for: $0) }
+        LentInstance.lending(vm) { vmTable(for: $0) }
     }
 
-    /// The same for an instance lent by address; its fields are read one by one, never copied whole.
-    func vmTable(for vm: UnsafePointer<Instance>) -> LuaTableRef {
-        let id = vm.pointee.id
-        let operationEnd = vm.pointee.lastOperation?.endedAt ?? -1
+    /// The same for an instance lent in place; its fields are read one by one, never copied whole.
+    func vmTable(for vm: LentInstance) -> LuaTableRef {
+        let id = vm.instance.id
+        let operationEnd = vm.instance.lastOperation?.endedAt ?? -1
         if id < vms.count {
             let slot = vms[id]
-            if let table = slot.table, slot.version == vm.pointee.modelVersion, slot.start == vm.pointee.health.startedAt,
+            if let table = slot.table, slot.version == vm.instance.modelVersion, slot.start == vm.instance.health.startedAt,
                slot.operationEnd == operationEnd {
                 return table
             }
         } else {
             vms += Array(repeating: VMSlot(), count: id + 1 - vms.count)
         }
-        return refreshTable(for: vm.pointee, operationEnd: operationEnd)
+        return refreshTable(for: vm.instance, operationEnd: operationEnd)
     }
 
     /// Makes instance `vm`'s table, or brings the fields that changed up to date.

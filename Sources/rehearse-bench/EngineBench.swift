@@ -108,12 +108,11 @@ struct EngineCommand: ParsableCommand {
 /// an upgrade reads them.
 final class BenchHealthSource: HealthSource {
     func probe(_ instance: borrowing Instance, at time: Millis) throws -> ProbeReply {
-        var copy = copy instance
-        return try withUnsafePointer(to: &copy) { try probe(lent: $0, at: time) }
+        try LentInstance.lending(instance) { try probe(lent: $0, at: time) }
     }
 
-    func probe(lent instance: UnsafePointer<Instance>, at time: Millis) throws -> ProbeReply {
-        let unhealthy = (instance.pointee.id + time / 5000) % 211 == 0 && instance.pointee.modelVersion == 1
+    func probe(lent instance: LentInstance, at time: Millis) throws -> ProbeReply {
+        let unhealthy = (instance.instance.id + time / 5000) % 211 == 0 && instance.instance.modelVersion == 1
         return .named(unhealthy ? .unhealthy : .healthy)
     }
 
@@ -122,5 +121,5 @@ final class BenchHealthSource: HealthSource {
     /// Runs of probes, as the Lua health source answers them.
     var answersRuns: Bool { true }
 
-    func probe(run: inout ProbeRun, in instances: UnsafeBufferPointer<Instance>) { probeOneByOne(&run, in: instances) }
+    func probe(run: inout ProbeRun) { probeOneByOne(&run) }
 }

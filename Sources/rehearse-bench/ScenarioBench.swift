@@ -140,18 +140,5 @@ struct ScenarioUnderTest: Sendable {
         return (run.record.summary.probes, upgraded)
     }
 
-    /// The floor doing `calls` health calls (set-up included), its vm tables changing as
-    /// rehearse's do: its wall time.
-    func floor(calls: Int, upgradedMillis: [Int64]) throws -> Double {
-        let floorLimits = clb_limits(memory_bytes: limits.memoryBytes, instructions: Int64(limits.instructions),
-                                     run_instructions: Int64(limits.runInstructions), backstop_ms: UInt32(limits.wallClockMilliseconds),
-                                     run_backstop_ms: UInt32(limits.runWallClockMilliseconds))
-        let start = nowNanoseconds()
-        let result = upgradedMillis.withUnsafeBufferPointer { upgraded in
-            clb_floor_loop(scenarioHealth, "bench_health", Int64(calls), 1000, floorLimits, upgraded.baseAddress)
-        }
-        let seconds = Double(nowNanoseconds() - start) / 1e9
-        guard result.ns_per_call > 0, result.skipped == 0 else { throw ValidationError("the floor's health calls failed") }
-        return seconds
-    }
+    // `floor(calls:upgradedMillis:)`, which hands the C floor a buffer, is in ScenarioBench+Unsafe.swift.
 }

@@ -115,7 +115,7 @@ func timedLoop(threads: Int, calls: Int64) -> Double {
 }
 
 /// Failures counted by the floor's two threads.
-final class FailureCount: @unchecked Sendable {
+final class FailureCount: @unchecked Sendable {  // safe: `count` is read and written only under `lock`
     private let lock = NSLock()
     private var count = 0
     func add() { lock.withLock { count += 1 } }

@@ -14,12 +14,7 @@ import UpgradeEngine
 /// - 4: a part of a sharded sweep as `merge` reads it: read, merged with a second copy of
 ///   itself, and its report's figures computed.
 enum Fuzz {
-    /// One Lua state for every input (as the host keeps one per scenario); small limits.
-    nonisolated(unsafe) static let state: LuaState = {
-        let state = try! LuaState(limits: LuaLimits(instructions: 200_000, memoryBytes: 8 << 20, wallClockMilliseconds: 0))
-        try! state.openSandbox()
-        return state
-    }()
+    // `state`, the one Lua state every input runs in, is in Fuzz+Unsafe.swift.
 
     static func run(_ bytes: [UInt8]) {
         guard let target = bytes.first else { return }
@@ -76,27 +71,7 @@ enum Fuzz {
 }
 
 #if FUZZING
-/// libFuzzer's own driver, called from the entry point SwiftPM gives an executable.
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
-) -> Int32
-
-/// The entry libFuzzer's driver calls for each input.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzOne(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
-    guard let data else { return 0 }
-    Fuzz.run(Array(UnsafeBufferPointer(start: data, count: size)))
-    return 0
-}
-
-@_cdecl("rehearse_fuzz_main")
-func fuzzMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
-    var count = argc
-    var arguments = argv
-    return LLVMFuzzerRunDriver(&count, &arguments, fuzzOne)
-}
+// The libFuzzer entry points are in Fuzz+Unsafe.swift.
 #else
 import Foundation
 

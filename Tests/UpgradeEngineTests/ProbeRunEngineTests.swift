@@ -29,9 +29,9 @@ private final class RunningSource: HealthSource {
 
     var answersRuns: Bool { true }
 
-    func probe(run: inout ProbeRun, in instances: UnsafeBufferPointer<Instance>) {
-        runLengths.append(run.ids.count)
-        probeOneByOne(&run, in: instances)
+    func probe(run: inout ProbeRun) {
+        runLengths.append(run.count)
+        probeOneByOne(&run)
     }
 }
 

@@ -46,7 +46,7 @@ final class RollingStateMachineTests: XCTestCase {
 
     func testTheFirstInputChecksAndStartsBatchOneAndChangesNothingItself() throws {
         let fleet = Fleet(10)
-        let run = machine(fleet)
+        var run = machine(fleet)
         let steps = run.begin(fleet)
         XCTAssertEqual(payloads(steps), [.preBatchCheck, .batchStarted])
         XCTAssertEqual(begun(steps), [0, 1])
@@ -57,7 +57,7 @@ final class RollingStateMachineTests: XCTestCase {
 
     func testABatchWaitsForInitializingInstancesThenTheNextStarts() throws {
         let fleet = Fleet(10)
-        let run = machine(fleet)
+        var run = machine(fleet)
         _ = run.begin(fleet)
         // Both upgrades end; the instances restart (Initializing): nothing to do yet.
         fleet.now = 180_000
@@ -82,24 +82,24 @@ final class RollingStateMachineTests: XCTestCase {
         var policy = RollingUpgradePolicy()
         policy.pauseTimeBetweenBatches = 10_000
         let fleet = Fleet(10)
-        let run = machine(fleet, policy: policy)
+        var run = machine(fleet, policy: policy)
         _ = run.begin(fleet)
         fleet.versions[0] = 2
         fleet.versions[1] = 2
         _ = run.operationFinished(0, succeeded: true, kind: .upgrade, fleet)
         let steps = run.operationFinished(1, succeeded: true, kind: .upgrade, fleet)
         XCTAssertEqual(payloads(steps), [.batchFinished, .postBatchCheck, .pause])
-        guard case .schedule(.resume(upgrade: 1), at: 70_000)? = steps.last else { return XCTFail("\(steps)") }
-        XCTAssertEqual(run.stage, .pausing)
+        guard case .schedule(.resume, at: 70_000)? = steps.last else { return XCTFail("\(steps)") }
+        guard case .pausing = run.state else { return XCTFail("\(run.state)") }
     }
 
     func testCancelSettlesTheBatchAndStartsNothing() throws {
         let fleet = Fleet(10)
-        let run = machine(fleet)
+        var run = machine(fleet)
         _ = run.begin(fleet)
         let steps = run.cancel(supersededBy: nil, at: 90_000)
         XCTAssertEqual(payloads(steps), [.upgradeCancelled])
-        guard case .schedule(.settle(upgrade: 1), at: 90_000)? = steps.last else { return XCTFail("\(steps)") }
+        guard case .schedule(.settle, at: 90_000)? = steps.last else { return XCTFail("\(steps)") }
         XCTAssertEqual(run.code, .cancelled)
         fleet.versions[0] = 2
         _ = run.operationFinished(0, succeeded: true, kind: .upgrade, fleet)
@@ -117,7 +117,7 @@ final class RollingStateMachineTests: XCTestCase {
         let fleet = Fleet(10)
         let os = OSUpgradeTerms(startedBy: .platform, image: "2", reference: [:], usesDefaultPolicy: true, healthWait: 300_000,
                                 restoreFailed: true, deferral: true)
-        let run = machine(fleet, os: os)
+        var run = machine(fleet, os: os)
         let steps = run.begin(fleet)
         XCTAssertEqual(payloads(steps), [.preBatchCheck, .batchStarted])
         guard case .askDeferrals(let ids)? = steps.last else { return XCTFail("\(steps)") }
@@ -126,7 +126,7 @@ final class RollingStateMachineTests: XCTestCase {
         let answered = run.deferralsAnswered([(id: 0, answer: .none), (id: 1, answer: .approveAfter(600_000))], fleet)
         XCTAssertEqual(begun(answered), [0])
         XCTAssertEqual(payloads(answered), [.osUpgradeDeferred])
-        guard case .schedule(.approve(upgrade: 1, id: 1), at: 660_000)? = answered.last else { return XCTFail("\(answered)") }
+        guard case .schedule(.approve(1), at: 660_000)? = answered.last else { return XCTFail("\(answered)") }
         XCTAssertEqual(run.deferred, [1])
         XCTAssertEqual(run.untilApproved, [])
         XCTAssertEqual(begun(run.approve(1, byAction: false)), [1])

@@ -1,24 +1,24 @@
 import Formats
 
 /// The batch cycle of a rolling upgrade: check, start, wait, finish, restore, judge. Every
-/// function adds the steps it decides to `steps`, in order.
+/// function moves `state` and adds the steps it decides to `steps`, in order.
 extension RollingUpgrade {
-    func startNextBatch(_ fleet: any FleetView, _ steps: inout [RollingStep]) {
+    mutating func startNextBatch(_ fleet: some FleetView, _ steps: inout [RollingStep]) {
         guard track.code == .rollingForward else { return }
-        stage = .idle
+        state = .idle
         let policy = terms.policy, capacity = terms.capacity, target = terms.targetVersion
         while true {
             guard !queue.isEmpty else { return complete(fleet, &steps) }
             let unhealthy = fleet.unhealthyPresent
             let verdict = Thresholds.beforeBatch(unhealthy: unhealthy, capacity: capacity,
                                                  thresholdPercent: policy.maxUnhealthyInstancePercent,
-                                                 firstBatch: current.number == 0, scaleSet: terms.scaleSet)
-            steps.append(.emit(.preBatchCheck(verdict.check), batch: current.number + 1))
+                                                 firstBatch: batchNumber == 0, scaleSet: terms.scaleSet)
+            steps.append(.emit(.preBatchCheck(verdict.check), batch: batchNumber + 1))
             if let error = verdict.error { return fault(error, fleet, &steps) }
             let size = Planner.batchSize(capacity: capacity, percent: policy.maxBatchInstancePercent)
             // Only a batch that takes instances down shrinks to the unhealthy budget: a MaxSurge
             // batch creates its new instances first, an in-place change stops nothing (SPEC §4.3).
-            let takesDown = !(policy.maxSurge && !surge.fellBack) && fleet.upgradeIsDisruptive(to: target)
+            let takesDown = !(policy.maxSurge && !tally.surgeFellBack) && fleet.upgradeIsDisruptive(to: target)
             let room = takesDown
                 ? Planner.unhealthyAllowance(capacity: capacity, percent: policy.maxUnhealthyInstancePercent) - unhealthy.count
                 : Int.max
@@ -30,29 +30,24 @@ extension RollingUpgrade {
                 fleet.isPresent($0) && fleet.modelVersion(of: $0) != target && !fleet.isBusy($0)
             }
             guard !ids.isEmpty else { continue }
-            current.number += 1
-            current.phase = planned.phase
-            current.ids = ids
-            current.waitCursor = 0
-            current.operationFailed = []
-            surge.created = [:]
-            surge.failed = []
-            steps.append(.emit(.batchStarted(instances: ids, shrunk: shrunk), batch: current.number, phase: current.phase))
-            if policy.maxSurge && !surge.fellBack {
+            batchNumber += 1
+            batchPhase = planned.phase
+            steps.append(.emit(.batchStarted(instances: ids, shrunk: shrunk), batch: batchNumber, phase: batchPhase))
+            if policy.maxSurge && !tally.surgeFellBack {
                 let existing = fleet.existingCount
                 if let quota = terms.quota, existing + ids.count > quota {
-                    surge.fellBack = true
-                    steps.append(.emit(.surgeFallback(needed: existing + ids.count, quota: quota), batch: current.number, phase: current.phase))
+                    tally.surgeFellBack = true
+                    steps.append(.emit(.surgeFallback(needed: existing + ids.count, quota: quota), batch: batchNumber, phase: batchPhase))
                 } else {
                     return startSurgeBatch(ids, fleet, &steps)
                 }
             }
-            stage = .upgrading
             for id in ids {
                 tally.previousVersion[id] = fleet.modelVersion(of: id)
-                current.inFlight.insert(id)
-                current.watching.insert(id)
+                inFlight.insert(id)
+                watching.insert(id)
             }
+            state = .upgrading(Batch(ids: ids), Deferrals())
             // Instances told their OS upgrade is coming answer first (`deferralsAnswered`).
             if terms.os?.deferral == true {
                 steps.append(.askDeferrals(ids))
@@ -63,62 +58,70 @@ extension RollingUpgrade {
         }
     }
 
-    private func startSurgeBatch(_ ids: [Int], _ fleet: any FleetView, _ steps: inout [RollingStep]) {
-        stage = .surgeCreating
+    private mutating func startSurgeBatch(_ ids: [Int], _ fleet: some FleetView, _ steps: inout [RollingStep]) {
+        var created: [Int: Int] = [:]
         var next = fleet.nextInstanceID
         for old in ids {
             let new = next
             next += 1
-            surge.created[old] = new
-            current.inFlight.insert(new)
-            current.watching.insert(new)
-            steps.append(.addSurgeInstance(replacing: old, expectedID: new, version: terms.targetVersion, batch: current.number, phase: current.phase))
+            created[old] = new
+            inFlight.insert(new)
+            watching.insert(new)
+            steps.append(.addSurgeInstance(replacing: old, expectedID: new, version: terms.targetVersion, batch: batchNumber, phase: batchPhase))
             steps.append(.begin(.create, id: new, targetVersion: terms.targetVersion))
         }
+        state = .surgeCreating(Batch(ids: ids), created: created)
     }
 
     /// Moves the current batch on once its operations have ended and its instances have left
     /// Initializing (after a cancel, without waiting for health).
-    func advance(_ fleet: any FleetView, _ steps: inout [RollingStep]) {
-        guard current.inFlight.isEmpty else { return }
+    mutating func advance(_ fleet: some FleetView, _ steps: inout [RollingStep]) {
+        guard inFlight.isEmpty else { return }
         let waitForHealth = track.code == .rollingForward
-        switch stage {
-        case .upgrading:
-            if waitForHealth && batchAwaitsHealth(fleet) { return }
-            finishBatch(fleet, &steps)
-        case .surgeCreating:
-            let created = surge.created.values.filter { !current.operationFailed.contains($0) && fleet.isRunning($0) }
-            if waitForHealth && created.contains(where: { awaitsHealth($0, fleet) }) { return }
-            stage = .surgeDeleting
-            for old in current.ids {
-                guard let new = surge.created[old] else { continue }
-                let ok = !current.operationFailed.contains(new) && fleet.isRunning(new) && fleet.health(of: new) == .healthy
+        switch state {
+        case .upgrading(var batch, let deferrals):
+            if waitForHealth {
+                state = .idle  // the cursor moves in the only copy
+                let waiting = batchAwaitsHealth(&batch, fleet)
+                state = .upgrading(batch, deferrals)
+                if waiting { return }
+            }
+            finishBatch(batch, surgeFailed: nil, fleet, &steps)
+        case .surgeCreating(let batch, let created):
+            let alive = created.values.filter { !batch.operationFailed.contains($0) && fleet.isRunning($0) }
+            let deadlines = tally.healthDeadline
+            if waitForHealth && alive.contains(where: { Self.awaitsHealth($0, deadlines, fleet) }) { return }
+            var failed: InstanceIDSet = []
+            for old in batch.ids {
+                guard let new = created[old] else { continue }
+                let ok = !batch.operationFailed.contains(new) && fleet.isRunning(new) && fleet.health(of: new) == .healthy
                 let doomed = ok ? old : new
-                if !ok { surge.failed.insert(old) }
-                if ok { surge.replacement[old] = new }
+                if !ok { failed.insert(old) }
+                if ok { tally.replacement[old] = new }
                 guard !fleet.isDeleted(doomed) else { continue }
-                current.inFlight.insert(doomed)
+                inFlight.insert(doomed)
                 steps.append(.begin(.delete, id: doomed, targetVersion: fleet.modelVersion(of: doomed)))
             }
-            if current.inFlight.isEmpty { finishBatch(fleet, &steps) }
-        case .surgeDeleting:
-            finishBatch(fleet, &steps)
+            state = .surgeDeleting(batch, created: created, failed: failed)
+            if inFlight.isEmpty { finishBatch(batch, surgeFailed: failed, fleet, &steps) }
+        case .surgeDeleting(let batch, _, let failed):
+            finishBatch(batch, surgeFailed: failed, fleet, &steps)
         case .idle, .restoring, .pausing, .done:
             return
         }
     }
 
-    /// Whether some instance of the batch still waits for its health. Outside automatic OS
+    /// Whether some instance of `batch` still waits for its health. Outside automatic OS
     /// upgrades an instance that has left Initializing stays out of it for the rest of the batch,
     /// so the scan resumes where the last one stopped: a batch costs one pass, not one per health
     /// change.
-    private func batchAwaitsHealth(_ fleet: any FleetView) -> Bool {
-        let resumable = waits.healthDeadline.isEmpty
-        var i = resumable ? current.waitCursor : 0
-        while i < current.ids.count {
-            let id = current.ids[i]
-            if awaitsHealth(id, fleet) && !current.operationFailed.contains(id) {
-                if resumable { current.waitCursor = i }
+    private func batchAwaitsHealth(_ batch: inout Batch, _ fleet: some FleetView) -> Bool {
+        let resumable = tally.healthDeadline.isEmpty
+        var i = resumable ? batch.waitCursor : 0
+        while i < batch.ids.count {
+            let id = batch.ids[i]
+            if Self.awaitsHealth(id, tally.healthDeadline, fleet) && !batch.operationFailed.contains(id) {
+                if resumable { batch.waitCursor = i }
                 return true
             }
             i += 1
@@ -128,18 +131,20 @@ extension RollingUpgrade {
 
     /// Whether the batch still waits for instance `id`'s health: until it leaves Initializing or,
     /// in an automatic OS upgrade, until it is Healthy or its time to become Healthy runs out.
-    private func awaitsHealth(_ id: Int, _ fleet: any FleetView) -> Bool {
+    private static func awaitsHealth(_ id: Int, _ deadlines: [Int: Millis], _ fleet: some FleetView) -> Bool {
         // Only automatic OS upgrades keep deadlines: other runs skip the lookup (it is hashed,
         // and a batch's wait is checked for every health change of its instances).
-        if !waits.healthDeadline.isEmpty, let deadline = waits.healthDeadline[id] {
+        if !deadlines.isEmpty, let deadline = deadlines[id] {
             return fleet.health(of: id) != .healthy && fleet.now < deadline
         }
         return fleet.health(of: id) == .initializing
     }
 
-    /// Health that counts for candidate `id`: its own, or its MaxSurge replacement's.
-    private func countsAsBad(_ id: Int, _ fleet: any FleetView) -> Bool {
-        fleet.health(of: surge.replacement[id] ?? id).countsAsUnhealthy
+    /// Health that counts for candidate `id`: its own, or its MaxSurge replacement's (in
+    /// `replacement`). Static, and given the map: a closure calling a method of the upgrade
+    /// from a mutating one copies the whole upgrade for each call.
+    private static func countsAsBad(_ id: Int, _ replacement: [Int: Int], _ fleet: some FleetView) -> Bool {
+        fleet.health(of: replacement[id] ?? id).countsAsUnhealthy
     }
 
     /// Automatic OS upgrades judge each instance once, when its five minutes end: whatever is
@@ -147,74 +152,76 @@ extension RollingUpgrade {
     /// against a later batch (SPEC §6).
     private var judgedAtDeadline: Bool { terms.os?.healthWait != nil }
 
-    /// Whether candidate `id` of the batch being finished counts as failed.
-    private func failedInBatch(_ id: Int, surged: Bool, _ fleet: any FleetView) -> Bool {
-        if surged { return surge.failed.contains(id) }
-        if current.operationFailed.contains(id) { return true }
+    /// Whether candidate `id` of `batch`, being finished, counts as failed (`surgeFailed`: the
+    /// candidates of a MaxSurge batch whose new instance did not become Healthy).
+    private static func failedInBatch(_ id: Int, _ batch: Batch, surgeFailed: InstanceIDSet?, rollingForward: Bool, judgedAtDeadline: Bool,
+                                      _ replacement: [Int: Int], _ fleet: some FleetView) -> Bool {
+        if let surgeFailed { return surgeFailed.contains(id) }
+        if batch.operationFailed.contains(id) { return true }
         // After a cancel, instances count by their own operation's outcome.
-        guard track.code == .rollingForward else { return false }
-        return judgedAtDeadline ? fleet.health(of: surge.replacement[id] ?? id) != .healthy : countsAsBad(id, fleet)
+        guard rollingForward else { return false }
+        return judgedAtDeadline ? fleet.health(of: replacement[id] ?? id) != .healthy : countsAsBad(id, replacement, fleet)
     }
 
-    private func finishBatch(_ fleet: any FleetView, _ steps: inout [RollingStep]) {
-        current.watching = []
-        let surged = !surge.created.isEmpty
+    private mutating func finishBatch(_ batch: Batch, surgeFailed: InstanceIDSet?, _ fleet: some FleetView, _ steps: inout [RollingStep]) {
+        watching = []
         var good = 0
-        for id in current.ids {
-            if failedInBatch(id, surged: surged, fleet) {
+        let rollingForward = track.code == .rollingForward, judgedAtDeadline = judgedAtDeadline, replacement = tally.replacement
+        for id in batch.ids {
+            if Self.failedInBatch(id, batch, surgeFailed: surgeFailed, rollingForward: rollingForward, judgedAtDeadline: judgedAtDeadline,
+                                  replacement, fleet) {
                 tally.failed.append(id)
             } else {
                 tally.successful.insert(id)
                 good += 1
             }
         }
-        let count = current.ids.count
-        current.last = InstanceIDSet(current.ids)
-        current.ids = []
-        stage = .idle
-        steps.append(.emit(.batchFinished(healthy: good, count: count), batch: current.number, phase: current.phase))
-        if track.code == .rollingForward, restoreFailed(fleet, &steps) { return }
-        judgeBatch(fleet, &steps)
+        let finished = FinishedBatch(ids: InstanceIDSet(batch.ids), operationFailed: batch.operationFailed)
+        state = .idle
+        steps.append(.emit(.batchFinished(healthy: good, count: batch.ids.count), batch: batchNumber, phase: batchPhase))
+        if track.code == .rollingForward, restoreFailed(finished, fleet, &steps) { return }
+        judgeBatch(finished, fleet, &steps)
     }
 
     /// Automatic OS upgrades: every instance of the finished batch that was upgraded but did not
     /// become Healthy in time goes back to its previous image, unless `disableAutomaticRollback`.
     /// True when restores started (the batch is judged once they end).
-    private func restoreFailed(_ fleet: any FleetView, _ steps: inout [RollingStep]) -> Bool {
+    private mutating func restoreFailed(_ finished: FinishedBatch, _ fleet: some FleetView, _ steps: inout [RollingStep]) -> Bool {
         guard terms.os?.restoreFailed == true else { return false }
         let targets = tally.failed.filter {
-            current.last.contains($0) && !current.operationFailed.contains($0) && fleet.isPresent($0) && !fleet.isBusy($0)
+            finished.ids.contains($0) && !finished.operationFailed.contains($0) && fleet.isPresent($0) && !fleet.isBusy($0)
                 && fleet.modelVersion(of: $0) == terms.targetVersion && tally.previousVersion[$0] != nil
         }
         guard !targets.isEmpty else { return false }
-        stage = .restoring
         for id in targets {
             let previous = tally.previousVersion[id]!
             tally.rollingBack.insert(id)
-            current.inFlight.insert(id)
-            steps.append(.emit(.imageRestoreStarted(name: fleet.name(of: id), toVersion: previous), instance: id, batch: current.number,
-                               phase: current.phase))
+            inFlight.insert(id)
+            steps.append(.emit(.imageRestoreStarted(name: fleet.name(of: id), toVersion: previous), instance: id, batch: batchNumber,
+                               phase: batchPhase))
             steps.append(.begin(.rollback, id: id, targetVersion: previous))
         }
+        state = .restoring(finished)
         return true
     }
 
     /// After a batch (and any restore): the post-batch check, then the next batch, a pause, the
     /// end, or a fault.
-    func judgeBatch(_ fleet: any FleetView, _ steps: inout [RollingStep]) {
-        stage = .idle
+    mutating func judgeBatch(_ finished: FinishedBatch, _ fleet: some FleetView, _ steps: inout [RollingStep]) {
+        state = .idle
         guard track.code == .rollingForward else {
-            stage = .done
+            state = .done
             if track.code == .cancelled { track.endTime = fleet.now }
             steps.append(.settled)
             return
         }
         let policy = terms.policy
-        let badNow = judgedAtDeadline ? tally.failed : tally.failed + tally.successful.filter { countsAsBad($0, fleet) }
-        let verdict = Thresholds.afterBatch(counted: badNow, failedToUpgrade: current.operationFailed, lastBatch: current.last,
+        let replacement = tally.replacement
+        let badNow = judgedAtDeadline ? tally.failed : tally.failed + tally.successful.filter { Self.countsAsBad($0, replacement, fleet) }
+        let verdict = Thresholds.afterBatch(counted: badNow, failedToUpgrade: finished.operationFailed, lastBatch: finished.ids,
                                             capacity: terms.capacity, thresholdPercent: policy.maxUnhealthyUpgradedInstancePercent,
                                             scaleSet: terms.scaleSet)
-        steps.append(.emit(.postBatchCheck(verdict.check), batch: current.number))
+        steps.append(.emit(.postBatchCheck(verdict.check), batch: batchNumber))
         if let error = verdict.error {
             fault(error, fleet, &steps)
             if policy.rollbackFailedInstancesOnPolicyBreach { rollBack(badNow, fleet, &steps) }
@@ -222,9 +229,9 @@ extension RollingUpgrade {
         }
         if queue.isEmpty { return complete(fleet, &steps) }
         if policy.pauseTimeBetweenBatches > 0 {
-            stage = .pausing
-            steps.append(.emit(.pause(duration: policy.pauseTimeBetweenBatches), batch: current.number))
-            steps.append(.schedule(.resume(upgrade: Int32(terms.number)), at: fleet.now + policy.pauseTimeBetweenBatches))
+            state = .pausing
+            steps.append(.emit(.pause(duration: policy.pauseTimeBetweenBatches), batch: batchNumber))
+            steps.append(.schedule(.resume, at: fleet.now + policy.pauseTimeBetweenBatches))
         } else {
             startNextBatch(fleet, &steps)
         }
@@ -232,7 +239,7 @@ extension RollingUpgrade {
 
     /// Returns each failed or unhealthy upgraded instance to the model it ran before; the status
     /// reads RollingBack until every rollback has ended, then Faulted (SPEC §4.7).
-    private func rollBack(_ ids: [Int], _ fleet: any FleetView, _ steps: inout [RollingStep]) {
+    private mutating func rollBack(_ ids: [Int], _ fleet: some FleetView, _ steps: inout [RollingStep]) {
         let targets = ids.filter {
             tally.previousVersion[$0] != nil && fleet.isPresent($0) && !fleet.isBusy($0) && fleet.modelVersion(of: $0) == terms.targetVersion
         }
@@ -246,18 +253,18 @@ extension RollingUpgrade {
         }
     }
 
-    private func complete(_ fleet: any FleetView, _ steps: inout [RollingStep]) {
+    private mutating func complete(_ fleet: some FleetView, _ steps: inout [RollingStep]) {
         track.code = .completed
-        stage = .done
+        state = .done
         track.endTime = fleet.now
         steps.append(.emit(.upgradeCompleted(upgrade: terms.number, successful: tally.successful.count, failed: tally.failed.count)))
     }
 
-    private func fault(_ error: UpgradeError, _ fleet: any FleetView, _ steps: inout [RollingStep]) {
+    private mutating func fault(_ error: UpgradeError, _ fleet: some FleetView, _ steps: inout [RollingStep]) {
         track.code = .faulted
-        stage = .done
+        state = .done
         track.endTime = fleet.now
         track.error = error
-        steps.append(.emit(.upgradeFaulted(code: error.code, message: error.message), batch: current.number))
+        steps.append(.emit(.upgradeFaulted(code: error.code, message: error.message), batch: batchNumber))
     }
 }

@@ -1,8 +1,9 @@
 import Formats
 
-/// What a rolling upgrade reads about the scale set while it decides. It never changes the
-/// scale set itself: it returns `RollingStep`s, and its host carries them out in order.
-protocol FleetView: AnyObject {
+/// What a rolling upgrade reads about the scale set while it decides: a view it cannot change
+/// (the simulation, or a snapshot a test builds). It returns `RollingStep`s, and its owner
+/// carries them out in order.
+protocol FleetView {
     /// The virtual clock, in milliseconds.
     var now: Millis { get }
     func health(of id: Int) -> HealthState
@@ -25,23 +26,53 @@ protocol FleetView: AnyObject {
     func upgradeIsDisruptive(to version: Int) -> Bool
 }
 
-/// One thing a rolling upgrade asks its host to do.
+/// A wake-up a rolling upgrade asks its owner for: at the time given, the owner hands the
+/// matching input back (`resume`, `settle`, `approve`), if the upgrade is still the latest.
+enum RollingTimer: Equatable {
+    /// The pause between batches ends: `resume`.
+    case resume
+    /// A wait ends (a cancel's settling, an automatic OS upgrade's health deadline): `settle`.
+    case settle
+    /// Instance `id`'s deferral runs out: `approve(id, byAction: false)`.
+    case approve(Int)
+}
+
+/// One thing a rolling upgrade asks its owner to do.
 enum RollingStep {
     /// Record an event.
     case emit(Payload, instance: Int? = nil, batch: Int? = nil, phase: Int? = nil)
-    /// Start an operation on an instance (the host asks the fault injector).
+    /// Start an operation on an instance (the owner asks the fault injector).
     case begin(OperationKind, id: Int, targetVersion: Int)
     /// Create the MaxSurge instance that replaces `old`, in its place, on `version`; it gets
-    /// `expectedID` (the host checks).
+    /// `expectedID` (the owner checks).
     case addSurgeInstance(replacing: Int, expectedID: Int, version: Int, batch: Int, phase: Int?)
-    /// Schedule an event of this upgrade.
-    case schedule(Scheduled, at: Millis)
+    /// Wake the upgrade at `at` (milliseconds).
+    case schedule(RollingTimer, at: Millis)
     /// The upgrade stopped moving (a cancelled batch settled): a superseding one may start.
     case settled
     /// Tell these instances their OS upgrade is coming and hand their answers back, in this
     /// order, to `deferralsAnswered` (the upgrade never calls a behaviour itself).
     case askDeferrals([Int])
 }
+
+/// What an owner asks of a rolling upgrade most often (before every event, at every health
+/// change), as plain values: reading them from an upgrade held in an optional copies it (a
+/// dozen retains and releases).
+struct RollingOutline {
+    /// The latest upgrade's number; nil before the first.
+    var number: Int?
+    var code: RunningCode?
+    /// The batch it is in (0 before the first).
+    var batchNumber = 0
+    /// Instances are being upgraded, created, deleted or restored.
+    var isWorking = false
+    /// Some instance defers until approved, and every operation still running is such an
+    /// upgrade.
+    var waitsOnlyOnApprovals = false
+    /// Instances whose health change may move it.
+    var watching: InstanceIDSet = []
+}
+
 
 /// What a rolling upgrade is bound to from its start: the upgrade's number, policy and target,
 /// the capacity every threshold divides by, and the instances it leaves out.
@@ -61,15 +92,58 @@ struct RollingTerms {
     let os: OSUpgradeTerms?
 }
 
-/// One rolling upgrade (SPEC §4, §5, §6) as a state machine: each input (it starts, an
-/// operation ends, a watched instance's health changes, a pause or a wait ends, the instances'
-/// answers to a deferral notice, an approval, a cancel) updates its state and returns the steps
-/// its host carries out. Decisions read the scale set through a `FleetView` and change nothing
-/// there; the host reads the upgrade only through the read-only properties below.
-final class RollingUpgrade {
-    /// `restoring`: an automatic OS upgrade returns the batch's failed instances to their
-    /// previous image before it judges the batch.
-    enum Stage { case idle, upgrading, surgeCreating, surgeDeleting, restoring, pausing, done }
+/// One rolling upgrade (SPEC §4, §5, §6) as a value state machine, in the manner of swift-nio's
+/// `NIOAsyncWriter.StateMachine`: each input (it starts, an operation ends, a watched instance's
+/// health changes, a pause or a wait ends, the instances' answers to a deferral notice, an
+/// approval, a cancel) moves `state` and returns the steps its owner carries out. Decisions read
+/// the scale set through a `FleetView` and change nothing there.
+struct RollingUpgrade {
+    /// Where the upgrade is, each stage with the data only it has.
+    enum State {
+        /// No batch runs: before the first, or between a batch judged and the next.
+        case idle
+        /// The batch's instances are upgraded in place (some perhaps deferring, in an OS
+        /// upgrade), then their health is awaited.
+        case upgrading(Batch, Deferrals)
+        /// MaxSurge: the batch's new instances are created (old id → new id), then their health
+        /// is awaited.
+        case surgeCreating(Batch, created: [Int: Int])
+        /// MaxSurge: the old instances whose new ones are Healthy, or the new ones that are not,
+        /// are deleted; `failed`: candidates whose new instance did not become Healthy.
+        case surgeDeleting(Batch, created: [Int: Int], failed: InstanceIDSet)
+        /// Automatic OS upgrade: the finished batch's failed instances go back to their previous
+        /// image; the batch is judged once they are back.
+        case restoring(FinishedBatch)
+        /// The pause between batches runs.
+        case pausing
+        /// Nothing more moves: completed, faulted (perhaps rolling back), or cancelled and settled.
+        case done
+    }
+
+    /// The batch in progress.
+    struct Batch {
+        /// The candidates (the old instances, under MaxSurge).
+        var ids: [Int]
+        var operationFailed: InstanceIDSet = []
+        /// Where the scan for instances still awaiting health resumes (`batchAwaitsHealth`).
+        var waitCursor = 0
+    }
+
+    /// A batch just finished, as the check that judges it reads it.
+    struct FinishedBatch {
+        /// Its candidates.
+        let ids: InstanceIDSet
+        /// Those whose own operation failed.
+        let operationFailed: InstanceIDSet
+    }
+
+    /// Instances of an OS upgrade's batch that defer their upgrade.
+    struct Deferrals {
+        /// Deferring until approved or until their own time runs out.
+        var deferred: InstanceIDSet = []
+        /// Those of `deferred` that only an approve action can release.
+        var untilApproved: InstanceIDSet = []
+    }
 
     /// The status `get-latest` reports, as it moves.
     struct Track {
@@ -81,42 +155,13 @@ final class RollingUpgrade {
         var endTime: Millis?
     }
 
-    /// The batch in progress (or last finished).
-    struct Batch {
-        var number = 0
-        var phase: Int?
-        /// The candidates (the old instances, under MaxSurge).
-        var ids: [Int] = []
-        /// The instances of the batch last finished, for the check that judges it.
-        var last: InstanceIDSet = []
-        /// Operations of this upgrade still running.
-        var inFlight: InstanceIDSet = []
-        /// Instances whose health change may end the batch's wait.
-        var watching: InstanceIDSet = []
-        var operationFailed: InstanceIDSet = []
-        /// Where the scan for instances still awaiting health resumes (`batchAwaitsHealth`).
-        var waitCursor = 0
-    }
-
-    /// MaxSurge's bookkeeping.
-    struct Surge {
-        /// Old id → new id for the current batch.
-        var created: [Int: Int] = [:]
-        /// A batch met the quota: this batch and every later one run in place (SPEC §5).
-        var fellBack = false
-        /// Candidates of the current batch whose new instance did not become Healthy.
-        var failed: InstanceIDSet = []
-        /// For a candidate, the new instance whose health now counts for it.
-        var replacement: [Int: Int] = [:]
-    }
-
-    /// What the upgrade has done to instances so far.
+    /// What the upgrade has done to instances so far, across batches.
     struct Tally {
         var successful: InstanceIDSet = []
         var failed: [Int] = []
         /// The model each upgraded instance ran before, for rollback.
         var previousVersion: [Int: Int] = [:]
-        /// Instances rolling back after a breach (status RollingBack meanwhile).
+        /// Instances rolling back or restoring (status RollingBack meanwhile, after a breach).
         var rollingBack: InstanceIDSet = []
         /// Instances rolled back (or restored to their previous image) successfully.
         var rolledBack = 0
@@ -124,28 +169,31 @@ final class RollingUpgrade {
         var rollbackFailed: [Int] = []
         /// Instances a cancel took out of their batch before they started: pending again.
         var returnedToPending = 0
-    }
-
-    /// An OS image upgrade's waits.
-    struct OSWaits {
+        /// MaxSurge: for a candidate, the new instance whose health now counts for it.
+        var replacement: [Int: Int] = [:]
+        /// MaxSurge: a batch met the quota; this batch and every later one run in place (SPEC §5).
+        var surgeFellBack = false
         /// Automatic OS upgrades: when each upgraded instance's time to become Healthy runs out (ms).
         var healthDeadline: [Int: Millis] = [:]
-        /// Instances of the current batch deferring their upgrade until approved.
-        var deferred: InstanceIDSet = []
-        /// Those of `deferred` that only an approve action can release.
-        var untilApproved: InstanceIDSet = []
     }
 
     let terms: RollingTerms
-    /// Read by the host's run loop between every two events; like the simulation's hot
-    /// properties, only ever touched on the simulation's thread and never while a behaviour runs.
-    @exclusivity(unchecked) var track: Track
+    /// The instances not yet taken, in batch order.
     var queue: BatchQueue
-    @exclusivity(unchecked) var stage = Stage.idle
-    @exclusivity(unchecked) var current = Batch()
-    var surge = Surge()
+    var state = State.idle
+    /// Operations of this upgrade still running: the batch's, or the restores of an automatic
+    /// OS upgrade (rollbacks after a breach are in `tally.rollingBack` only). Kept beside the
+    /// state, not in it: every operation's end reads it, and reading a state's data copies it.
+    var inFlight: InstanceIDSet = []
+    /// Instances whose health change may end the batch's wait; empty outside a batch (read at
+    /// every health change, hence beside the state too).
+    var watching: InstanceIDSet = []
+    var track: Track
     var tally = Tally()
-    @exclusivity(unchecked) var waits = OSWaits()
+    /// The batch being upgraded now, or the last one (0 before the first).
+    var batchNumber = 0
+    /// That batch's phase (nil: unphased).
+    var batchPhase: Int?
 
     init(terms: RollingTerms, queue: BatchQueue) {
         self.terms = terms
@@ -153,7 +201,7 @@ final class RollingUpgrade {
         track = Track(lastActionTime: terms.startTime)
     }
 
-    // MARK: What the host reads
+    // MARK: What the owner reads
 
     var number: Int { terms.number }
     var policy: RollingUpgradePolicy { terms.policy }
@@ -169,138 +217,173 @@ final class RollingUpgrade {
     var failed: [Int] { tally.failed }
     var rolledBack: Int { tally.rolledBack }
     var rollbackFailed: [Int] { tally.rollbackFailed }
-    /// The batch being upgraded now (0 before the first).
-    var batchNumber: Int { current.number }
-    var deferred: InstanceIDSet { waits.deferred }
-    var untilApproved: InstanceIDSet { waits.untilApproved }
+
+    /// The batch in progress, if one is (in place, or creating or deleting under MaxSurge).
+    var batch: Batch? {
+        switch state {
+        case .upgrading(let batch, _), .surgeCreating(let batch, _), .surgeDeleting(let batch, _, _): return batch
+        case .idle, .restoring, .pausing, .done: return nil
+        }
+    }
+
+    /// Instances of the batch deferring their OS upgrade.
+    var deferred: InstanceIDSet {
+        if case .upgrading(_, let deferrals) = state { return deferrals.deferred }
+        return []
+    }
+
+    /// Those of `deferred` only an approve action releases.
+    var untilApproved: InstanceIDSet {
+        if case .upgrading(_, let deferrals) = state { return deferrals.untilApproved }
+        return []
+    }
+
     /// No operation of this upgrade is running.
-    var isQuiet: Bool { current.inFlight.isEmpty }
+    var isQuiet: Bool { inFlight.isEmpty }
     /// Every operation still running is an upgrade waiting for an approval.
-    var waitsOnlyForApprovals: Bool { current.inFlight.isSubset(of: waits.untilApproved) }
+    var waitsOnlyForApprovals: Bool { inFlight.isSubset(of: untilApproved) }
     /// Instances are being upgraded, created, deleted or restored.
     var isWorking: Bool {
-        switch stage {
+        switch state {
         case .upgrading, .surgeCreating, .surgeDeleting, .restoring: return true
-        default: return false
+        case .idle, .pausing, .done: return false
         }
+    }
+
+    /// What its owner asks of it most often, in plain values, read with one look at the state
+    /// (each look at a state's data copies it).
+    var outline: RollingOutline {
+        var outline = RollingOutline(number: terms.number, code: track.code, batchNumber: batchNumber)
+        outline.isWorking = isWorking
+        outline.watching = watching
+        // Only an OS upgrade with deferral has deferrals to look at (a look copies the state's data).
+        if terms.os?.deferral == true { outline.waitsOnlyOnApprovals = !untilApproved.isEmpty && waitsOnlyForApprovals }
+        return outline
     }
 
     /// Instances not yet reached: still queued, or taken back out of a cancelled batch.
     var pendingCount: Int { queue.pending + tally.returnedToPending }
 
-    var inProgressCount: Int {
-        switch stage {
-        case .upgrading, .surgeCreating, .surgeDeleting: return current.ids.count
-        default: return 0
-        }
-    }
+    /// Instances of the batch in progress.
+    var inProgressCount: Int { batch?.ids.count ?? 0 }
 
     // MARK: Inputs
 
     /// Runs one input's handling and hands back the steps it produced.
-    private func handle(_ body: (inout [RollingStep]) -> Void) -> [RollingStep] {
+    private mutating func handle(_ body: (inout Self, inout [RollingStep]) -> Void) -> [RollingStep] {
         var steps: [RollingStep] = []
-        body(&steps)
+        body(&self, &steps)
         return steps
     }
 
-    /// The first batch (after the host announced the upgrade).
-    func begin(_ fleet: any FleetView) -> [RollingStep] { handle { startNextBatch(fleet, &$0) } }
+    /// The first batch (after the owner announced the upgrade).
+    mutating func begin(_ fleet: some FleetView) -> [RollingStep] { handle { $0.startNextBatch(fleet, &$1) } }
 
     /// The pause between batches ended.
-    func resume(_ fleet: any FleetView) -> [RollingStep] {
-        handle { if track.code == .rollingForward { startNextBatch(fleet, &$0) } }
+    mutating func resume(_ fleet: some FleetView) -> [RollingStep] {
+        handle { run, steps in if run.track.code == .rollingForward { run.startNextBatch(fleet, &steps) } }
     }
 
     /// A wait ended (a cancel's settling, an automatic OS upgrade's health deadline).
-    func settle(_ fleet: any FleetView) -> [RollingStep] { handle { advance(fleet, &$0) } }
+    mutating func settle(_ fleet: some FleetView) -> [RollingStep] { handle { $0.advance(fleet, &$1) } }
 
     /// A watched instance's committed health changed.
-    func healthChanged(_ id: Int, _ fleet: any FleetView) -> [RollingStep] {
-        guard track.code == .rollingForward, current.watching.contains(id) else { return [] }
-        return handle { advance(fleet, &$0) }
+    mutating func healthChanged(_ id: Int, _ fleet: some FleetView) -> [RollingStep] {
+        guard track.code == .rollingForward, isWatching(id) else { return [] }
+        return handle { $0.advance(fleet, &$1) }
     }
 
+    /// Whether instance `id`'s health change may end the batch's wait (read in place: called
+    /// for every health change while the upgrade runs).
+    private func isWatching(_ id: Int) -> Bool { watching.contains(id) }
+
     /// An operation this upgrade started ended.
-    func operationFinished(_ id: Int, succeeded: Bool, kind: OperationKind, _ fleet: any FleetView) -> [RollingStep] {
-        handle { steps in
-            current.inFlight.remove(id)
+    mutating func operationFinished(_ id: Int, succeeded: Bool, kind: OperationKind, _ fleet: some FleetView) -> [RollingStep] {
+        handle { run, steps in
+            run.removeInFlight(id)
             if kind == .rollback {
-                tally.rollingBack.remove(id)
-                if succeeded { tally.rolledBack += 1 } else { tally.rollbackFailed.append(id) }
-                guard tally.rollingBack.isEmpty else { return }
-                if track.code == .rollingBack {
-                    track.code = .faulted
-                    track.endTime = fleet.now
-                } else if stage == .restoring {
-                    judgeBatch(fleet, &steps)
+                run.tally.rollingBack.remove(id)
+                if succeeded { run.tally.rolledBack += 1 } else { run.tally.rollbackFailed.append(id) }
+                guard run.tally.rollingBack.isEmpty else { return }
+                if run.track.code == .rollingBack {
+                    run.track.code = .faulted
+                    run.track.endTime = fleet.now
+                } else if case .restoring(let finished) = run.state {
+                    run.judgeBatch(finished, fleet, &steps)
                 }
                 return
             }
-            if !succeeded { current.operationFailed.insert(id) }
-            if succeeded, kind == .upgrade || kind == .create, let wait = terms.os?.healthWait {
-                waits.healthDeadline[id] = fleet.now + wait
-                steps.append(.schedule(.settle(upgrade: Int32(terms.number)), at: fleet.now + wait))
+            if !succeeded { run.updateBatch { $0.operationFailed.insert(id) } }
+            if succeeded, kind == .upgrade || kind == .create, let wait = run.terms.os?.healthWait {
+                run.tally.healthDeadline[id] = fleet.now + wait
+                steps.append(.schedule(.settle, at: fleet.now + wait))
             }
-            advance(fleet, &steps)
+            run.advance(fleet, &steps)
         }
     }
 
     /// The answers to `askDeferrals`, in the order asked: an instance that goes ahead starts its
     /// upgrade; one that defers waits for an approval or for its own time to run out.
-    func deferralsAnswered(_ answers: [(id: Int, answer: OSUpgradeDeferral)], _ fleet: any FleetView) -> [RollingStep] {
-        handle { steps in
+    mutating func deferralsAnswered(_ answers: [(id: Int, answer: OSUpgradeDeferral)], _ fleet: some FleetView) -> [RollingStep] {
+        handle { run, steps in
+            var deferrals = Deferrals()
             for (id, answer) in answers {
                 switch answer {
                 case .none:
-                    steps.append(.begin(.upgrade, id: id, targetVersion: terms.targetVersion))
+                    steps.append(.begin(.upgrade, id: id, targetVersion: run.terms.targetVersion))
                     continue
                 case .untilApproved:
-                    steps.append(.emit(.osUpgradeDeferred(approveAfter: nil), instance: id, batch: current.number, phase: current.phase))
-                    waits.untilApproved.insert(id)
+                    steps.append(.emit(.osUpgradeDeferred(approveAfter: nil), instance: id, batch: run.batchNumber, phase: run.batchPhase))
+                    deferrals.untilApproved.insert(id)
                 case .approveAfter(let wait):
-                    steps.append(.emit(.osUpgradeDeferred(approveAfter: wait), instance: id, batch: current.number, phase: current.phase))
-                    steps.append(.schedule(.approve(upgrade: Int32(terms.number), id: Int32(id)), at: fleet.now + max(0, wait)))
+                    steps.append(.emit(.osUpgradeDeferred(approveAfter: wait), instance: id, batch: run.batchNumber, phase: run.batchPhase))
+                    steps.append(.schedule(.approve(id), at: fleet.now + max(0, wait)))
                 }
-                waits.deferred.insert(id)
+                deferrals.deferred.insert(id)
+            }
+            run.updateDeferrals { current in
+                for id in deferrals.deferred { current.deferred.insert(id) }
+                for id in deferrals.untilApproved { current.untilApproved.insert(id) }
             }
         }
     }
 
     /// Instance `id`'s deferral ends (`byAction`: approved, else its own time ran out).
-    func approve(_ id: Int, byAction: Bool) -> [RollingStep] {
-        waits.deferred.remove(id)
-        waits.untilApproved.remove(id)
-        return [.emit(.osUpgradeApproved(byAction: byAction), instance: id, batch: current.number, phase: current.phase),
+    mutating func approve(_ id: Int, byAction: Bool) -> [RollingStep] {
+        updateDeferrals { deferrals in
+            deferrals.deferred.remove(id)
+            deferrals.untilApproved.remove(id)
+        }
+        return [.emit(.osUpgradeApproved(byAction: byAction), instance: id, batch: batchNumber, phase: batchPhase),
                 .begin(.upgrade, id: id, targetVersion: terms.targetVersion)]
     }
 
     /// The one cancel: no new batch starts; operations already started finish and count by their
     /// own outcome. `supersededBy` names the newer model update that cancels it, if one does.
-    func cancel(supersededBy reason: String?, at now: Millis) -> [RollingStep] {
+    mutating func cancel(supersededBy reason: String?, at now: Millis) -> [RollingStep] {
         track.code = .cancelled
         track.lastAction = "Cancel"
         track.lastActionTime = now
         track.endTime = now
-        if stage == .pausing { stage = .done }
+        if case .pausing = state { state = .done }
         returnDeferred()
         // A batch waiting only for its instances' health settles now: nothing stays in
         // progress, and MaxSurge deletes the old instances whose new ones are Healthy.
-        return [.emit(.upgradeCancelled(upgrade: terms.number, supersededBy: reason)), .schedule(.settle(upgrade: Int32(terms.number)), at: now)]
+        return [.emit(.upgradeCancelled(upgrade: terms.number, supersededBy: reason)), .schedule(.settle, at: now)]
     }
 
     /// A cancel takes deferred instances out of their batch untouched: they count as pending.
-    private func returnDeferred() {
-        let deferred = waits.deferred
-        guard !deferred.isEmpty else { return }
+    private mutating func returnDeferred() {
+        guard case .upgrading(var batch, let deferrals) = state, !deferrals.deferred.isEmpty else { return }
+        let deferred = deferrals.deferred
+        state = .idle  // the batch is changed as the only copy, then put back
         tally.returnedToPending += deferred.count
-        current.ids.removeAll { deferred.contains($0) }
-        current.waitCursor = 0
-        current.inFlight.subtract(deferred)
-        current.watching.subtract(deferred)
+        batch.ids.removeAll { deferred.contains($0) }
+        batch.waitCursor = 0
+        inFlight.subtract(deferred)
+        watching.subtract(deferred)
         for id in deferred { tally.previousVersion[id] = nil }
-        waits.deferred = []
-        waits.untilApproved = []
+        state = .upgrading(batch, Deferrals())
     }
 
     /// The status `get-latest` shows for this upgrade.
@@ -311,4 +394,38 @@ final class RollingUpgrade {
                              code: track.code, lastAction: track.lastAction, lastActionTime: track.lastActionTime,
                              startTime: terms.startTime, error: track.error)
     }
+
+    // MARK: Changing a state's data in place
+
+    /// Changes the batch in progress, if one is. The state is emptied meanwhile, so the batch's
+    /// sets are changed as the only copy rather than copied.
+    mutating func updateBatch(_ change: (inout Batch) -> Void) {
+        switch state {
+        case .upgrading(var batch, let deferrals):
+            state = .idle
+            change(&batch)
+            state = .upgrading(batch, deferrals)
+        case .surgeCreating(var batch, let created):
+            state = .idle
+            change(&batch)
+            state = .surgeCreating(batch, created: created)
+        case .surgeDeleting(var batch, let created, let failed):
+            state = .idle
+            change(&batch)
+            state = .surgeDeleting(batch, created: created, failed: failed)
+        case .idle, .restoring, .pausing, .done:
+            return
+        }
+    }
+
+    /// Changes the deferrals of an in-place batch, if one runs.
+    private mutating func updateDeferrals(_ change: (inout Deferrals) -> Void) {
+        guard case .upgrading(let batch, var deferrals) = state else { return }
+        state = .idle
+        change(&deferrals)
+        state = .upgrading(batch, deferrals)
+    }
+
+    /// Instance `id`'s operation ended: it is no longer in flight (in a batch or a restore).
+    private mutating func removeInFlight(_ id: Int) { inFlight.remove(id) }
 }

@@ -60,7 +60,7 @@ struct EventQueue {
 
     /// Schedules a probe of each of `ids` at `time`, in their order, as many `schedule` calls
     /// would; `generations[id]` is each one's probe generation.
-    mutating func scheduleProbes(_ ids: Slice<UnsafeBufferPointer<Int>>, generations: [Int], at time: Millis) {
+    mutating func scheduleProbes(_ ids: some Sequence<Int>, generations: [Int], at time: Millis) {
         if time == currentTime, current != nil {
             Self.append(ids, generations, to: &current!.items)
         } else {
@@ -71,7 +71,7 @@ struct EventQueue {
         }
     }
 
-    private static func append(_ ids: Slice<UnsafeBufferPointer<Int>>, _ generations: [Int], to items: inout [Scheduled]) {
+    private static func append(_ ids: some Sequence<Int>, _ generations: [Int], to items: inout [Scheduled]) {
         for id in ids { items.append(.probe(id, generation: generations[id])) }
     }
 

@@ -11,7 +11,7 @@ extension Simulation {
     public func updateModel(_ changes: [String: String], healthExtension: HealthExtensionChange? = nil) throws {
         var attributes = models[models.count - 1]
         for (key, value) in changes { attributes[key] = value }
-        let oldExtension = setup.extensions[models.count - 1]
+        let oldExtension = probes.plan.extensions[models.count - 1]
         var newExtension = oldExtension
         switch healthExtension {
         case .set(let settings)?:
@@ -57,7 +57,7 @@ extension Simulation {
     /// Automatic mode: every unprotected, out-of-date instance upgrades at once, with no order
     /// and no thresholds.
     private func upgradeAllAtOnce() throws {
-        let targets = presentInstances.filter { !$0.protectFromScaleSetActions && $0.modelVersion != modelVersion && operations[$0.id] == nil }
+        let targets = presentInstances.filter { !$0.protectFromScaleSetActions && $0.modelVersion != modelVersion && fleet.operations[$0.id] == nil }
         emit(.automaticUpgrade(upgrading: targets.count))
         for vm in targets { try beginOperation(.upgrade, on: vm.id, targetVersion: modelVersion, upgrade: nil) }
     }
@@ -67,8 +67,8 @@ extension Simulation {
     public func manualUpgrade(ids: [Int]?) throws {
         let chosen = ids ?? presentInstances.map(\.id)
         if ids != nil { try refuseMissingOrProtected(chosen, action: "manual upgrade") }
-        let targets = chosen.filter { $0 >= 0 && $0 < instances.count && instances[$0].isPresent && !instances[$0].protectFromScaleSetActions }
-            .filter { instances[$0].modelVersion != modelVersion && operations[$0] == nil }
+        let targets = chosen.filter { $0 >= 0 && $0 < fleet.instances.count && fleet.instances[$0].isPresent && !fleet.instances[$0].protectFromScaleSetActions }
+            .filter { fleet.instances[$0].modelVersion != modelVersion && fleet.operations[$0] == nil }
         emit(.manualUpgrade(ids: ids == nil ? nil : chosen, upgrading: targets.count, version: modelVersion))
         for id in targets { try beginOperation(.upgrade, on: id, targetVersion: modelVersion, upgrade: nil) }
     }
@@ -80,19 +80,19 @@ extension Simulation {
     public func reimage(ids: [Int]?) throws {
         let chosen = ids ?? presentInstances.map(\.id)
         if ids != nil { try refuseMissingOrProtected(chosen, action: "reimage") }
-        let targets = chosen.filter { instances[$0].isPresent && !instances[$0].protectFromScaleSetActions && operations[$0] == nil }
+        let targets = chosen.filter { fleet.instances[$0].isPresent && !fleet.instances[$0].protectFromScaleSetActions && fleet.operations[$0] == nil }
         emit(.reimage(ids: ids == nil ? nil : chosen, reimaging: targets.count))
-        for id in targets { try beginOperation(.reimage, on: id, targetVersion: instances[id].modelVersion, upgrade: nil) }
+        for id in targets { try beginOperation(.reimage, on: id, targetVersion: fleet.instances[id].modelVersion, upgrade: nil) }
     }
 
     /// Refuses an action on `ids` naming an instance that does not exist, or one protected from
     /// scale set actions (Azure's text for a manual upgrade, ids ascending).
     private func refuseMissingOrProtected(_ ids: [Int], action: String) throws(EngineError) {
-        let missing = ids.filter { $0 < 0 || $0 >= instances.count || !instances[$0].isPresent }
+        let missing = ids.filter { $0 < 0 || $0 >= fleet.instances.count || !fleet.instances[$0].isPresent }
         if !missing.isEmpty {
             throw EngineError("\(action) refused: instance(s) \(missing.map(String.init).joined(separator: ", ")) do not exist")
         }
-        let protected = Set(ids.filter { instances[$0].protectFromScaleSetActions }).sorted()
+        let protected = Set(ids.filter { fleet.instances[$0].protectFromScaleSetActions }).sorted()
         if !protected.isEmpty {
             throw EngineError("InstanceIds may not contain instances that are protected from scale set actions. The following instance ids are protected from scale set action: \(protected.map(String.init).joined(separator: ", ")).")
         }
@@ -102,7 +102,7 @@ extension Simulation {
     /// highest ids first, sparing `protectFromScaleIn` and busy instances.
     public func scale(to count: Int) throws {
         guard (0...100_000).contains(count) else { throw EngineError("scale(\(count)): allowed 0–100000 instances") }
-        let present = instances.filter { $0.lifecycle != .deleted && $0.lifecycle != .deleting }
+        let present = fleet.instances.filter { $0.lifecycle != .deleted && $0.lifecycle != .deleting }
         capacity = count
         if count > present.count {
             if let quota = definition.quota, count > quota {
@@ -114,11 +114,11 @@ extension Simulation {
                 try beginOperation(.create, on: id, targetVersion: modelVersion, upgrade: nil)
             }
         } else if count < present.count {
-            let removable = present.filter { !$0.protectFromScaleIn && !$0.protectFromScaleSetActions && operations[$0.id] == nil }
+            let removable = present.filter { !$0.protectFromScaleIn && !$0.protectFromScaleSetActions && fleet.operations[$0.id] == nil }
                 .map(\.id).sorted(by: >)
             let victims = Array(removable.prefix(present.count - count))
             emit(.scaled(from: present.count, to: count, deleted: victims.sorted(), short: victims.count < present.count - count))
-            for id in victims { try beginOperation(.delete, on: id, targetVersion: instances[id].modelVersion, upgrade: nil) }
+            for id in victims { try beginOperation(.delete, on: id, targetVersion: fleet.instances[id].modelVersion, upgrade: nil) }
         }
     }
 
@@ -129,27 +129,27 @@ extension Simulation {
     /// would have made `run` do, and the clock reaches `time`. Returns whether work is left.
     @discardableResult
     public func proceed(through time: Millis, whileWorking: Bool = true) throws -> Bool {
-        stopped = false
+        clock.stopped = false
         let health = setup.behaviours.health, runs = asksInRuns(health)
-        while !whileWorking || hasWork, !stopped, let next = queue.nextTime, next <= time {
-            let (at, what) = queue.pop()!
+        while !whileWorking || hasWork, !clock.stopped, let next = clock.queue.nextTime, next <= time {
+            let (at, what) = clock.queue.pop()!
             advanceClock(to: at)
             try dispatch(what, health: health, runs: runs)
             if let reached = counters.limitReached { throw reached }
         }
-        if !whileWorking, !stopped, time > now { advanceClock(to: time) }
+        if !whileWorking, !clock.stopped, time > now { advanceClock(to: time) }
         return hasWork
     }
 
     /// When `run` would handle its next scheduled thing; nil when no work is left (the run would end).
-    public var nextEventTime: Millis? { hasWork ? queue.nextTime : nil }
+    public var nextEventTime: Millis? { hasWork ? clock.queue.nextTime : nil }
 
     /// Processes everything scheduled up to `time` whether or not work is left (used to let
     /// instances settle before planning).
     public func advance(to time: Millis) throws {
         let health = setup.behaviours.health, runs = asksInRuns(health)
-        while let next = queue.nextTime, next <= time {
-            let (at, what) = queue.pop()!
+        while let next = clock.queue.nextTime, next <= time {
+            let (at, what) = clock.queue.pop()!
             advanceClock(to: at)
             try dispatch(what, health: health, runs: runs)
         }

@@ -42,12 +42,12 @@ public enum HealthExtensionChange: Equatable, Sendable {
 /// source, and the upgrade policy may change during a run.
 extension Simulation {
     /// The Application Health extension of model `version`; nil when it has none.
-    public func healthExtension(ofVersion version: Int) -> HealthExtensionSettings? { setup.extensions[version - 1] }
+    public func healthExtension(ofVersion version: Int) -> HealthExtensionSettings? { probes.plan.extensions[version - 1] }
 
     /// How instances of model `version` are probed: its extension's settings, or a load-balancer
     /// probe's (binary http); nil when they report no health.
     public func probeSettings(ofVersion version: Int) -> HealthExtensionSettings? {
-        if let settings = setup.extensions[version - 1] { return settings }
+        if let settings = probes.plan.extensions[version - 1] { return settings }
         return definition.loadBalancerProbe ? Self.loadBalancerProbeSettings : nil
     }
 
@@ -55,24 +55,24 @@ extension Simulation {
     static let loadBalancerProbeSettings = HealthExtensionSettings(protocol: .http, requestPath: "/", typeHandlerVersion: "1.0")
 
     /// Whether the newest model has a health source (Rolling mode and OS upgrades need one).
-    public var hasHealthSource: Bool { definition.hasHealthSource(extension: setup.extensions[models.count - 1]) }
+    public var hasHealthSource: Bool { definition.hasHealthSource(extension: probes.plan.extensions[models.count - 1]) }
 
     /// Whether instance `id` runs a model with a health source, so it has a health state of its own.
-    func reportsHealth(_ id: Int) -> Bool { setup.byVersion[instances[id].modelVersion - 1] != nil }
+    func reportsHealth(_ id: Int) -> Bool { probes.plan.byVersion[fleet.instances[id].modelVersion - 1] != nil }
 
     /// The judge and interval of instance `id`'s probes.
     func probeConfig(of id: Int) -> ProbeConfig {
-        setup.byVersion[instances[id].modelVersion - 1] ?? ProbeConfig(judge: setup.judge, interval: setup.probeInterval)
+        probes.plan.byVersion[fleet.instances[id].modelVersion - 1] ?? ProbeConfig(judge: probes.plan.judge, interval: probes.plan.interval)
     }
 
     /// Adds model version `models.count + 1` with `attributes` and the health extension `extension`.
     func appendModel(_ attributes: [String: String], extension settings: HealthExtensionSettings?) {
         models.append(attributes)
-        setup.extensions.append(settings)
+        probes.plan.extensions.append(settings)
         let config = probeSettings(ofVersion: models.count).map(ProbeConfig.init)
-        setup.byVersion.append(config)
-        if config != setup.byVersion[0] { setup.uniformProbing = false }
-        if config != nil { setup.probing = true }
+        probes.plan.byVersion.append(config)
+        if config != probes.plan.byVersion[0] { probes.plan.uniformProbing = false }
+        if config != nil { probes.plan.probing = true }
     }
 
     /// Instance `id` moved from model `old` to the one it runs now: when their health extensions
@@ -80,8 +80,8 @@ extension Simulation {
     /// now; `startedAt` stays its last restart) or, without one, it stops reporting. Returns
     /// whether its probing must start again.
     func healthExtensionMoved(_ id: Int, from old: Int) -> Bool {
-        let new = instances[id].modelVersion
-        guard setup.extensions[old - 1] != setup.extensions[new - 1] else { return false }
+        let new = fleet.instances[id].modelVersion
+        guard probes.plan.extensions[old - 1] != probes.plan.extensions[new - 1] else { return false }
         let settings = probeSettings(ofVersion: new)
         probes.last[id] = nil
         updateInstance(id) { vm in

@@ -6,35 +6,6 @@ public import Formats
 /// otherwise, gives each upgraded instance five minutes to become Healthy, restores one that does
 /// not to its previous image, and may let instances defer.
 
-/// What makes an OS image upgrade's run differ from a model update's.
-struct OSUpgradeTerms {
-    /// Who started it, as the OS upgrade history says.
-    var startedBy: OSUpgradeRecord.Invoker
-    /// The image version it brings (the model's `image` attribute).
-    var image: String
-    /// The scale set's other image attributes (`publisher`, `offer`, `sku`), for the history.
-    var reference: [String: String]
-    /// Automatic upgrades without `useRollingUpgradePolicy`: batch with the default policy.
-    var usesDefaultPolicy: Bool
-    /// Automatic upgrades: how long each upgraded instance has to become Healthy, in milliseconds.
-    var healthWait: Millis?
-    /// Automatic upgrades unless `disableAutomaticRollback`: restore an instance that does not
-    /// become Healthy in time to its previous image.
-    var restoreFailed: Bool
-    /// `osRollingUpgradeDeferral`: each instance may defer its upgrade until approved.
-    var deferral: Bool
-}
-
-/// An instance's answer when told its OS upgrade is coming (`osRollingUpgradeDeferral`).
-public enum OSUpgradeDeferral: Equatable, Sendable {
-    /// Go ahead now.
-    case none
-    /// Wait for an `approveOSUpgrade` of this instance.
-    case untilApproved
-    /// Approve by itself after this many milliseconds.
-    case approveAfter(Millis)
-}
-
 /// Decides which instances defer their automatic OS upgrade (the scenario's `deferral`).
 public protocol DeferralSource: AnyObject {
     /// What `instance` answers, at `time` (milliseconds on the virtual clock), to the notice that
@@ -104,7 +75,7 @@ extension Simulation {
             reachLimit("modelVersions", limits.modelVersions, detail: what)
             throw EngineError(counters.limitReached!.description)
         }
-        appendModel(attributes, extension: setup.extensions[models.count - 1])
+        appendModel(attributes, extension: probes.plan.extensions[models.count - 1])
         emit(.modelUpdated(version: modelVersion, changes: [attribute: value], via: what))
         try requestRollingUpgrade(reason: what, os: os)
     }
@@ -135,7 +106,7 @@ extension Simulation {
             throw EngineError("approve refused: instance(s) \(unknown.map(String.init).joined(separator: ", ")) are not deferring an OS upgrade; deferring: \(run.deferred.sorted().map(String.init).joined(separator: ", "))")
         }
         for id in Set(chosen).sorted() {
-            do { try perform(run.approve(id, byAction: true)) } catch let error as EngineError { throw error } catch {
+            do { try drive { $0.approve(id, byAction: true) } } catch let error as EngineError { throw error } catch {
                 throw EngineError("approve: \(error)")
             }
         }
@@ -143,10 +114,8 @@ extension Simulation {
 
     /// Whether the running upgrade waits only for approvals that no scheduled action can give.
     var stalledOnApproval: Bool {
-        // Read through the optional, not bound to a name: the run loop asks before every event,
-        // and a binding would retain the upgrade each time.
-        guard script.left == 0, upgrades.current?.code == .rollingForward, upgrades.current?.untilApproved.isEmpty == false else { return false }
-        return upgrades.current?.waitsOnlyForApprovals ?? false
+        // Read from the outline: the run loop asks before every event.
+        script.left == 0 && upgrades.outline.code == .rollingForward && upgrades.outline.waitsOnlyOnApprovals
     }
 
     /// The run's OS image upgrades, oldest first, as `az vmss get-os-upgrade-history` reports them.
@@ -160,33 +129,4 @@ extension Simulation {
                                    rolledBack: run.rolledBack, rollbackFailed: run.rollbackFailed.count)
         }
     }
-}
-
-/// One OS image upgrade as `az vmss get-os-upgrade-history` lists it
-/// (`UpgradeOperationHistoricalStatusInfo`).
-public struct OSUpgradeRecord: Equatable, Sendable {
-    /// `startedBy`.
-    public enum Invoker: String, Sendable {
-        case unknown = "Unknown", user = "User", platform = "Platform"
-    }
-
-    /// `runningStatus.code`.
-    public var code: RunningCode
-    /// Milliseconds on the virtual clock.
-    public var startTime: Millis
-    /// When it reached its final code (ms); nil while it runs.
-    public var endTime: Millis?
-    /// Instance counts, as in `get-latest`.
-    public var progress: Progress
-    /// Why it stopped, when it did.
-    public var error: UpgradeError?
-    /// User (on demand) or Platform (automatic).
-    public var startedBy: Invoker
-    /// `version`, and `publisher`, `offer`, `sku` when the model names them.
-    public var targetImageReference: [String: String]
-    /// Instances returned to their previous image (or model) successfully.
-    public var rolledBack: Int
-    /// Instances whose return failed.
-    public var rollbackFailed: Int
-
 }

@@ -6,13 +6,13 @@ extension Simulation {
 
     /// Starts `kind` on instance `id`. The fault injector decides failure and duration.
     func beginOperation(_ kind: OperationKind, on id: Int, targetVersion: Int, upgrade: Int?) throws {
-        let outcome = try setup.behaviours.faults?.outcome(of: kind, on: instances[id], at: now) ?? OperationOutcome()
+        let outcome = try setup.behaviours.faults?.outcome(of: kind, on: fleet.instances[id], at: now) ?? OperationOutcome()
         let timings = definition.timings
         let disruptive: Bool
         let duration: Millis
         switch kind {
         case .upgrade:
-            disruptive = ChangeRules.isDisruptive(from: models[instances[id].modelVersion - 1], to: models[targetVersion - 1])
+            disruptive = ChangeRules.isDisruptive(from: models[fleet.instances[id].modelVersion - 1], to: models[targetVersion - 1])
             duration = disruptive ? timings.disruptiveUpgrade : timings.inPlaceUpgrade
         case .rollback:
             disruptive = true
@@ -30,8 +30,8 @@ extension Simulation {
         counters.operationTokens += 1
         let op = PendingOperation(kind: kind, token: counters.operationTokens, fail: outcome.fail, targetVersion: targetVersion,
                                   disruptive: disruptive, upgrade: upgrade,
-                                  batch: upgrade.flatMap { upgrades.current?.number == $0 ? upgrades.current?.batchNumber : nil })
-        operations[id] = op
+                                  batch: upgrade.flatMap { upgrades.outline.number == $0 ? upgrades.outline.batchNumber : nil })
+        fleet.operations[id] = op
         noteActivity()
         switch kind {
         case .upgrade, .rollback, .reimage:
@@ -46,18 +46,18 @@ extension Simulation {
         case .create: break
         }
         let took = max(0, outcome.duration ?? duration)
-        let replaces = kind == .create ? instances[id].replaces : nil
-        emit(.operationStarted(OperationFacts(kind: kind, name: instances[id].name, targetVersion: targetVersion, disruptive: disruptive,
+        let replaces = kind == .create ? fleet.instances[id].replaces : nil
+        emit(.operationStarted(OperationFacts(kind: kind, name: fleet.instances[id].name, targetVersion: targetVersion, disruptive: disruptive,
                                               duration: took, willFail: outcome.fail, replaces: replaces)),
              instance: id, batch: op.batch)
-        queue.schedule(.operationDone(id: Int32(id), token: Int32(truncatingIfNeeded: op.token)), at: now + took)
+        clock.queue.schedule(.operationDone(id: Int32(id), token: Int32(truncatingIfNeeded: op.token)), at: now + took)
     }
 
     func finishOperation(_ id: Int, _ op: PendingOperation) throws {
         let succeeded = !op.fail
         switch op.kind {
         case .upgrade, .rollback, .reimage:
-            let before = instances[id].modelVersion
+            let before = fleet.instances[id].modelVersion
             updateInstance(id) { vm in
                 vm.lifecycle = .running
                 if succeeded { vm.modelVersion = op.targetVersion }
@@ -80,22 +80,22 @@ extension Simulation {
         case .delete:
             removeInstance(id)
         }
-        emit(.operationFinished(kind: op.kind, name: instances[id].name, succeeded: succeeded), instance: id, batch: op.batch)
-        if let number = op.upgrade, let run = upgrades.current, run.number == number {
-            try perform(run.operationFinished(id, succeeded: succeeded, kind: op.kind, self))
+        emit(.operationFinished(kind: op.kind, name: fleet.instances[id].name, succeeded: succeeded), instance: id, batch: op.batch)
+        if let number = op.upgrade, upgrades.outline.number == number {
+            try drive { $0.operationFinished(id, succeeded: succeeded, kind: op.kind, self) }
         }
         try startPendingUpgradeIfReady()
     }
 
     func removeInstance(_ id: Int) {
-        let vm = instances[id]
+        let vm = fleet.instances[id]
         guard vm.lifecycle != .deleted else { return }
         updateInstance(id) { $0.lifecycle = .deleted }
-        spreader.remove(zone: vm.zone, faultDomain: vm.faultDomain, updateDomain: vm.updateDomain)
+        fleet.spreader.remove(zone: vm.zone, faultDomain: vm.faultDomain, updateDomain: vm.updateDomain)
         stopProbing(id)
         emit(.instanceDeleted(name: vm.name), instance: id)
     }
 
     /// Instances that exist and run (not being created, deleted or already gone).
-    var presentInstances: [Instance] { instances.filter(\.isPresent) }
+    var presentInstances: [Instance] { fleet.instances.filter(\.isPresent) }
 }

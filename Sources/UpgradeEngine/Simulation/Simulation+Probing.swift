@@ -1,4 +1,3 @@
-import CMemoryHints
 import Formats
 
 /// Instances, their placement and their probes: the health state machine fed by the health source.
@@ -7,14 +6,14 @@ extension Simulation {
 
     @discardableResult
     func addInstance(lifecycle: Lifecycle, version: Int, place: (zone: String?, faultDomain: Int, updateDomain: Int)?) -> Int {
-        let id = instances.count
+        let id = fleet.instances.count
         if id >= limits.instances { reachLimit("instances", limits.instances, detail: "creating \(definition.name)_\(id)") }
         let spot: (zone: String?, faultDomain: Int, updateDomain: Int)
         if let place {
             spot = place
-            spreader.add(zone: place.zone, faultDomain: place.faultDomain, updateDomain: place.updateDomain)
+            fleet.spreader.add(zone: place.zone, faultDomain: place.faultDomain, updateDomain: place.updateDomain)
         } else {
-            spot = spreader.place()
+            spot = fleet.spreader.place()
         }
         let settings = probeSettings(ofVersion: version)
         var instance = Instance(id: id, name: "\(definition.name)_\(id)", zone: spot.zone, faultDomain: spot.faultDomain,
@@ -23,7 +22,7 @@ extension Simulation {
                                 protectFromScaleIn: definition.protectedFromScaleIn.contains(id), lifecycle: lifecycle,
                                 health: HealthTracker(settings: settings ?? HealthExtensionSettings(), startedAt: now))
         if settings == nil { instance.health.markHealthyWithoutProbes() }
-        instances.append(instance)
+        fleet.instances.append(instance)
         probes.last.append(nil)
         probes.generation.append(0)
         servingMayHaveChanged(id, was: false, health: .initializing)
@@ -44,14 +43,14 @@ extension Simulation {
         }
         let byID = Dictionary(fleet.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         let last = fleet.map(\.id).max() ?? -1
-        instances.reserveCapacity(last + 1)
+        self.fleet.instances.reserveCapacity(last + 1)
         for id in 0...max(0, last) where last >= 0 {
             guard let vm = byID[id] else {
                 addGap()
                 continue
             }
             let place = vm.faultDomain.map { (zone: vm.zone, faultDomain: $0, updateDomain: vm.updateDomain ?? 0) }
-                ?? vm.zone.map { spreader.spot(inZone: $0) }
+                ?? vm.zone.map { self.fleet.spreader.spot(inZone: $0) }
             let added = addInstance(lifecycle: .running, version: vm.latestModelApplied ? models.count : 1, place: place)
             updateInstance(added) {
                 $0.protectFromScaleSetActions = $0.protectFromScaleSetActions || vm.protectFromScaleSetActions
@@ -63,8 +62,8 @@ extension Simulation {
     /// An id the scale set no longer has (deleted before the run): kept so ids match the
     /// document's, never probed, placed nowhere.
     func addGap() {
-        let id = instances.count
-        instances.append(Instance(id: id, name: "\(definition.name)_\(id)", zone: nil, faultDomain: 0, updateDomain: 0, modelVersion: 1,
+        let id = fleet.instances.count
+        fleet.instances.append(Instance(id: id, name: "\(definition.name)_\(id)", zone: nil, faultDomain: 0, updateDomain: 0, modelVersion: 1,
                                   protectFromScaleSetActions: false, protectFromScaleIn: false, lifecycle: .deleted,
                                   health: HealthTracker(settings: HealthExtensionSettings(), startedAt: now)))
         probes.last.append(nil)
@@ -81,21 +80,18 @@ extension Simulation {
         }
         // Grace is looked at only when a probe's result arrives (SPEC §3), so nothing else is
         // scheduled: the first probe is now.
-        queue.schedule(.probe(id, generation: probes.generation[id]), at: now)
+        clock.queue.schedule(.probe(id, generation: probes.generation[id]), at: now)
     }
 
     func stopProbing(_ id: Int) { probes.generation[id] += 1 }
 
     func probe(_ id: Int, health: (any HealthSource)?) throws {
-        guard setup.probing, isProbed(id) else { return }
+        guard probes.plan.probing, isProbed(id) else { return }
         countProbe()
-        // Lent by address: passing the element itself copies the instance for the call, and a
-        // closure around the call retains the buffer and the source. The address stays valid
-        // through the call: `instances` is held by the simulation, and a health source cannot act
-        // on the simulation (scripts' actions are refused inside callbacks). Called through the
-        // optional itself: binding it to a name would retain the source for every probe.
-        let address = instances.withUnsafeBufferPointer { $0.baseAddress! + id }
-        let reply = try health?.probe(lent: address, at: now) ?? .structured(state: "Healthy", metrics: nil)
+        // Lent in place (`lend`): passing the element itself copies the instance for the call.
+        // Called through the optional itself: binding it to a name would retain the source for
+        // every probe.
+        let reply = try health?.probe(lent: lend(id), at: now) ?? .structured(state: "Healthy", metrics: nil)
         try take(reply, from: id)
     }
 
@@ -104,103 +100,60 @@ extension Simulation {
     /// answers the state its instance is in changes nothing the source can see (no event, no
     /// table, no callback), so its bookkeeping may follow the run; the first probe that answers
     /// anything else ends the run and is handled in full before the probes after it, which go
-    /// back to the queue.
+    /// back to the clock.queue.
     func probeRun(_ id: Int, health: any HealthSource) throws {
-        guard setup.probing, isProbed(id) else { return }
+        guard probes.plan.probing, isProbed(id) else { return }
         // An instance whose answer may change something ends a run: alone, it is probed alone.
         guard let quiet = quietState(id) else { return try probe(id, health: health) }
-        let ids = probes.run.ids, expected = probes.run.expected, takenBefore = probes.run.taken
-        ids[0] = id
-        expected[0] = quiet
-        takenBefore[0] = 0
+        let buffers = probes.run
+        buffers.set(0, id: id, expected: quiet, taken: 0)
         var count = 1, taken = 0
-        let lookahead = ProbeLookahead(instances: instances, last: probes.last, generations: probes.generation)
+        let lookahead = ProbeLookahead(instances: fleet.instances, last: probes.last, generations: probes.generation)
         // The probe that reaches the probe limit ends the run, as it ends the loop.
         let allowance = max(1, min(RunBuffers.capacity - 1, limits.probes - counters.probes) + 1)  // no `+ 1` on a limit of Int.max
-        while count < allowance, let next = queue.popProbe() {
+        while count < allowance, let next = clock.queue.popProbe() {
             taken += 1
-            if let later = queue.probeID(ahead: ProbeLookahead.distance) { lookahead.prefetch(later) }
+            if let later = clock.queue.probeID(ahead: ProbeLookahead.distance) { lookahead.prefetch(later) }
             guard Int32(truncatingIfNeeded: probes.generation[next.id]) == next.generation, isProbed(next.id) else { continue }
             let state = quietState(next.id)
-            ids[count] = next.id
-            expected[count] = state
-            takenBefore[count] = taken
+            buffers.set(count, id: next.id, expected: state, taken: taken)
             count += 1
             if state == nil { break }
         }
-        var run = ProbeRun(ids: UnsafeBufferPointer(start: ids, count: count), expected: UnsafeBufferPointer(start: expected, count: count),
-                           time: now)
-        instances.withUnsafeBufferPointer { health.probe(run: &run, in: $0) }
+        let lent = lendRun(count: count)
+        var run = ProbeRun(lent, time: now)
+        health.probe(run: &run)
         let matched = run.matched
-        settle(run.ids.prefix(matched), run.expected)
+        settle(lent, matched: matched)
         guard matched < count else { return }
-        let after = taken - takenBefore[matched]
+        let after = taken - buffers.taken(at: matched)
         switch run.stop {
-        case .none:  // a source that stopped without saying why: the rest is probed again
-            queue.unpop(after + 1)
+        case .none:  // a source that clock.stopped without saying why: the rest is probed again
+            clock.queue.unpop(after + 1)
         case .answered(let reply):
-            queue.unpop(after)
+            clock.queue.unpop(after)
             countProbe()
-            try take(reply, from: ids[matched])
+            try take(reply, from: lent[matched])
         case .failed(let error):
-            queue.unpop(after)
+            clock.queue.unpop(after)
             countProbe()
             throw error
         }
     }
 
-    /// Asks for the data of a probe queued later while the run is gathered. A fleet larger than
-    /// the caches has each probed instance, last answer and generation in memory; the queue's
-    /// order after a few batches (every third id, every fifteenth) is not one the processor
-    /// guesses, so each probe would wait for its lines in turn.
-    private struct ProbeLookahead {
-        /// Entries ahead: the loop takes an entry in a few nanoseconds, and a line from memory takes
-        /// about a hundred (16 ahead measured 22–23 ns a probe at 100k, 32 and 64 20.6–21).
-        static let distance = 32
-        let instances: UnsafePointer<Instance>, last: UnsafePointer<LastProbe?>, generations: UnsafePointer<Int>
-
-        /// The arrays' addresses are taken once per run: gathering a run changes only the queue,
-        /// so none of them moves or is written meanwhile (as with `probe`'s lent instance).
-        init(instances: [Instance], last: [LastProbe?], generations: [Int]) {
-            self.instances = instances.withUnsafeBufferPointer { $0.baseAddress! }
-            self.last = last.withUnsafeBufferPointer { $0.baseAddress! }
-            self.generations = generations.withUnsafeBufferPointer { $0.baseAddress! }
-        }
-
-        /// Prefetches instance `id`'s first 64 bytes (what a probe reads, on at most two lines),
-        /// its last answer and its generation. A prefetch never faults and changes no value.
-        @inline(__always)
-        func prefetch(_ id: Int) {
-            rh_prefetch(instances + id)
-            rh_prefetch(UnsafeRawPointer(instances + id) + 63)
-            rh_prefetch(last + id)
-            rh_prefetch(generations + id)
-        }
-    }
-
-    /// The bookkeeping of probes of `ids` that each answered the state its instance is in
-    /// (`expected`, in the same order): what `take` does with such an answer (the probe counted
-    /// and kept, the instance's pending change forgotten, its next probe scheduled), in one pass.
-    private func settle(_ ids: Slice<UnsafeBufferPointer<Int>>, _ expected: UnsafeBufferPointer<HealthState?>) {
-        guard !ids.isEmpty else { return }
-        counters.probes += ids.count
+    /// The bookkeeping of the first `matched` probes of `run`, which each answered the state its
+    /// instance is in: what `take` does with such an answer (the probe counted and kept, the
+    /// instance's pending change forgotten, its next probe scheduled), in one pass.
+    private func settle(_ run: LentProbes, matched: Int) {
+        guard matched > 0 else { return }
+        counters.probes += matched
         if counters.probes > limits.probes { reachLimit("probes", limits.probes, detail: "") }
-        probes.last.withUnsafeMutableBufferPointer { last in
-            instances.withUnsafeMutableBufferPointer { instances in
-                // Written only when they change: most probes find both as they were, and a line
-                // not written is not written back (a 100,000-instance fleet does not fit a cache).
-                for (id, state) in zip(ids, expected) {
-                    let answer = LastProbe(state: state!, metrics: nil, metricsDeferred: true)
-                    if last[id] != answer { last[id] = answer }
-                    if !instances[id].health.isSettled { instances[id].health.confirm() }
-                }
-            }
-        }
-        queue.scheduleProbes(ids, generations: probes.generation, at: now + setup.probeInterval)
+        settleInPlace(run, matched: matched)
+        clock.queue.scheduleProbes(run.prefix(matched), generations: probes.generation, at: now + probes.plan.interval)
     }
 
     /// Instance `id` is probed: it runs or is being upgraded.
-    private func isProbed(_ id: Int) -> Bool { instances[id].lifecycle == .running || instances[id].lifecycle == .upgrading }
+    private func isProbed(_ id: Int) -> Bool { fleet.instances[id].lifecycle == .running || fleet.instances[id].lifecycle == .upgrading }
 
     private func countProbe() {
         counters.probes += 1
@@ -210,7 +163,7 @@ extension Simulation {
     /// The state whose answer would change nothing for instance `id`: the committed Healthy or
     /// Unhealthy (an Initializing or Unknown instance may change on any answer).
     private func quietState(_ id: Int) -> HealthState? {
-        let state = instances[id].health.state
+        let state = fleet.instances[id].health.state
         return state == .healthy || state == .unhealthy ? state : nil
     }
 
@@ -219,14 +172,14 @@ extension Simulation {
     /// instance's model's (`probeConfig`).
     @inline(__always)
     private func take(_ reply: ProbeReply, from id: Int) throws {
-        guard setup.uniformProbing else {
+        guard probes.plan.uniformProbing else {
             let config = probeConfig(of: id)
             // A source that keeps metrics for later (made for the first model's rich states) says
             // nothing of metrics sent to a model whose extension reports binary states or tcp.
-            let keptForLater = setup.judge.namesStates && !config.judge.namesStates
+            let keptForLater = probes.plan.judge.namesStates && !config.judge.namesStates
             return try take(keptForLater ? reply.forgettingKeptMetrics : reply, from: id, config)
         }
-        try take(reply, from: id, ProbeConfig(judge: setup.judge, interval: setup.probeInterval))
+        try take(reply, from: id, ProbeConfig(judge: probes.plan.judge, interval: probes.plan.interval))
     }
 
     @inline(__always)
@@ -239,7 +192,7 @@ extension Simulation {
             // A probe that gets no reply: its result comes when the extension's timeout ends.
             if case .timeout = reply {
                 let generation = Int32(truncatingIfNeeded: probes.generation[id])
-                return queue.schedule(.probeTimedOut(id: Int32(id), generation: generation), at: now + probeTimeout)
+                return clock.queue.schedule(.probeTimedOut(id: Int32(id), generation: generation), at: now + probeTimeout)
             }
             let result = judged(reply, by: config.judge)
             if !result.diagnostics.isEmpty { warn(result.diagnostics, about: id) }
@@ -260,11 +213,11 @@ extension Simulation {
     /// Records probe result `state` of instance `id` now and schedules its next probe.
     @inline(__always)
     private func commit(_ state: HealthState, of id: Int, nextProbeAt next: Millis) throws {
-        let before = instances[id].health.state, wasServing = isServing(id)
-        let change = instances[id].health.record(state, at: now)
-        queue.schedule(.probe(id, generation: probes.generation[id]), at: next)
+        let before = fleet.instances[id].health.state, wasServing = isServing(id)
+        let change = fleet.instances[id].health.record(state, at: now)
+        clock.queue.schedule(.probe(id, generation: probes.generation[id]), at: next)
         if let change {
-            emit(.healthChanged(from: before, to: instances[id].health.state, reason: change), instance: id)
+            emit(.healthChanged(from: before, to: fleet.instances[id].health.state, reason: change), instance: id)
             servingMayHaveChanged(id, was: wasServing, health: before)
             try healthChanged(id)
         }
@@ -273,23 +226,25 @@ extension Simulation {
     /// The verdict on `reply`, which depends on nothing else: an HTTP answer equal to the last
     /// one judged takes its verdict (the same body string compares by identity, at once).
     private func judged(_ reply: ProbeReply, by judge: ProbeJudge) -> ProbeResult {
-        guard case .http(let status, let body) = reply else { return judge.evaluate(reply, strictWire: setup.strictWire) }
-        if let last = probes.lastHTTP, last.status == status, last.strictWire == setup.strictWire, last.judge == judge, last.body == body {
+        guard case .http(let status, let body) = reply else { return judge.evaluate(reply, strictWire: probes.plan.strictWire) }
+        if let last = probes.lastHTTP, last.status == status, last.strictWire == probes.plan.strictWire, last.judge == judge, last.body == body {
             return last.result
         }
-        let result = judge.evaluate(reply, strictWire: setup.strictWire)
-        probes.lastHTTP = (status, body, setup.strictWire, judge, result)
+        let result = judge.evaluate(reply, strictWire: probes.plan.strictWire)
+        probes.lastHTTP = (status, body, probes.plan.strictWire, judge, result)
         return result
     }
 
     /// Reports each kind of wire oddity once per instance.
     func warn(_ diagnostics: [WireDiagnostic], about id: Int) {
         for diagnostic in diagnostics where counters.warned.insert("\(id)/\(diagnostic.kind.rawValue)").inserted {
-            emit(.wireWarning(name: instances[id].name, message: diagnostic.message), instance: id)
+            emit(.wireWarning(name: fleet.instances[id].name, message: diagnostic.message), instance: id)
         }
     }
 
     func healthChanged(_ id: Int) throws {
-        if let run = upgrades.current { try perform(run.healthChanged(id, self)) }
+        // Most health changes concern no batch: the outline says so without touching the upgrade.
+        guard upgrades.outline.code == .rollingForward, upgrades.outline.watching.contains(id) else { return }
+        try drive { $0.healthChanged(id, self) }
     }
 }

@@ -1,147 +1,8 @@
 public import Formats
 
-/// A discrete-event simulation of one scale set on a virtual clock. The same definition,
-/// behaviours and actions give the same events, byte for byte.
-///
-/// Not thread-safe; run it on one thread. The hot stored properties are marked
-/// `@exclusivity(unchecked)`: dynamic exclusivity checks cost about a fifth of a probe, and
-/// these properties are only touched by this class's own methods on one thread, never modified
-/// while a behaviour (health, phase, fault) or an action callback that could reach them runs.
-public final class Simulation {
-    /// The scale set simulated.
-    public let definition: ScaleSetDefinition
-    /// The upgrade policy in effect: the definition's, then each `updatePolicy`'s (a rolling
-    /// upgrade keeps the policy it started with).
-    public internal(set) var policy: UpgradePolicy
-    /// How instances are probed and judged, the run's bounds, the scenario's behaviours and who
-    /// is told what happens.
-    @exclusivity(unchecked) var setup: RunSetup
-    @exclusivity(unchecked) public internal(set) var instances: [Instance] = []
-    /// Model attributes by version (version n is `models[n - 1]`).
-    public internal(set) var models: [[String: String]]
-    /// The virtual clock, in milliseconds.
-    @exclusivity(unchecked) public internal(set) var now: Millis = 0
-    /// Instances the scale set should have (capacity, changed by `scale`).
-    @exclusivity(unchecked) public internal(set) var capacity: Int
-    @exclusivity(unchecked) var queue = EventQueue()
-    var spreader: Spreader
-    /// The actions on the timeline and how many have yet to run.
-    @exclusivity(unchecked) var script = ScheduledActions()
-    @exclusivity(unchecked) var operations: [Int: PendingOperation] = [:]
-    @exclusivity(unchecked) var counters = Counters()
-    @exclusivity(unchecked) var probes = ProbeBook()
-    /// The latest rolling upgrade, and the requests and OS upgrades around it.
-    @exclusivity(unchecked) var upgrades = UpgradeBook()
-    @exclusivity(unchecked) var meter = AvailabilityMeter()
-
-    /// How instances are probed and judged, and the run's bounds.
-    struct RunSetup {
-        /// Milliseconds between two probes of one instance of the first model.
-        let probeInterval: Millis
-        /// Whether some model has a health source, so instances may be probed at all.
-        var probing: Bool
-        /// Judges each probe of the first model (the settings' string-free part).
-        let judge: ProbeJudge
-        /// The Application Health extension of each model version (version n at n - 1; nil: none).
-        var extensions: [HealthExtensionSettings?]
-        /// How instances of each model version are probed (nil: they report no health).
-        var byVersion: [ProbeConfig?]
-        /// Every model version is probed as the first: the hot path reads `judge` and
-        /// `probeInterval` without looking at the instance's model.
-        var uniformProbing = true
-        var strictWire = false
-        var limits = RunLimits()
-        /// The behaviours the scenario gave: health answers, phases, operation faults, deferrals.
-        let behaviours: Behaviours
-        /// Who is told what happens.
-        var observers = Observers()
-    }
-
-    /// The scenario's behaviours; nil where it gave none.
-    struct Behaviours {
-        let health: (any HealthSource)?
-        let phases: (any PhaseSource)?
-        let faults: (any FaultInjector)?
-        let deferrals: (any DeferralSource)?
-    }
-
-    /// The callbacks told of events and of each rolling upgrade's plan.
-    struct Observers {
-        var onEvent: ((Event) -> Void)?
-        var onRollingUpgradeStart: ((UpgradePlan) -> Void)?
-    }
-
-    /// Scheduled actions, by index; `left` have not run yet.
-    struct ScheduledActions {
-        var list: [(name: String, body: (Simulation) throws -> Void)] = []
-        var left = 0
-    }
-
-    /// What the run has counted, for its limits and its summary.
-    struct Counters {
-        var events = 0
-        var probes = 0
-        /// Operation tokens handed out (a finished operation's event must carry the current one).
-        var operationTokens = 0
-        /// Wire warnings already given, by instance and kind.
-        var warned: Set<String> = []
-        /// The first run-level limit reached; the run ends after the event being handled.
-        var limitReached: RunLimitExceeded?
-    }
-
-    /// Per-instance probing: the generation that invalidates stale scheduled probes, and the
-    /// last verdict, whose metrics a rolling upgrade reads when it starts.
-    struct ProbeBook {
-        var generation: [Int] = []
-        var last: [LastProbe?] = []
-        /// Whether runs are asked for at all (tests compare with one probe at a time).
-        var runs = true
-        /// Room for the run being gathered for a source that answers runs (`probeRun`).
-        let run = RunBuffers()
-        /// The last HTTP answer judged and its verdict: the same status and body again (a script
-        /// returning one 64 KiB body on every probe) is not parsed again.
-        var lastHTTP: (status: Int, body: String, strictWire: Bool, judge: ProbeJudge, result: ProbeResult)?
-    }
-
-    /// A run's instances, their expected states and, for each, how many queue entries had been
-    /// taken when it joined (to put back those after a stop): allocated once, freed with the
-    /// simulation (also when its initializer fails, which skips the simulation's deinit).
-    final class RunBuffers {
-        /// The longest run: long enough that the engine's work between runs is amortised, short
-        /// enough that a probe which ends a run early leaves few to gather again.
-        static let capacity = 64
-        let ids = UnsafeMutablePointer<Int>.allocate(capacity: RunBuffers.capacity)
-        let expected = UnsafeMutablePointer<HealthState?>.allocate(capacity: RunBuffers.capacity)
-        let taken = UnsafeMutablePointer<Int>.allocate(capacity: RunBuffers.capacity)
-
-        deinit {
-            ids.deallocate()
-            expected.deallocate()
-            taken.deallocate()
-        }
-    }
-
-    /// What the engine keeps of an instance's last probe: plain values, so storing one per probe
-    /// releases nothing.
-    struct LastProbe: Equatable {
-        let state: HealthState
-        let metrics: CustomMetrics?
-        let metricsDeferred: Bool
-    }
-
-    /// Rolling upgrades asked for and run.
-    struct UpgradeBook {
-        /// The latest rolling upgrade.
-        var current: RollingUpgrade?
-        var count = 0
-        /// A requested upgrade waits for the running one's operations to finish.
-        var startPending = false
-        var pendingReason = ""
-        var pendingOS: OSUpgradeTerms?
-        /// Every OS image upgrade of the run, oldest first (its history).
-        var osUpgrades: [RollingUpgrade] = []
-    }
-
+/// The simulation's run loop and its events (its stored state is declared in
+/// `Simulation+Unsafe.swift`, the types of its parts in `Simulation+State.swift`).
+extension Simulation {
     /// Probe settings of the newest model (a load-balancer probe acts as binary http); nil when
     /// it has no health source.
     public var probeSettings: HealthExtensionSettings? { probeSettings(ofVersion: modelVersion) }
@@ -156,8 +17,8 @@ public final class Simulation {
 
     /// Judge custom metrics sent as an object as Azure's extension does (Unknown).
     public var strictWire: Bool {
-        get { setup.strictWire }
-        set { setup.strictWire = newValue }
+        get { probes.plan.strictWire }
+        set { probes.plan.strictWire = newValue }
     }
     /// Bounds on the run as a whole.
     public var limits: RunLimits {
@@ -174,8 +35,6 @@ public final class Simulation {
         get { setup.observers.onRollingUpgradeStart }
         set { setup.observers.onRollingUpgradeStart = newValue }
     }
-    /// Each instance's last probe verdict, whose metrics a rolling upgrade reads when it starts.
-
     /// An operation in flight on one instance.
     struct PendingOperation {
         var kind: OperationKind
@@ -191,25 +50,20 @@ public final class Simulation {
 
     /// Builds the scale set (validated whole first) with its instances at time 0, each just
     /// started (Initializing) and probed from time 0.
-    public init(_ definition: ScaleSetDefinition, health: (any HealthSource)? = nil, phases: (any PhaseSource)? = nil,
-                faults: (any FaultInjector)? = nil, deferrals: (any DeferralSource)? = nil) throws(ValidationFailure) {
+    public convenience init(_ definition: ScaleSetDefinition, health: (any HealthSource)? = nil, phases: (any PhaseSource)? = nil,
+                            faults: (any FaultInjector)? = nil, deferrals: (any DeferralSource)? = nil) throws(ValidationFailure) {
         let problems = definition.validate()
         guard problems.isEmpty else { throw ValidationFailure(problems) }
-        self.definition = definition
-        self.capacity = definition.capacity
-        policy = definition.policy
-        models = [definition.model]
         let probeSettings = definition.healthExtension ?? (definition.loadBalancerProbe ? Self.loadBalancerProbeSettings : nil)
-        setup = RunSetup(probeInterval: (probeSettings?.intervalInSeconds ?? 5) * 1000,
-                         probing: probeSettings != nil, judge: ProbeJudge(probeSettings ?? HealthExtensionSettings()),
-                         extensions: [definition.healthExtension], byVersion: [probeSettings.map(ProbeConfig.init)],
-                         behaviours: Behaviours(health: health, phases: phases, faults: faults, deferrals: deferrals))
-        spreader = Spreader(zones: definition.zones, faultDomains: definition.effectiveFaultDomains,
-                            updateDomains: definition.effectiveUpdateDomains)
+        self.init(validated: definition,
+                  plan: ProbePlan(interval: (probeSettings?.intervalInSeconds ?? 5) * 1000, probing: probeSettings != nil,
+                                  judge: ProbeJudge(probeSettings ?? HealthExtensionSettings()),
+                                  extensions: [definition.healthExtension], byVersion: [probeSettings.map(ProbeConfig.init)]),
+                  setup: RunSetup(behaviours: Behaviours(health: health, phases: phases, faults: faults, deferrals: deferrals)))
         if let fleet = definition.fleet {
             startFleet(fleet)
         } else {
-            instances.reserveCapacity(definition.capacity)
+            fleet.instances.reserveCapacity(definition.capacity)
             for _ in 0..<definition.capacity { addInstance(lifecycle: .running, version: 1, place: nil) }
         }
     }
@@ -225,19 +79,17 @@ public final class Simulation {
         }
         script.list.append((name, body))
         script.left += 1
-        queue.schedule(.action(index: Int32(script.list.count - 1)), at: max(0, time))
+        clock.queue.schedule(.action(index: Int32(script.list.count - 1)), at: max(0, time))
     }
 
-    @exclusivity(unchecked) var stopped = false
-
     /// Ends `run` after the current event (e.g. once a plan has been seen).
-    public func stop() { stopped = true }
+    public func stop() { clock.stopped = true }
 
     /// Whether anything is left that can change the outcome.
     var hasWork: Bool {
         guard !stalledOnApproval else { return false }
-        return script.left > 0 || !operations.isEmpty || upgrades.startPending || upgrades.current?.code == .rollingForward
-            || upgrades.current?.isWorking ?? false
+        return script.left > 0 || !fleet.operations.isEmpty || upgrades.pending != nil || upgrades.outline.code == .rollingForward
+            || upgrades.outline.isWorking
     }
 
     /// Runs until no upgrade runs, no operation is in flight and no action is left, or until
@@ -246,15 +98,15 @@ public final class Simulation {
     @discardableResult
     public func run(until limit: Millis = 7 * 86_400_000) throws -> RunSummary {
         var hitLimit = false
-        stopped = false
+        clock.stopped = false
         // Held once for the whole loop: loading it for every probe would retain and release it.
         let health = setup.behaviours.health, runs = asksInRuns(health)
-        while hasWork, !stopped, let next = queue.nextTime {
+        while hasWork, !clock.stopped, let next = clock.queue.nextTime {
             if next > limit {
                 hitLimit = true
                 break
             }
-            let (time, what) = queue.pop()!
+            let (time, what) = clock.queue.pop()!
             advanceClock(to: time)
             try dispatch(what, health: health, runs: runs)
             if let reached = counters.limitReached { throw reached }
@@ -279,7 +131,7 @@ public final class Simulation {
 
     /// Whether probes go to `health` in runs (`probeRun`): it answers them, the engine asks for
     /// them, and a named state is the verdict.
-    func asksInRuns(_ health: (any HealthSource)?) -> Bool { probes.runs && setup.judge.namesStates && health?.answersRuns == true }
+    func asksInRuns(_ health: (any HealthSource)?) -> Bool { probes.runs && probes.plan.judge.namesStates && health?.answersRuns == true }
 
     /// Handles one scheduled thing; `health` is the scenario's health source, held by the caller,
     /// and `runs` what `asksInRuns` says of it.
@@ -288,20 +140,15 @@ public final class Simulation {
         case .probe(let narrow, let generation):
             let id = Int(narrow)
             guard Int32(truncatingIfNeeded: probes.generation[id]) == generation else { return }
-            // Not bound to a name: that would retain the source for every probe.
-            if runs && setup.uniformProbing {
-                try probeRun(id, health: health.unsafelyUnwrapped)
-            } else {
-                try probe(id, health: health)
-            }
+            try probeDue(id, health: health, runs: runs)
         case .probeTimedOut(let narrow, let generation):
             let id = Int(narrow)
             guard Int32(truncatingIfNeeded: probes.generation[id]) == generation else { return }
             try takeTimeout(id)
         case .operationDone(let narrow, let token):
             let id = Int(narrow)
-            guard let op = operations[id], Int32(truncatingIfNeeded: op.token) == token else { return }
-            operations[id] = nil
+            guard let op = fleet.operations[id], Int32(truncatingIfNeeded: op.token) == token else { return }
+            fleet.operations[id] = nil
             try finishOperation(id, op)
         case .action(let narrow):
             let index = Int(narrow)
@@ -314,15 +161,15 @@ public final class Simulation {
                 emit(.actionFailed(action: action.name, message: error.message))
             }
         case .resume(let number):
-            guard let run = upgrades.current, run.number == Int(number) else { return }
-            try perform(run.resume(self))
+            guard upgrades.outline.number == Int(number) else { return }
+            try drive { $0.resume(self) }
         case .settle(let number):
-            guard let run = upgrades.current, run.number == Int(number) else { return }
-            try perform(run.settle(self))
+            guard upgrades.outline.number == Int(number) else { return }
+            try drive { $0.settle(self) }
         case .approve(let number, let narrow):
             let id = Int(narrow)
-            guard let run = upgrades.current, run.number == Int(number), run.deferred.contains(id) else { return }
-            try perform(run.approve(id, byAction: false))
+            guard upgrades.outline.number == Int(number), upgrades.current?.deferred.contains(id) == true else { return }
+            try drive { $0.approve(id, byAction: false) }
         }
     }
 
@@ -348,13 +195,13 @@ public final class Simulation {
     }
 
     /// Whether instance `id` serves, read field by field (no copy of the instance).
-    func isServing(_ id: Int) -> Bool { Self.serves(instances[id].lifecycle, instances[id].health.state) }
+    func isServing(_ id: Int) -> Bool { Self.serves(fleet.instances[id].lifecycle, fleet.instances[id].health.state) }
 
     /// Applies `change` to instance `id`, keeping the serving count right. Returns what `change` returns.
     @discardableResult
     func updateInstance<R>(_ id: Int, _ change: (inout Instance) -> R) -> R {
-        let before = isServing(id), health = instances[id].health.state
-        let result = change(&instances[id])
+        let before = isServing(id), health = fleet.instances[id].health.state
+        let result = change(&fleet.instances[id])
         servingMayHaveChanged(id, was: before, health: health)
         return result
     }
@@ -364,8 +211,8 @@ public final class Simulation {
         let serving = isServing(id)
         guard serving != was else { return }
         meter.servingChanged(by: serving ? 1 : -1, at: now)
-        let state = instances[id].health.state
-        let reason: ServingReason = state != health ? .health(state) : .lifecycle(instances[id].lifecycle)
+        let state = fleet.instances[id].health.state
+        let reason: ServingReason = state != health ? .health(state) : .lifecycle(fleet.instances[id].lifecycle)
         emit(.servingChanged(serving: serving, count: meter.serving, reason: reason), instance: id)
     }
 

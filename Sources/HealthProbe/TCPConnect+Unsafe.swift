@@ -4,7 +4,9 @@ import Glibc
 #endif
 
 /// A TCP connect with a timeout: the tcp health probe. The raw socket calls of this module live
-/// in this file.
+/// in this file, the only unsafe code of HealthProbe: `getaddrinfo`'s list is walked through its
+/// C pointers and freed once, by the `defer`, after the last entry is read. It buys a connect
+/// with a timeout (non-blocking connect and `poll`), which Foundation does not offer on Linux.
 enum TCPConnect {
     /// nil when the connection opened; otherwise why not.
     static func open(host: String, port: Int, timeout: TimeInterval) -> String? {

@@ -10,7 +10,7 @@ extension Simulation {
             let candidate = vm.modelVersion != modelVersion && !vm.protectFromScaleSetActions
             // Custom metrics (and the phase() shorthand, which stands for them) count only from an
             // answer whose state is Healthy (SPEC §3).
-            let answeredHealthy = !setup.probing || probes.last[vm.id]?.state == .healthy
+            let answeredHealthy = !probes.plan.probing || probes.last[vm.id]?.state == .healthy
             var metrics: CustomMetrics?
             if answeredHealthy {
                 metrics = probes.last[vm.id]?.metrics
