@@ -33,6 +33,8 @@ public enum Setting: Hashable, Sendable {
     case policyOverride(String)
     /// Which scale set of a document with several is meant (an ARM name or a Terraform address).
     case resource
+    /// The parameters file of an ARM template.
+    case templateParameters
     /// How many runs a sweep does at once.
     case jobs
     /// The URL a plugin repository folder is served at.

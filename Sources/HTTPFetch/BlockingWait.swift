@@ -15,6 +15,6 @@ public func blockingWait<T: Sendable>(_ body: @escaping @Sendable () async -> T)
 }
 
 /// Where `blockingWait`'s task leaves its value for the waiting thread.
-final class WaitBox<T>: @unchecked Sendable {
+final class WaitBox<T>: @unchecked Sendable {  // safe: written once by the task before the semaphore signals, read after the wait
     var value: T?
 }

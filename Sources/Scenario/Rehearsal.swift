@@ -255,7 +255,7 @@ public enum Rehearsal {
                                                                           : "the scenario declares no such parameter; it declares \(declared.joined(separator: ", "))")
             }
             guard parameter.kind.value(values[name]!) == nil else { return nil }
-            return Problem(field: "--param \(name)=\(values[name]!)", "is not \(parameter.kind.article) \(parameter.kind.rawValue) like the default \(parameter.defaultValue)")
+            return Problem(at: .setting(.parameter(name), value: values[name]!), "is not \(parameter.kind.article) \(parameter.kind.rawValue) like the default \(parameter.defaultValue)")
         }
         guard problems.isEmpty else { throw .definition(problems, location: nil) }
     }

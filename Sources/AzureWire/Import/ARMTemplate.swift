@@ -88,9 +88,14 @@ enum ARMTemplate {
     }
 
     /// A problem for `failure`, placed where it arose and saying which field needed it.
+    /// When an input would have answered, the message ends with "pass one" and the problem
+    /// carries that input as its remedy (the command line spells it).
     static func problem(_ failure: ARMFailure, at path: String) -> Problem {
-        guard !failure.path.isEmpty, failure.path != path else { return Problem(field: path, failure.message) }
-        return Problem(field: failure.path, "\(failure.message) (read for \(path))")
+        let readFor = failure.path.isEmpty || failure.path == path ? "" : " (read for \(path))"
+        var problem = Problem(field: failure.path.isEmpty ? path : failure.path,
+                              failure.message + readFor + (failure.remedy == nil ? "" : "; pass one"))
+        problem.remedy = failure.remedy
+        return problem
     }
 
     /// Every scale set in `template`'s resources, with nested deployments' inline templates.

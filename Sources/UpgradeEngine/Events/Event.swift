@@ -38,13 +38,6 @@ public struct Event: Equatable, Sendable {
     public var kind: Kind { payload.kind }
 }
 
-/// Why an instance's committed health changed.
-public enum HealthChangeReason: String, Sendable {
-    /// `numberOfProbes` consecutive identical probe results.
-    case probes
-    /// The grace period ended while the instance was still Initializing.
-    case gracePeriodEnded
-}
 
 /// A threshold check before or after a batch.
 public struct ThresholdCheck: Equatable, Sendable {

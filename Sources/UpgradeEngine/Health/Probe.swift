@@ -120,7 +120,8 @@ struct ProbeJudge: Equatable, Sendable {
     func quickVerdict(_ reply: ProbeReply) -> HealthState? {
         guard namesStates else { return nil }
         switch reply {
-        case .named(let state): return state
+        // Only Healthy and Unhealthy are verdicts; any other named state is judged as its text.
+        case .named(let state): return state == .healthy || state == .unhealthy ? state : nil
         case .structured(let text?, .deferred?): return text == "Healthy" ? .healthy : text == "Unhealthy" ? .unhealthy : nil
         default: return nil
         }
@@ -225,10 +226,10 @@ struct ProbeJudge: Equatable, Sendable {
         if let metricsPayload {
             if metricsFromWire {
                 if strictWire {
-                    diagnostics.append(WireDiagnostic(kind: .metricsAsObject, message: "customMetrics sent as a JSON object; Azure's extension wants a string holding JSON, and with --strict-wire the result is Unknown"))
+                    diagnostics.append(WireDiagnostic(kind: .metricsAsObject, message: "customMetrics sent as a JSON object; Azure's extension wants a string holding JSON, and judged as strictly as it is the result is Unknown"))
                     return ProbeResult(state: .unknown, diagnostics: diagnostics)
                 }
-                diagnostics.append(WireDiagnostic(kind: .metricsAsObject, message: "customMetrics sent as a JSON object; Azure's extension wants a string holding JSON (accepted here; --strict-wire refuses it)"))
+                diagnostics.append(WireDiagnostic(kind: .metricsAsObject, message: "customMetrics sent as a JSON object; Azure's extension wants a string holding JSON (accepted here; strict wire judging refuses it)"))
             }
             metrics = CustomMetrics.parse(metricsPayload, diagnostics: &diagnostics)
         }

@@ -69,7 +69,7 @@ public struct PolicyArithmetic: Equatable, Sendable {
         let one = percent(toTolerate: 1, of: capacity)
         if unhealthyBudget == 0 {
             found.append(Problem(field: "upgradePolicy.rollingUpgradePolicy.maxUnhealthyInstancePercent",
-                                 "\(policy.maxUnhealthyInstancePercent)% of \(capacity) instances tolerates 0: one unhealthy instance (\(Thresholds.roundedPercent(1, of: capacity))%) stops the upgrade before its first batch; \(one)% or more tolerates one"))
+                                 "\(policy.maxUnhealthyInstancePercent)% of \(capacity) instances tolerates 0: one unhealthy instance (\(AzurePercent.rounded(1, of: capacity))%) stops the upgrade before its first batch; \(one)% or more tolerates one"))
         }
         if upgradedBudget == 0 {
             found.append(Problem(field: "upgradePolicy.rollingUpgradePolicy.maxUnhealthyUpgradedInstancePercent",

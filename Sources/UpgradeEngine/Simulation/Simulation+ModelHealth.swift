@@ -29,13 +29,6 @@ extension ProbeReply {
     }
 }
 
-/// What a model update does to the Application Health extension of the new model.
-public enum HealthExtensionChange: Equatable, Sendable {
-    /// The new model has the extension with these settings (added, or changed in place).
-    case set(HealthExtensionSettings)
-    /// The new model has no extension.
-    case remove
-}
 
 /// The health extension as part of the model (SPEC §6, fourth printing): each model version has
 /// it or not; an instance reports application health only while the model it runs has a health

@@ -68,7 +68,7 @@ public struct SweepPart: Equatable, Sendable {
     public static func read(_ value: JSON) throws(Failure) -> SweepPart {
         func fail<T>(_ field: String, _ problem: String) throws(Failure) -> T { throw Failure(field: field, problem) }
         guard value.field("rehearseSweepPart") == .int(1) else {
-            return try fail("rehearseSweepPart", "missing: this is not a part printed by rehearse sweep --shard I/N --json")
+            return try fail("rehearseSweepPart", "missing: this is not a part of a sharded sweep printed as JSON")
         }
         guard case .string(let scenario)? = value.field("scenario") else { return try fail("scenario", "expected a string") }
         guard case .string(let seedText)? = value.field("seeds"), let parsed = SeedRange(parsing: seedText) else {

@@ -68,6 +68,7 @@ enum Diagnostics {
         case .parameter(let name): return "--param \(name)"
         case .policyOverride(let path): return "--set \(path)"
         case .resource: return "--resource"
+        case .templateParameters: return "--parameters"
         case .jobs: return "--jobs"
         case .repositoryURL: return "--url"
         case .repository: return "--repo"

@@ -204,7 +204,8 @@ final class ARMEvaluator {
                 return try self.value(raw, at: path)
             case nil:
                 guard let fallback = declared.member("defaultValue") else {
-                    throw ARMFailure("has no defaultValue and no value is given; pass one with --parameters FILE", path: at)
+                    throw ARMFailure("has no defaultValue and no value is given", path: at,
+                                     remedy: Remedy(.templateParameters, placeholder: "FILE", scriptForm: "parameters = \"FILE\""))
                 }
                 let (savedCopy, savedFrames) = (self.copy, self.lambdaFrames)
                 defer { (self.copy, self.lambdaFrames) = (savedCopy, savedFrames) }

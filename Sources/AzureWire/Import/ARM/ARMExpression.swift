@@ -1,3 +1,4 @@
+import Formats
 /// One ARM template expression, the text between `[` and `]` of a template string, parsed:
 /// string literals in single quotes (`''` is a quote), whole numbers, function calls with
 /// arguments (a namespaced `ns.name(…)` is a user-defined function), `.property` and `[index]`
@@ -162,9 +163,12 @@ struct ARMFailure: Error, Equatable {
     /// The document path of the value whose evaluation failed (`variables.name`,
     /// `resources[1].sku.capacity`); empty until the evaluator places it.
     var path: String = ""
+    /// The input that would have answered, when one would (a parameters file).
+    var remedy: Remedy?
 
-    init(_ message: String, path: String = "") {
+    init(_ message: String, path: String = "", remedy: Remedy? = nil) {
         self.message = message
         self.path = path
+        self.remedy = remedy
     }
 }

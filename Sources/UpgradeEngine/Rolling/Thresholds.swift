@@ -50,9 +50,7 @@ public enum Thresholds {
     }
 
     /// `count` in percent of `total`, rounded half up as Azure prints it (2 of 7 is 28.57%: 29).
-    public static func roundedPercent(_ count: Int, of total: Int) -> Int {
-        total == 0 ? 0 : (count * 200 + total) / (2 * total)
-    }
+    public static func roundedPercent(_ count: Int, of total: Int) -> Int { AzurePercent.rounded(count, of: total) }
 
     /// An instance as error details name it: `<scaleSet>/virtualMachines/<id>`.
     static func target(_ scaleSet: String, _ id: Int) -> String { "\(scaleSet)/virtualMachines/\(id)" }
