@@ -64,7 +64,10 @@ public enum SweepReportPage {
             + faultedLimits).max() ?? 0.01), most: 6)
         let finite = points.map(\.finishP95).filter(\.isFinite)
         let chartY = Axis.ticks(0, max(1, finite.max() ?? 1), most: 6)
+        let runCounts = entries.map(\.report.total)
         return .ordered([
+            JSONField("runs", .ordered([JSONField("fewest", .int(runCounts.min() ?? 0)), JSONField("most", .int(runCounts.max() ?? 0)),
+                                        JSONField("total", .int(runCounts.reduce(0, +)))])),
             JSONField("title", title.map(JSON.string) ?? .null),
             JSONField("best", best.map(JSON.int) ?? .null),
             JSONField("front", .array(front.map(JSON.int))),
