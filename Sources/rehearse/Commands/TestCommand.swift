@@ -50,7 +50,7 @@ struct TestCommand: ParsableCommand {
             } catch let failure as RunFailure {
                 error = Diagnostic.of(failure.error).map(\.message).joined(separator: "; ")
             } catch let problem {
-                error = Diagnostic.of(problem).map { ($0.location.map { "\(Diagnostics.text(of: $0)): " } ?? "") + $0.message }.joined(separator: "; ")
+                error = Diagnostic.of(problem).map(Diagnostics.located).joined(separator: "; ")
             }
             let seconds = Date().timeIntervalSince(started)
             outcomes.append(JUnit.Scenario(path: file, results: results, error: error, seconds: seconds, requirements: requirements))

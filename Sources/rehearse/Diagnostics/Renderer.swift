@@ -42,6 +42,13 @@ enum Diagnostics {
         }
     }
 
+    /// A diagnostic as one phrase, its location first unless its message already carries it
+    /// (a Lua error's own `file:line: `): what `test` prints after a scenario that could not run.
+    static func located(_ d: Diagnostic) -> String {
+        guard let location = d.location.map({ text(of: $0, expectation: d.isExpectation) }), !d.message.contains(location) else { return d.message }
+        return "\(location): \(d.message)"
+    }
+
     /// `file:line: ` before a definition's problems.
     static func definitionHeader(_ error: ScenarioError) -> String? {
         if case .definition(_, let location) = error { return location.map { "\($0): " } ?? "" }
