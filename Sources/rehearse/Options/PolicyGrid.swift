@@ -81,7 +81,12 @@ struct PolicyGrid {
     func candidates(_ scenario: ScenarioArguments, seed: UInt64) throws -> (ScenarioDefinition, [Candidate]) {
         let given = try parameterValues(scenario.loading.parameters)
         let printer: (String) -> Void = { printError("print: \($0)") }
-        let (base, inputs) = try scenario.load(seed: seed, parameters: Self.parameters(of: combination(0)), print: printer)
+        let base: ScenarioDefinition, inputs: RunInputs
+        do {
+            (base, inputs) = try scenario.load(seed: seed, parameters: Self.parameters(of: combination(0)), print: printer)
+        } catch let error as ScenarioError {
+            throw CommandFailure(relocated(Diagnostic.of(error)), header: Diagnostics.definitionHeader(error), exitCode: 2)
+        }
         var definitions: [[String: String]: ScenarioDefinition] = [base.parameterValues: base]
         var problems: [Diagnostic] = []
         var candidates: [Candidate] = []
@@ -95,7 +100,7 @@ struct PolicyGrid {
                 do {
                     definitions[parameters] = try Rehearsal.definition(base, for: runInputs, print: printer)
                 } catch {
-                    problems += Diagnostic.of(error.error)
+                    problems += relocated(Diagnostic.of(error.error))
                     continue
                 }
             }
@@ -118,6 +123,18 @@ struct PolicyGrid {
         problems = problems.filter { seen.insert("\($0.location.map { Diagnostics.text(of: $0) } ?? "") \($0.message)").inserted }
         guard problems.isEmpty else { throw CommandFailure(problems, exitCode: 2) }
         return (base, candidates)
+    }
+
+    /// `diagnostics` with each parameter this option varies named as the option gives it
+    /// (`--set param.NAME=VALUE`), not as `--param`, which gave it no value.
+    func relocated(_ diagnostics: [Diagnostic]) -> [Diagnostic] {
+        let varied = Set((0..<count).flatMap { Self.parameters(of: combination($0)).keys })
+        return diagnostics.map { d in
+            guard case .setting(.parameter(let name), let value)? = d.location, varied.contains(name) else { return d }
+            var d = d
+            d.location = .option("\(option) param.\(name)" + (value.map { "=\($0)" } ?? ""))
+            return d
+        }
     }
 
     /// The script parameters a combination sets (`param.NAME=VALUE`), by name.
