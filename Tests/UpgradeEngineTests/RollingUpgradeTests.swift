@@ -329,10 +329,10 @@ final class ThresholdTests: XCTestCase {
     }
 
     func testPercentagesRoundHalfUp() {
-        XCTAssertEqual(Thresholds.roundedPercent(2, of: 7), 29)
-        XCTAssertEqual(Thresholds.roundedPercent(1, of: 8), 13)
-        XCTAssertEqual(Thresholds.roundedPercent(1, of: 3), 33)
-        XCTAssertEqual(Thresholds.roundedPercent(0, of: 0), 0)
+        XCTAssertEqual(AzurePercent.rounded(2, of: 7), 29)
+        XCTAssertEqual(AzurePercent.rounded(1, of: 8), 13)
+        XCTAssertEqual(AzurePercent.rounded(1, of: 3), 33)
+        XCTAssertEqual(AzurePercent.rounded(0, of: 0), 0)
     }
 }
 

@@ -20,7 +20,7 @@ public enum Thresholds {
         let passed = unhealthy.count * 100 <= thresholdPercent * capacity
         let check = ThresholdCheck(counted: unhealthy, capacity: capacity, thresholdPercent: thresholdPercent, passed: passed)
         guard !passed else { return Verdict(check: check, error: nil) }
-        let p = roundedPercent(unhealthy.count, of: capacity), t = thresholdPercent
+        let p = AzurePercent.rounded(unhealthy.count, of: capacity), t = thresholdPercent
         let message = firstBatch
             ? "Rolling Upgrade failed due to exceeding the MaxUnhealthyInstancePercent value (defined in the RollingUpgradePolicy) before any batch was attempted. \(p)% of instances are in an unhealthy state, more than the threshold of \(t)% configured in the RollingUpgradePolicy. The most impactful error is:  Instance found to be unhealthy or unreachable. For details on rolling upgrades, use http://aka.ms/AzureVMSSRollingUpgrade"
             : "Rolling Upgrade failed after exceeding the MaxUnhealthyInstancePercent value defined in the RollingUpgradePolicy. \(p)% of instances are in an unhealthy state - more than the threshold of \(t)%. To apply upgrades, consider increasing the MaxUnhealthyInstancePercent value."
@@ -39,7 +39,7 @@ public enum Thresholds {
         let check = ThresholdCheck(counted: counted, capacity: capacity, thresholdPercent: thresholdPercent, passed: passed)
         guard !passed else { return Verdict(check: check, error: nil) }
         let first = counted.filter { lastBatch.contains($0) }.min() ?? counted.min()!
-        let p = roundedPercent(counted.count, of: capacity), t = thresholdPercent
+        let p = AzurePercent.rounded(counted.count, of: capacity), t = thresholdPercent
         let details = counted.map { id in
             ErrorDetail(code: "RollingUpgradeInstanceUnhealthyError", target: target(scaleSet, id),
                         message: failedToUpgrade.contains(id) ? "Instance failed to upgrade." : "Instance found to be unhealthy or unreachable.")
@@ -48,9 +48,6 @@ public enum Thresholds {
         return Verdict(check: check, error: UpgradeError(code: .unhealthyUpgraded,
                                                          message: message, details: details))
     }
-
-    /// `count` in percent of `total`, rounded half up as Azure prints it (2 of 7 is 28.57%: 29).
-    public static func roundedPercent(_ count: Int, of total: Int) -> Int { AzurePercent.rounded(count, of: total) }
 
     /// An instance as error details name it: `<scaleSet>/virtualMachines/<id>`.
     static func target(_ scaleSet: String, _ id: Int) -> String { "\(scaleSet)/virtualMachines/\(id)" }
