@@ -8,6 +8,15 @@ public enum ISODuration {
     /// stops here instead of overflowing.
     public static let longest: Millis = 1_000_000_000_000_000
 
+    /// The virtual instant `amount` after `time` (both ms, neither negative), or nil when it
+    /// would pass `longest`, the latest instant a virtual clock reaches: a clock moved on again
+    /// and again stops there with a refusal instead of overflowing.
+    public static func later(_ time: Millis, by amount: Millis) -> Millis? {
+        guard time >= 0, amount >= 0 else { return nil }
+        let (sum, overflow) = time.addingReportingOverflow(amount)
+        return overflow || sum > longest ? nil : sum
+    }
+
     /// Parses `PnDTnHnMnS` (each part optional but at least one present; a decimal fraction only
     /// on the last part). Years, months and weeks are refused: their length is not fixed.
     /// Returns milliseconds, or a sentence saying what is wrong.

@@ -31,7 +31,7 @@ public enum JUnit {
         }
 
         /// Whether an expectation failed or a requirement was not held.
-        public var failed: Bool { results.contains { !$0.held } || requirements.contains { $0.verdict != .held } }
+        public var failed: Bool { results.contains { !$0.held } || !RiskVerdict(requirements).passed }
     }
 
     struct Suites: Encodable, DynamicNodeEncoding {

@@ -58,6 +58,7 @@ public enum SweepJSON {
             JSONField("unavailableInstanceSeconds", d.unavailable.map(JSON.double) ?? .null),
             JSONField("hitTimeLimit", .bool(d.hitTimeLimit)), JSONField("held", .array(d.held.map(JSON.bool))),
             JSONField("failed", .array(d.failed.map(JSON.int))), JSONField("leftBehind", .array(d.leftBehind.map(JSON.int))),
+            JSONField("capacity", d.capacity.map(JSON.int) ?? .null),
         ])
     }
 

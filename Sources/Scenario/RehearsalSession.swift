@@ -166,10 +166,32 @@ public final class RehearsalSession {
     /// Moves the clock to `time` (never back), handling everything due by then, the probes of an
     /// idle scale set included: the state a script's `at` callback at `time` would see. Events
     /// past the run's time limit are not handled, as `run` handles none.
-    public func advance(to time: Millis) throws(RunFailure) {
-        guard finished == nil else { return }
+    /// A time past `ISODuration.longest` (the latest instant) is refused with the clock unchanged.
+    @discardableResult
+    public func advance(to time: Millis) throws(RunFailure) -> EngineError? {
+        guard time <= ISODuration.longest else { return Self.pastLatest(time: time) }
+        guard finished == nil else { return nil }
         clock = max(clock, time)
         try proceed(through: min(clock, inputs.timeLimit), whileWorking: false)
+        return nil
+    }
+
+    /// Moves the clock forward by `amount` (ms, not negative), as `advance(to:)` does; refused,
+    /// with the clock unchanged, when the sum would pass the latest instant (`ISODuration.longest`,
+    /// 10^12 seconds) or `amount` is negative: checked arithmetic, never an overflow.
+    @discardableResult
+    public func advance(by amount: Millis) throws(RunFailure) -> EngineError? {
+        guard let time = ISODuration.later(clock, by: amount) else {
+            guard amount >= 0 else { return EngineError("advance refused: \(amount) ms is negative; the clock never goes back") }
+            return Self.pastLatest(time: nil, from: clock, by: amount)
+        }
+        return try advance(to: time)
+    }
+
+    /// The refusal of a clock that would pass the latest instant.
+    static func pastLatest(time: Millis?, from clock: Millis = 0, by amount: Millis = 0) -> EngineError {
+        let asked = time.map { ISODuration.format($0) } ?? "\(ISODuration.format(clock)) + \(ISODuration.format(amount))"
+        return EngineError("advance refused: \(asked) is past the latest instant of the virtual clock, \(ISODuration.format(ISODuration.longest)) (10^12 seconds); allowed a time up to it")
     }
 
     /// Handles everything due at the next event's time, as `run` would, and moves the clock

@@ -110,7 +110,12 @@ enum ARMTemplate {
             problems.append(Problem(field: "\(prefix)resources", "is not a list or an object of resources"))
             return
         }
+        // Azure's own limits on what a template expands to: at most 800 resources in one template,
+        // copies included, and 800 deployments in a resource group's history; every resource
+        // instance is also charged its size to the evaluator's one budget.
+        var expanded = 0
         for (path, symbolic, item) in items {
+            guard !evaluator.walkStopped else { return }
             guard case .string(let type)? = item.member("type") else { continue }
             let isScaleSet = type.lowercased() == ScaleSetResource.type.lowercased()
             let isDeployment = type.lowercased() == deploymentType.lowercased()
@@ -128,7 +133,21 @@ enum ARMTemplate {
                     continue
                 }
             }
+            expanded += indexes.count
+            guard expanded <= ARMEvaluator.maxResourcesPerTemplate else {
+                evaluator.walkStopped = true
+                problems.append(Problem(field: "\(path).copy.count", "brings the template at \(prefix.isEmpty ? "the top" : prefix.dropLast()) past \(ARMEvaluator.maxResourcesPerTemplate) resources once its copy loops are expanded; Azure allows at most \(ARMEvaluator.maxResourcesPerTemplate) resources in a template, copies included"))
+                return
+            }
             for index in indexes {
+                guard !evaluator.walkStopped else { return }
+                do {
+                    try evaluator.chargeResource(item, at: path, deployment: isDeployment)
+                } catch {
+                    evaluator.walkStopped = true
+                    problems.append(problem(error, at: path))
+                    return
+                }
                 var loopCopy = copy
                 if let index {
                     loopCopy[""] = index

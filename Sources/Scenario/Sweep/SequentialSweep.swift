@@ -18,7 +18,9 @@ extension Sweep {
         // Judging reads the keys' names and order only, not their labels.
         let keys = SweepReport.keys(of: definition.expectations, label: { _ in "" })
         var runs: [RunDigest] = []
-        var results = question.judge([], keys: keys)
+        // Counted as the runs come: each look costs its new runs only.
+        var tally = RiskTally(question, keys: keys)
+        var results = tally.results
         var next = seeds.first
         var finished = false
         while !finished {
@@ -28,7 +30,8 @@ extension Sweep {
             let chunk = try run(definition, inputs, seeds: Array(next...end), jobs: jobs,
                                 progress: progress.map { report in { @Sendable in report(done + $0) } })
             runs += chunk
-            results = question.judge(runs, keys: keys)
+            tally.add(chunk)
+            results = tally.results
             finished = results.allSatisfy { $0.verdict != .undecided } || end == seeds.last
             next = end &+ 1
         }

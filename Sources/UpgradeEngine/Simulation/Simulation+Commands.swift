@@ -65,7 +65,7 @@ extension Simulation {
     /// Manual upgrade of `ids` (nil: every instance, like `*`): those out of date upgrade at
     /// once. Refused whole when an id does not exist or is protected.
     public func manualUpgrade(ids: [Int]?) throws {
-        let chosen = ids ?? presentInstances.map(\.id)
+        let chosen = ids.map(Self.distinct) ?? presentInstances.map(\.id)
         if ids != nil { try refuseMissingOrProtected(chosen, action: "manual upgrade") }
         let targets = chosen.filter { $0 >= 0 && $0 < fleet.instances.count && fleet.instances[$0].isPresent && !fleet.instances[$0].protectFromScaleSetActions }
             .filter { fleet.instances[$0].modelVersion != modelVersion && fleet.operations[$0] == nil }
@@ -78,11 +78,19 @@ extension Simulation {
     /// protected, with the text a manual upgrade gets; instances busy with another operation are
     /// left as they are.
     public func reimage(ids: [Int]?) throws {
-        let chosen = ids ?? presentInstances.map(\.id)
+        let chosen = ids.map(Self.distinct) ?? presentInstances.map(\.id)
         if ids != nil { try refuseMissingOrProtected(chosen, action: "reimage") }
         let targets = chosen.filter { fleet.instances[$0].isPresent && !fleet.instances[$0].protectFromScaleSetActions && fleet.operations[$0] == nil }
         emit(.reimage(ids: ids == nil ? nil : chosen, reimaging: targets.count))
         for id in targets { try beginOperation(.reimage, on: id, targetVersion: fleet.instances[id].modelVersion, upgrade: nil) }
+    }
+
+    /// `ids` with each id once, where it first appears: an instance named twice in a list of
+    /// instance ids is acted on once, as Azure runs one operation per instance of the list
+    /// (`reimage { 1, 1, 1 }` reimages instance 1 once).
+    static func distinct(_ ids: [Int]) -> [Int] {
+        var seen = Set<Int>()
+        return ids.filter { seen.insert($0).inserted }
     }
 
     /// Refuses an action on `ids` naming an instance that does not exist, or one protected from
@@ -103,11 +111,12 @@ extension Simulation {
     public func scale(to count: Int) throws {
         guard (0...100_000).contains(count) else { throw EngineError("scale(\(count)): allowed 0–100000 instances") }
         let present = fleet.instances.filter { $0.lifecycle != .deleted && $0.lifecycle != .deleting }
+        // A refused scale-out leaves the capacity as it was: the model never took the count.
+        if count > present.count, let quota = definition.quota, count > quota {
+            throw EngineError("scale(\(count)) refused: over the quota of \(quota)")
+        }
         capacity = count
         if count > present.count {
-            if let quota = definition.quota, count > quota {
-                throw EngineError("scale(\(count)) refused: over the quota of \(quota)")
-            }
             emit(.scaled(from: present.count, to: count, deleted: [], short: false))
             for _ in present.count..<count {
                 let id = addInstance(lifecycle: .creating, version: modelVersion, place: nil)

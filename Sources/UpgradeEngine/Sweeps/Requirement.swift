@@ -17,6 +17,9 @@ public struct Requirement: Equatable, Sendable, CustomStringConvertible {
         case expectations
         /// Every `expect` entry with this key held (`expect.minHealthy`).
         case expectation(String)
+        /// The run's lowest healthy stayed at or above this share (0...1) of its capacity
+        /// (`lowestHealthy.80`: at least 80% of the capacity kept serving throughout).
+        case lowestHealthy(Double)
     }
 
     /// `<=` (the share may be at most the limit) or `>=` (at least).
@@ -56,8 +59,9 @@ public struct Requirement: Equatable, Sendable, CustomStringConvertible {
 
     /// What `parse` accepts, said for an error message.
     public static let allowedForm = "SHARE <= P% or SHARE >= P%, with SHARE a final code (Completed, Faulted, Cancelled, RollingForward, "
-        + "RollingBack), an error code a rolling upgrade faults with (\(Thresholds.errorCodes.joined(separator: ", "))), deadline, expect "
-        + "or expect.KEY, and P a decimal number from 0 to 100 (e.g. \"Faulted <= 1%\")"
+        + "RollingBack), an error code a rolling upgrade faults with (\(Thresholds.errorCodes.joined(separator: ", "))), deadline, expect, "
+        + "expect.KEY or lowestHealthy.C (runs whose lowest healthy stayed at C% of capacity or more), and P a decimal number from 0 to 100 "
+        + "(e.g. \"Faulted <= 1%\", \"lowestHealthy.80 >= 95%\")"
 
     /// Reads `SHARE OP P%`; the problem otherwise (what is wrong, without the allowed form).
     public static func parse(_ text: String) -> Result<Requirement, RequirementError> {
@@ -69,15 +73,25 @@ public struct Requirement: Equatable, Sendable, CustomStringConvertible {
         let comparison: Comparison = chars[at] == "<" ? .atMost : .atLeast
         let name = String(chars[..<at])[...].trimmingSpaces, number = String(chars[(at + 2)...])[...].trimmingSpaces
         guard number.hasSuffix("%") else { return .failure(.init(text: text, problem: "the limit must be a percentage such as 1%")) }
-        let digits = number.dropLast().trimmingSpaces
-        let decimal = !digits.isEmpty && digits.allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") } && digits.filter { $0 == "." }.count <= 1
-        guard decimal, let percent = Double(digits), percent.isFinite, (0...100).contains(percent) else {
+        guard let limit = percentage(number.dropLast()[...].trimmingSpaces[...]) else {
             return .failure(.init(text: text, problem: "the limit must be a number from 0 to 100 followed by %"))
         }
         guard let measure = Measure(name: name) else {
+            if name == "lowestHealthy" || name.hasPrefix("lowestHealthy.") {
+                return .failure(.init(text: text, problem: "'\(name)' needs the share of capacity to keep, from 0 to 100: lowestHealthy.80 >= 95% "
+                                      + "asks that at least 95% of runs keep at least 80% of their capacity serving"))
+            }
             return .failure(.init(text: text, problem: "'\(name)' is not a share rehearse counts"))
         }
-        return .success(Requirement(measure, comparison, percent / 100))
+        return .success(Requirement(measure, comparison, limit))
+    }
+
+    /// A percentage written as plain decimal digits (one point at most) from 0 to 100, as a
+    /// share in 0...1; nil for anything else (signs, exponents, `inf`, `nan`, hex).
+    static func percentage(_ digits: Substring) -> Double? {
+        let decimal = !digits.isEmpty && digits.allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") } && digits.count { $0 == "." } <= 1
+        guard decimal, let percent = Double(digits), percent.isFinite, (0...100).contains(percent) else { return nil }
+        return percent / 100
     }
 
     /// `Faulted <= 1%`, the form `parse` reads.
@@ -95,11 +109,13 @@ public struct Requirement: Equatable, Sendable, CustomStringConvertible {
         case .code(let code): return run.code?.rawValue == code
         case .errorCode(let code): return run.errorCode?.rawValue == code
         case .deadline:
-            guard let deadline, !run.hitTimeLimit else { return false }
-            return (run.timeToFinish ?? 0) * 1000 <= Double(deadline)
+            guard let deadline else { return false }
+            return run.endedWithin(deadline)
         case .expectations: return run.held.allSatisfy { $0 }
+        case .lowestHealthy(let share): return run.keptServing(share)
         case .expectation(let key):
-            return keys.indices.allSatisfy { keys[$0].key != key || ($0 < run.held.count && run.held[$0]) }
+            // A sweep without the key has no such expectation to hold: refused at load, never counted as held.
+            return shows(run, keyIndexes: keys.indices.filter { keys[$0].key == key }, deadline: deadline)
         }
     }
 
@@ -135,6 +151,8 @@ extension Requirement.Measure: CustomStringConvertible {
             self = .expectations
         } else if name.hasPrefix("expect."), ExpectationKeyName.all.contains(String(name.dropFirst(7))) {
             self = .expectation(String(name.dropFirst(7)))
+        } else if name.hasPrefix("lowestHealthy."), let share = Requirement.percentage(name.dropFirst(14)) {
+            self = .lowestHealthy(share)
         } else if Thresholds.errorCodes.contains(name) {
             self = .errorCode(name)
         } else {
@@ -148,6 +166,7 @@ extension Requirement.Measure: CustomStringConvertible {
         case .deadline: return "deadline"
         case .expectations: return "expect"
         case .expectation(let key): return "expect.\(key)"
+        case .lowestHealthy(let share): return "lowestHealthy.\(Requirement.percentText(share))"
         }
     }
 }
@@ -193,9 +212,14 @@ public struct RequirementResult: Equatable, Sendable {
 
     /// `requirement` judged over `runs` at `confidence`.
     public init(_ requirement: Requirement, runs: [RunDigest], keys: [SweepReport.ExpectationKey], deadline: Millis?, confidence: Double) {
+        self.init(requirement, share: requirement.share(of: runs, keys: keys, deadline: deadline), confidence: confidence)
+    }
+
+    /// `requirement` judged on `share` at `confidence`.
+    public init(_ requirement: Requirement, share: Share, confidence: Double) {
         self.requirement = requirement
         self.confidence = confidence
-        share = requirement.share(of: runs, keys: keys, deadline: deadline)
+        self.share = share
         let judged = requirement.judge(share, confidence: confidence)
         lower = judged.interval.lower
         upper = judged.interval.upper
@@ -221,7 +245,9 @@ public struct RiskQuestion: Equatable, Sendable {
 
     /// Every requirement judged over `runs`.
     public func judge(_ runs: [RunDigest], keys: [SweepReport.ExpectationKey]) -> [RequirementResult] {
-        requirements.map { RequirementResult($0, runs: runs, keys: keys, deadline: deadline, confidence: confidence) }
+        var tally = RiskTally(self, keys: keys)
+        tally.add(runs)
+        return tally.results
     }
 }
 

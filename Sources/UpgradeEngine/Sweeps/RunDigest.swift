@@ -21,10 +21,14 @@ public struct RunDigest: Equatable, Sendable {
     public var failed: [Int]
     /// Instances that exist at the end on an older model, ascending.
     public var leftBehind: [Int]
+    /// The capacity the run ended with (what `lowestHealthy.C` requirements measure against);
+    /// nil when not known (a part written without it).
+    public var capacity: Int?
 
     /// A digest of every field.
     public init(seed: UInt64, code: RunningCode?, errorCode: UpgradeErrorCode?, timeToFinish: Double?, lowestHealthy: Int?, unavailable: Double?,
-                hitTimeLimit: Bool, held: [Bool], failed: [Int], leftBehind: [Int]) {
+                hitTimeLimit: Bool, held: [Bool], failed: [Int], leftBehind: [Int], capacity: Int? = nil) {
+        self.capacity = capacity
         self.seed = seed
         self.code = code
         self.errorCode = errorCode
@@ -44,6 +48,16 @@ public struct RunDigest: Equatable, Sendable {
                   timeToFinish: summary.availability?.timeToFinishSeconds, lowestHealthy: summary.availability?.lowestHealthy,
                   unavailable: summary.availability?.unavailableInstanceSeconds, hitTimeLimit: summary.hitTimeLimit,
                   held: record.expectations.map(\.held), failed: summary.failed.sorted(),
-                  leftBehind: record.instances.filter { $0.leftBehind != nil }.map(\.id))
+                  leftBehind: record.instances.filter { $0.leftBehind != nil }.map(\.id), capacity: summary.capacity)
+    }
+
+    /// Whether the run kept at least `share` (0...1) of its capacity serving throughout its
+    /// upgrade activity: its lowest healthy is at least `share` × capacity. A run without upgrade
+    /// activity took nothing down; one whose capacity is not known is not counted as keeping it.
+    public func keptServing(_ share: Double) -> Bool {
+        guard let lowestHealthy else { return true }
+        guard let capacity else { return false }
+        // Whole instances against a share: 80% of 5 asks for 4; 1e-9 absorbs the share's rounding.
+        return Double(lowestHealthy) >= share * Double(capacity) - 1e-9
     }
 }

@@ -159,8 +159,13 @@ public struct SweepPart: Equatable, Sendable {
             guard case .bool(let b) = value else { throw wrong("held", "a list of true or false") }
             held.append(b)
         }
+        // The capacity is absent from parts written before requirements measured against it.
+        var capacity: Int?
+        if item.member("capacity") != nil, let d = try number("capacity", in: 0...Double(Int32.max)) {
+            capacity = try CheckedNumber.whole(d, field: "capacity", in: 0...Int(Int32.max))
+        }
         return RunDigest(seed: seed, code: code, errorCode: errorCode, timeToFinish: time, lowestHealthy: lowest, unavailable: unavailable,
-                         hitTimeLimit: hit, held: held, failed: try ids("failed"), leftBehind: try ids("leftBehind"))
+                         hitTimeLimit: hit, held: held, failed: try ids("failed"), leftBehind: try ids("leftBehind"), capacity: capacity)
     }
 
     /// The report of one sweep from its parts, `name` saying where each came from (its file):

@@ -81,12 +81,11 @@ public struct SweepReport: Equatable, Sendable {
         expectations.enumerated().map { i, key in (key, Share(runs.count { i < $0.held.count && $0.held[i] }, of: total)) }
     }
 
-    /// The share of runs whose upgrade had not ended by the deadline: it took longer, or it was
-    /// still going when the run stopped at its time limit.
+    /// The share of runs whose upgrade had not ended by the deadline: it took longer, it was
+    /// still going when the run stopped at its time limit, or it never ended (`endedWithin`).
     public var pastDeadline: Share? {
         guard let deadline else { return nil }
-        let seconds = Double(deadline) / 1000
-        return Share(runs.count { $0.hitTimeLimit || ($0.timeToFinish ?? 0) > seconds }, of: total)
+        return Share(runs.count { !$0.endedWithin(deadline) }, of: total)
     }
 
     /// Time to finish, in seconds, over runs with upgrade activity.

@@ -125,13 +125,17 @@ public enum Tune {
         }
         var active = Array(labels.indices)
         var spent = 0
+        // Each candidate's requirements counted as its runs come (linear in the seeds).
+        var tallies = labels.indices.map { RiskTally(question, keys: keys[$0]) }
         func extend(_ i: Int, to count: Int) throws(Failure) {
             guard results[i].runs.count < count, results[i].runs.count < seeds.count else { return }
             let from = seeds.first &+ UInt64(results[i].runs.count)
             let to = seeds.first &+ UInt64(min(count, seeds.count) - 1)
-            results[i].runs += try runSeeds(i, Array(from...to), spent)
+            let made = try runSeeds(i, Array(from...to), spent)
+            results[i].runs += made
             spent += Int(to - from) + 1
-            results[i].requirements = question.judge(results[i].runs, keys: results[i].keys)
+            tallies[i].add(made)
+            results[i].requirements = tallies[i].results
             results[i].objective = objective.measure(results[i].runs, confidence: question.confidence)
         }
         var round = 0
@@ -139,11 +143,10 @@ public enum Tune {
             round += 1
             for i in active { try extend(i, to: round * lookEvery) }
             for i in active {
-                let verdicts = results[i].requirements.map(\.verdict)
-                if verdicts.contains(.failed) {
-                    results[i].standing = .infeasible
-                } else if verdicts.allSatisfy({ $0 == .held }) {
-                    results[i].standing = .feasible
+                switch RiskVerdict(results[i].requirements).outcome {
+                case .failed: results[i].standing = .infeasible
+                case .passed: results[i].standing = .feasible
+                case .undecided: break
                 }
                 if results[i].standing != .undecided { results[i].decidedAfter = results[i].runs.count }
             }
@@ -225,5 +228,41 @@ public enum Pareto {
                     && (q.faulted < p.faulted || q.finishP95 < p.finishP95 || q.lowestP5 > p.lowestP5)
             }
         }
+    }
+}
+
+extension Tune {
+    /// The best candidate keeps fewer instances serving than the scenario's current policy: its
+    /// lowest healthy p5 is below the current policy's over the same seeds.
+    public struct CapacityWarning: Equatable, Sendable {
+        /// The best candidate's lowest healthy p5.
+        public var bestP5: Double
+        /// The current policy's lowest healthy p5 over the same seeds.
+        public var currentP5: Double
+        /// Runs each figure is over.
+        public var runs: Int
+
+        /// A warning of `bestP5` against `currentP5`, each over `runs` runs.
+        public init(bestP5: Double, currentP5: Double, runs: Int) {
+            self.bestP5 = bestP5
+            self.currentP5 = currentP5
+            self.runs = runs
+        }
+
+        /// What `tune` says on standard error and under `warnings` in its JSON.
+        public var message: String {
+            "the best candidate lowers lowest healthy p5 from \(Self.text(currentP5)) (the scenario's current policy) to \(Self.text(bestP5)) over the same \(runs) seeds; "
+                + "add a capacity requirement such as --require \"lowestHealthy.80 >= 95%\" to keep it"
+        }
+
+        static func text(_ value: Double) -> String { value == value.rounded() ? String(Int(value)) : String(value) }
+    }
+
+    /// The warning when `best`'s runs have a lower lowest healthy p5 than `current`'s (the
+    /// scenario run with its current policy over the same seeds); nil when it keeps as many or
+    /// either has no upgrade activity.
+    public static func capacityWarning(best: [RunDigest], current: [RunDigest]) -> CapacityWarning? {
+        guard let bestP5 = best.lowestHealthy.percentile(5), let currentP5 = current.lowestHealthy.percentile(5), bestP5 < currentP5 else { return nil }
+        return CapacityWarning(bestP5: bestP5, currentP5: currentP5, runs: best.count)
     }
 }

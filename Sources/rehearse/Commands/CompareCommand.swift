@@ -37,9 +37,13 @@ struct CompareCommand: ParsableCommand {
         let (loaded, candidates) = try PolicyGrid(set, option: "--set", seedsEach: range.count).candidates(scenario, seed: range.first)
         let seeds = range.seeds()
         var rows: [CompareText.Row] = []
-        for candidate in candidates {
+        // Every combination's requirements are read before anything runs (a missing expect key is refused at load).
+        let questions = try candidates.map { candidate in
+            try risk.question(script: candidate.definition.risk, deadline: deadline, expectations: ExpectationText.keys(of: candidate.definition.expectations),
+                              candidate: candidate.combination.map(\.description).joined(separator: ", "))
+        }
+        for (candidate, question) in zip(candidates, questions) {
             let (combination, definition, overrides) = (candidate.combination, candidate.definition, candidate.inputs.overrides)
-            let question = try risk.question(script: definition.risk, deadline: deadline, expectations: ExpectationText.keys(of: definition.expectations))
             let digests = try runSweep(loaded, candidate.inputs, seeds: seeds, jobs: jobs)
             let keys = ExpectationText.keys(of: definition.expectations)
             let report = SweepReport(scenario: scenario.scenario, seeds: range, overrides: combination.map(\.description), runs: digests,
@@ -56,7 +60,7 @@ struct CompareCommand: ParsableCommand {
             print(JSON.array(rows.map { row in
                 guard !row.requirements.isEmpty, case .ordered(let fields) = SweepJSON.report(row.report) else { return SweepJSON.report(row.report) }
                 return .ordered(fields + [JSONField("requirements", RiskText.json(row.requirements, confidence: row.requirements[0].confidence)),
-                                          JSONField("passed", .bool(RiskQuestion.passed(row.requirements)))])
+                                          JSONField("passed", .bool(RiskVerdict(row.requirements).passed))])
             }).serialized())
         } else if format.output == .table {
             for line in CompareText.table(rows) { printText(line) }
@@ -65,9 +69,9 @@ struct CompareCommand: ParsableCommand {
             printText("")
             for line in CompareText.table(rows) { printText(line) }
         }
-        // With requirements, a gate: exit 1 when no combination met every one.
-        if rows.contains(where: { !$0.requirements.isEmpty }), !rows.contains(where: { RiskQuestion.passed($0.requirements) }) {
-            throw CommandFailure.shown(exitCode: 1)
-        }
+        // With requirements, a gate: exit 1 when no combination met every one (as tune: none was
+        // shown to meet them).
+        let judged = rows.filter { !$0.requirements.isEmpty }
+        if !judged.isEmpty, !judged.contains(where: { RiskVerdict($0.requirements).passed }) { throw CommandFailure.shown(exitCode: 1) }
     }
 }

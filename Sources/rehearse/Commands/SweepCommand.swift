@@ -46,7 +46,9 @@ struct SweepCommand: ParsableCommand {
             report, byte for byte, whatever --jobs is. A script error in one seed stops the sweep, \
             naming the seed (exit 2). Without requirements the exit status is then 0: the sweep measures. \
             With requirements (--require, or a risk { } in the script) it is a gate: 0 when every \
-            requirement held, 1 when one failed or is undecided.
+            requirement held, 1 when one failed or is undecided. A part of a sweep split by --shard I/N \
+            is judged on its own runs: 1 when a requirement failed on them (undecided ones are left \
+            to the merged runs); --shard 1/1 is the whole sweep.
             """
     )
 
@@ -101,6 +103,8 @@ struct SweepCommand: ParsableCommand {
             digests = try runSweep(definition, inputs, seeds: range.seeds(shard: part), jobs: jobs)
             judged = question?.judge(digests, keys: ExpectationText.keys(of: definition.expectations))
         }
+        // One part of several is judged on its own runs; a single part is the whole sweep.
+        let partial = (part?.count ?? 1) > 1
         let ran = digests.isEmpty ? range : SeedRange(digests.first!.seed, digests.last!.seed)
         let report = SweepReport(scenario: scenario.scenario, seeds: part == nil ? ran : range, overrides: overrides.map(\.description), runs: digests,
                                  expectations: ExpectationText.keys(of: definition.expectations), deadline: question?.deadline ?? deadline)
@@ -113,9 +117,9 @@ struct SweepCommand: ParsableCommand {
             for line in Tables.runs(digests) { printText(line) }
         } else if json {
             var document = part.map { SweepJSON.part(report, shard: $0) } ?? SweepJSON.report(report)
-            if let judged, let question, part == nil, case .ordered(var fields) = document {
+            if let judged, let question, case .ordered(var fields) = document {
                 fields.append(JSONField("requirements", RiskText.json(judged, confidence: question.confidence)))
-                fields.append(JSONField("passed", .bool(RiskQuestion.passed(judged))))
+                fields.append(JSONField("passed", .bool(RiskVerdict(judged, partial: partial).passed)))
                 document = .ordered(fields)
             }
             print(document.serialized())
@@ -128,8 +132,9 @@ struct SweepCommand: ParsableCommand {
                 if untilDecided { printText("Stopped after \(digests.count) of \(range.count) seeds.") }
             }
         }
-        // A gate: every requirement held, or exit 1 (a shard's part is judged when merged).
-        if let judged, part == nil, !RiskQuestion.passed(judged) { throw CommandFailure.shown(exitCode: 1) }
+        // A gate: every requirement held, or exit 1. A part of a sweep split in several fails when a
+        // requirement failed on its runs; undecided ones are decided when the parts are merged.
+        if let judged, case let verdict = RiskVerdict(judged, partial: partial), !verdict.passed { throw CommandFailure.shown(exitCode: verdict.exitCode) }
     }
 }
 

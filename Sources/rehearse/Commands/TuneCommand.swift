@@ -16,7 +16,10 @@ struct TuneCommand: ParsableCommand {
             of 100; a candidate stops once a requirement failed (infeasible), once every requirement \
             held (feasible), or once it is provably worse than a feasible one (dominated). The \
             feasible finalists are topped up to equal runs and ranked by the objective. Exit 0 when \
-            a best policy was found, 1 when none was shown to meet every requirement.
+            a best policy was found, 1 when none was shown to meet every requirement. When the best \
+            policy keeps a lower lowest healthy p5 than the scenario's current policy over the same \
+            seeds, a warning says so (and --json lists it under warnings); require capacity with \
+            --require "lowestHealthy.80 >= 95%".
             """
     )
 
@@ -39,6 +42,11 @@ struct TuneCommand: ParsableCommand {
         guard let question = try risk.question(script: candidates[0].definition.risk, deadline: deadline, expectations: ExpectationText.keys(of: candidates[0].definition.expectations)) else {
             throw InputError(.command("tune"), problem: "needs at least one requirement", allowed: "--require \"Faulted <= 1%\" or a risk { } in the script")
         }
+        // Every candidate must have what the requirements count (an expect key one lacks is refused, not held).
+        for candidate in candidates.dropFirst() {
+            _ = try risk.question(script: candidate.definition.risk, deadline: deadline, expectations: ExpectationText.keys(of: candidate.definition.expectations),
+                                  candidate: candidate.combination.map(\.description).joined(separator: ", "))
+        }
         let pageFile = try page.reportFile.map { try openOutput($0, option: "--report", role: "the report") }
         let bar = ProgressBar(total: candidates.count.multipliedReportingOverflow(by: range.count).partialValue)
         defer { bar.finish() }
@@ -55,6 +63,18 @@ struct TuneCommand: ParsableCommand {
             throw error
         }
         bar.finish()
+        // The best policy against the scenario's own (no --vary change) over the same seeds: a
+        // faster policy that keeps fewer instances serving is said, not hidden.
+        var warning: Tune.CapacityWarning?
+        if let best = outcome.best {
+            var current = candidates[0].inputs
+            current.overrides = []
+            current.parameterValues = try parameterValues(scenario.loading.parameters)
+            let runs = outcome.candidates[best].runs
+            let seeds = runs.map(\.seed)
+            warning = Tune.capacityWarning(best: runs, current: try Sweep.run(loaded, current, seeds: seeds, jobs: jobs))
+            if let warning { warn(warning.message) }
+        }
         if let pageFile {
             let entries = outcome.candidates.enumerated().map { i, c in
                 SweepReportPage.Entry(report: SweepReport(scenario: scenario.scenario, seeds: SeedRange(range.first, range.first &+ UInt64(max(c.runs.count, 1) - 1)),
@@ -64,7 +84,14 @@ struct TuneCommand: ParsableCommand {
             try writePage(pageFile) { try SweepReportPage.html(entries: entries, best: outcome.best, title: "tune") }
         }
         if jsonFlag {
-            print(RiskText.tuneJSON(outcome, objective: objective, confidence: question.confidence).serialized())
+            var document = RiskText.tuneJSON(outcome, objective: objective, confidence: question.confidence)
+            if case .ordered(let fields) = document {
+                document = .ordered(fields + [JSONField("warnings", .array(warning.map { [JSON.ordered([
+                    JSONField("kind", .string("lowestHealthyLowered")), JSONField("message", .string($0.message)),
+                    JSONField("bestP5", .double($0.bestP5)), JSONField("currentP5", .double($0.currentP5)), JSONField("runs", .int($0.runs)),
+                ])] } ?? []))])
+            }
+            print(document.serialized())
         } else {
             printText("Tune \(scenario.scenario): \(candidates.count) candidates, seeds \(range), \(question.requirements.map(\.description).joined(separator: ", ")), \(objective.maximises ? "maximise" : "minimise") \(objective)")
             printText("")

@@ -40,6 +40,15 @@ struct Diagnostic: Equatable {
 }
 
 extension Diagnostic {
+    /// The diagnostic with its message and context on one line each: every control character
+    /// (a line break included) shown escaped, as `ScriptText.escaped` shows it.
+    var oneLine: Diagnostic {
+        var d = self
+        d.message = ScriptText.escaped(message)
+        d.context = context.map { ScriptText.escaped($0) }
+        return d
+    }
+
     /// The diagnostics an error stands for (a definition with three problems gives three).
     static func of(_ error: any Error) -> [Diagnostic] {
         switch error {

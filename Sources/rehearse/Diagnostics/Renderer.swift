@@ -23,10 +23,14 @@ enum Diagnostics {
     /// One diagnostic is one line, `rehearse: error: message (context)`, with its location first
     /// when the message does not carry it; several problems of one definition are listed under
     /// `header`.
-    static func write(_ diagnostics: [Diagnostic], header: String? = nil) {
+    /// Every piece is made one line first (`oneLine`): a name or value from a document or a
+    /// script that holds a line break cannot start a line of its own that reads like rehearse's.
+    static func write(_ raw: [Diagnostic], header rawHeader: String? = nil) {
+        let diagnostics = raw.map(\.oneLine)
+        let header = rawHeader.map { ScriptText.escaped($0) }
         if let header, diagnostics.count > 1 {
             printError("rehearse: error: \(header)\(diagnostics.count) problems in the scenario:")
-            for d in diagnostics { printError("  - \(d.location.map { "\(text(of: $0, expectation: d.isExpectation)): " } ?? "")\(d.message)") }
+            for d in diagnostics { printError("  - \(d.location.map { "\(ScriptText.escaped(text(of: $0, expectation: d.isExpectation))): " } ?? "")\(d.message)") }
             return
         }
         for d in diagnostics {
@@ -35,7 +39,7 @@ enum Diagnostics {
             // carry their own file:line (an expect, phase or deferral call).
             let header = d.context == nil ? nil : header
             if let header { line += header }
-            if let location = d.location.map({ text(of: $0, expectation: d.isExpectation) }), !d.message.contains(location) { line += "\(location): " }
+            if let location = d.location.map({ ScriptText.escaped(text(of: $0, expectation: d.isExpectation)) }), !d.message.contains(location) { line += "\(location): " }
             line += d.message
             if let context = d.context, header == nil { line += " (\(context))" }
             printError(line)
@@ -44,8 +48,9 @@ enum Diagnostics {
 
     /// A diagnostic as one phrase, its location first unless its message already carries it
     /// (a Lua error's own `file:line: `): what `test` prints after a scenario that could not run.
-    static func located(_ d: Diagnostic) -> String {
-        guard let location = d.location.map({ text(of: $0, expectation: d.isExpectation) }), !d.message.contains(location) else { return d.message }
+    static func located(_ given: Diagnostic) -> String {
+        let d = given.oneLine
+        guard let location = d.location.map({ ScriptText.escaped(text(of: $0, expectation: d.isExpectation)) }), !d.message.contains(location) else { return d.message }
         return "\(location): \(d.message)"
     }
 

@@ -13,7 +13,9 @@ struct RiskArguments: ParsableArguments {
     /// The question to judge: the script's `risk { }` and the `--require` options, at the given
     /// confidence, against `deadline` (the command line's, else the script's). Nil when there is
     /// no requirement at all. Exit 2 naming the option for anything malformed.
-    func question(script: RiskQuestion?, deadline: Millis?, expectations: [SweepReport.ExpectationKey]) throws -> RiskQuestion? {
+    /// A requirement on an expectation key the scenario does not have is refused here, at load,
+    /// naming the keys it has (`candidate`: the combination of `compare` or `tune` that lacks it).
+    func question(script: RiskQuestion?, deadline: Millis?, expectations: [SweepReport.ExpectationKey], candidate: String? = nil) throws -> RiskQuestion? {
         var question = script ?? RiskQuestion(requirements: [])
         for text in require {
             switch Requirement.parse(text) {
@@ -30,14 +32,15 @@ struct RiskArguments: ParsableArguments {
         }
         if let deadline { question.deadline = deadline }
         guard !question.requirements.isEmpty else { return nil }
+        let scenario = candidate.map { "the scenario with \($0)" } ?? "the script"
         for requirement in question.requirements {
             switch requirement.measure {
-            case .expectations where expectations.isEmpty:
-                throw InputError(option: "--require", requirement.description, problem: "the script has no expect { } to hold",
+            case .expectations where expectations.isEmpty, .expectation where expectations.isEmpty:
+                throw InputError(option: "--require", requirement.description, problem: "\(scenario) has no expect { } to hold",
                                  allowed: "an expect { } in the script, or another share")
             case .expectation(let key) where !expectations.contains(where: { $0.key == key }):
-                throw InputError(option: "--require", requirement.description, problem: "no expect { } of the script has the key \(key)",
-                                 allowed: "expect.KEY for a key the script's expect { } holds: \(Set(expectations.map(\.key)).sorted().joined(separator: ", "))")
+                throw InputError(option: "--require", requirement.description, problem: "no expect { } of \(scenario) has the key \(key)",
+                                 allowed: "expect.KEY for a key its expect { } holds: \(Set(expectations.map(\.key)).sorted().joined(separator: ", "))")
             default: continue
             }
         }
@@ -47,9 +50,4 @@ struct RiskArguments: ParsableArguments {
         }
         return question
     }
-}
-
-extension RiskQuestion {
-    /// Whether every requirement held (the gate's exit status 0).
-    static func passed(_ results: [RequirementResult]) -> Bool { results.allSatisfy { $0.verdict == .held } }
 }

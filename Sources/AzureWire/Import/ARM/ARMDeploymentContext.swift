@@ -36,16 +36,25 @@ public struct ARMDeploymentContext: Equatable, Sendable {
     }
 
     /// Reads `NAME=VALUE` settings (an option's values, a scenario's `context` table) into the
-    /// defaults; a problem naming each one that is not `NAME=VALUE` with a known name.
+    /// defaults; a problem naming each one that is not `NAME=VALUE` with a known name, and each
+    /// name given twice: names compare ignoring case, as ARM's do, so `location=eastus` and
+    /// `Location=westeurope` are the same name with two values, and neither wins silently (a
+    /// scenario's table has no order to pick one by).
     public static func parse(_ settings: [String], field: String) throws(ValidationFailure) -> ARMDeploymentContext {
         var context = ARMDeploymentContext()
         var problems: [Problem] = []
+        var given: [String: String] = [:]
         for setting in settings {
             guard let equals = setting.firstIndex(of: "="),
                   context.set(String(setting[..<equals]), String(setting[setting.index(after: equals)...])) else {
                 problems.append(Problem(field: "\(field) \(setting)", "is not NAME=VALUE with a known name; allowed \(names.joined(separator: ", "))"))
                 continue
             }
+            let name = setting[..<equals].lowercased()
+            if let earlier = given[name] {
+                problems.append(Problem(field: "\(field) \(setting)", "gives \(names.first { $0.lowercased() == name } ?? name) a second time (after \(earlier)); names compare ignoring case, as ARM's do; allowed each name once"))
+            }
+            given[name] = given[name] ?? setting
         }
         guard problems.isEmpty else { throw ValidationFailure(problems) }
         return context

@@ -273,9 +273,20 @@ extension ARMEvaluator {
             try a.expect(3...Int.max)
             var strings: [String] = []
             for i in 0..<a.count { strings.append(try a.string(i)) }
-            let type = strings[1].split(separator: "/").map(String.init)
+            // extensionResourceId(scopeId, 'Namespace/type[/child…]', name, …): one name per type segment after the namespace.
+            let type = strings[1].split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+            let names = strings.dropFirst(2).flatMap { $0.split(separator: "/", omittingEmptySubsequences: false).map(String.init) }
+            guard type.count >= 2, !type.contains(where: \.isEmpty) else {
+                throw ARMFailure("extensionResourceId(…) expects a resource type Namespace/type as argument 2, not '\(strings[1])'")
+            }
+            guard names.count == type.count - 1 else {
+                throw ARMFailure("extensionResourceId(…) of type \(strings[1]) takes \(type.count - 1) name(s), not \(names.count)")
+            }
+            guard !names.contains(where: \.isEmpty) else {
+                throw ARMFailure("extensionResourceId(…) of type \(strings[1]) has an empty name; allowed names that are not empty")
+            }
             var path = "\(strings[0])/providers/\(type[0])"
-            for (segment, name) in zip(type.dropFirst(), strings.dropFirst(2)) { path += "/\(segment)/\(name)" }
+            for (segment, name) in zip(type.dropFirst(), names) { path += "/\(segment)/\(name)" }
             return .string(path)
         case "managementgroup":
             return .object(["id": .string("/providers/Microsoft.Management/managementGroups/rehearse"), "name": .string("rehearse")])

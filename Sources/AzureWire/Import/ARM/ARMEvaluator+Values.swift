@@ -47,6 +47,7 @@ extension ARMEvaluator {
             try a.expect(3...3)
             let (s, old, new) = (try a.string(0), try a.string(1), try a.string(2))
             guard !old.isEmpty else { throw ARMFailure("replace(…) cannot replace an empty string") }
+            try chargeSearch(s)
             let pieces = s.pieces(separatedBy: old)
             let growth = (pieces.count - 1).multipliedReportingOverflow(by: new.utf8.count)
             guard !growth.overflow, growth.partialValue <= Self.maxStringBytes else {
@@ -63,19 +64,21 @@ extension ARMEvaluator {
                 separators = [try a.string(1)]
             }
             var parts = [s]
-            for separator in separators where !separator.isEmpty { parts = parts.flatMap { $0.pieces(separatedBy: separator) } }
+            // Each separator is one pass over the text, charged to the budget as text read.
+            for separator in separators where !separator.isEmpty {
+                try chargeSearch(s)
+                parts = parts.flatMap { $0.pieces(separatedBy: separator) }
+            }
             try charge(parts.count)
             return .array(parts.map(JSON.string))
         case "startswith", "endswith":
             try a.expect(2...2)
             let (s, affix) = (try a.string(0).lowercased(), try a.string(1).lowercased())
             return .bool(lowered == "startswith" ? s.hasPrefix(affix) : s.hasSuffix(affix))
-        case "lastindexof" where a.count == 2 && a.values[0].isString:
+        case "lastindexof" where a.count == 2 && a.values[0].isString, "indexof" where a.count == 2 && a.values[0].isString:
             let (s, t) = (Array(try a.string(0).lowercased().utf16), Array(try a.string(1).lowercased().utf16))
-            return .int(Self.find(t, in: s, last: true))
-        case "indexof" where a.count == 2 && a.values[0].isString:
-            let (s, t) = (Array(try a.string(0).lowercased().utf16), Array(try a.string(1).lowercased().utf16))
-            return .int(Self.find(t, in: s, last: false))
+            try chargeSearch(try a.string(0))
+            return .int(Self.find(t, in: s, last: lowered == "lastindexof"))
         case "padleft":
             try a.expect(2...3)
             let s = Self.text(a.values[0])
@@ -114,12 +117,22 @@ extension ARMEvaluator {
         }
     }
 
+    /// Charges a search through `text` to the budget, one unit per 4 bytes it reads (reading is
+    /// dearer than holding: a unit of a value is 64 bytes): a template that searches a long
+    /// generated string again and again runs out of budget after 16 MiB read, not of time.
+    func chargeSearch(_ text: String) throws(ARMFailure) {
+        try charge(text.utf8.count >> 2)
+    }
+
+    /// Where `needle` first (or last) occurs in `haystack`, or -1: in time linear in both
+    /// (Knuth–Morris–Pratt), whatever they hold.
     static func find(_ needle: [UInt16], in haystack: [UInt16], last: Bool) -> Int {
         guard needle.count <= haystack.count else { return -1 }
         if needle.isEmpty { return last ? haystack.count - 1 : 0 }
-        let starts = Array(0...(haystack.count - needle.count))
-        for start in last ? starts.reversed() : starts where haystack[start..<(start + needle.count)].elementsEqual(needle) { return start }
-        return -1
+        guard last else { return TextSearch.first(needle, in: haystack[...]) ?? -1 }
+        // The last occurrence is the first one in both reversed.
+        let found = TextSearch.first(Array(needle.reversed()), in: Array(haystack.reversed())[...])
+        return found.map { haystack.count - $0 - needle.count } ?? -1
     }
 
     /// .NET composite formatting as `format` does it: `{0}`, `{1:D3}` (zero-padded), `{0:N0}`
@@ -187,7 +200,10 @@ extension ARMEvaluator {
         case "contains":
             try a.expect(2...2)
             switch a.values[0] {
-            case .string(let s): return .bool(s.contains(Self.text(a.values[1])))
+            case .string(let s):
+                try chargeSearch(s)
+                let needle = Array(Self.text(a.values[1]).utf8)
+                return .bool(needle.isEmpty || TextSearch.first(needle, in: Array(s.utf8)[...]) != nil)
             case .array(let items): return .bool(items.contains(a.values[1]))
             case let v where v.object != nil: return .bool(v.member(try a.string(1)) != nil)
             default: throw a.wrong(0, "a string, an array or an object")
@@ -331,20 +347,41 @@ extension StringProtocol {
 
     func leftPadded(_ width: Int) -> String { String(repeating: "0", count: Swift.max(0, width - count)) + self }
 
-    /// The text between occurrences of `separator` (not empty), compared byte for byte.
+    /// The text between occurrences of `separator` (not empty), compared byte for byte, found in
+    /// time linear in the text and the separator.
     func pieces(separatedBy separator: String) -> [String] {
         let bytes = Array(utf8), sep = Array(separator.utf8)
-        var out: [String] = [], start = 0, i = 0
-        while i + sep.count <= bytes.count {
-            if bytes[i..<(i + sep.count)].elementsEqual(sep) {
-                out.append(String(decoding: bytes[start..<i], as: UTF8.self))
-                i += sep.count
-                start = i
-            } else {
-                i += 1
-            }
+        var out: [String] = [], start = 0
+        while let found = TextSearch.first(sep, in: bytes[start...]) {
+            out.append(String(decoding: bytes[start..<found], as: UTF8.self))
+            start = found + sep.count
         }
         out.append(String(decoding: bytes[start...], as: UTF8.self))
         return out
+    }
+}
+
+/// Substring search in linear time (Knuth–Morris–Pratt): the template functions that search
+/// text (`indexOf`, `lastIndexOf`, `replace`, `split`, `contains`) take time proportional to
+/// the text and the pattern, never to their product.
+enum TextSearch {
+    /// The index in `haystack` (its own indices) where `needle` (not empty) first occurs, or nil.
+    static func first<T: Equatable>(_ needle: [T], in haystack: ArraySlice<T>) -> Int? {
+        guard !needle.isEmpty, needle.count <= haystack.count else { return nil }
+        // failure[i]: the length of the longest proper prefix of needle[0...i] that is also its suffix.
+        var failure = [Int](repeating: 0, count: needle.count)
+        var k = 0
+        for i in 1..<needle.count {
+            while k > 0 && needle[i] != needle[k] { k = failure[k - 1] }
+            if needle[i] == needle[k] { k += 1 }
+            failure[i] = k
+        }
+        var matched = 0
+        for i in haystack.indices {
+            while matched > 0 && haystack[i] != needle[matched] { matched = failure[matched - 1] }
+            if haystack[i] == needle[matched] { matched += 1 }
+            if matched == needle.count { return i - needle.count + 1 }
+        }
+        return nil
     }
 }

@@ -85,6 +85,17 @@ final class ARMEvaluator {
     var exhausted: Bool { budget < 0 }
     var depth = 0
     var referenceDepth = 0
+    /// The most resources one template may hold once its copy loops are expanded (Azure: 800, copies included).
+    static let maxResourcesPerTemplate = 800
+    /// The most nested deployments one import may expand: Azure keeps at most 800 deployments
+    /// in a resource group's history and fails the next one.
+    static let maxDeployments = 800
+    /// Nested deployment instances expanded so far.
+    var deployments = 0
+    /// The units of each resource definition charged per instance, by its path (measured once).
+    var resourceUnits: [String: Int] = [:]
+    /// Whether the walk of the template's resources stopped at a limit (the problem is said once).
+    var walkStopped = false
 
     init(scope: ARMScope, context: ARMDeploymentContext) {
         self.scope = scope
@@ -283,8 +294,30 @@ final class ARMEvaluator {
     func charge(_ units: Int) throws(ARMFailure) {
         budget -= max(1, units)
         guard budget >= 0 else {
-            throw ARMFailure("the template's expressions produce more than \(Self.totalBudget) values in all; rehearse stops there (a bound against runaway templates)")
+            throw ARMFailure("the template's expressions, copies and nested deployments produce more than \(Self.totalBudget) values in all (a value is an element, a member, a resource copy's definition or 64 bytes of text); rehearse stops there, far past Azure's own limits (800 resources in a template, 4 MB once expanded)")
         }
+    }
+
+    /// Charges one expanded instance of the resource at `path` (a copy of it, or the resource
+    /// itself) its size to the budget, as the template ARM expands holds one copy of the
+    /// definition per instance; a nested deployment also counts against `maxDeployments`.
+    func chargeResource(_ item: JSON, at path: String, deployment: Bool) throws(ARMFailure) {
+        if deployment {
+            deployments += 1
+            guard deployments <= Self.maxDeployments else {
+                throw ARMFailure("expands to more than \(Self.maxDeployments) nested deployments (copies of copies included); Azure keeps at most \(Self.maxDeployments) deployments in a resource group's history and fails the next", path: path)
+            }
+        }
+        let units: Int
+        if let known = resourceUnits[path] {
+            units = known
+        } else {
+            var measured = 0
+            _ = Self.measure(item, units: &measured, limit: Self.totalBudget, depth: 0)
+            units = measured
+            resourceUnits[path] = units
+        }
+        try charge(units)
     }
 
     /// `value` after checking it is at most `maxValueUnits` and nests at most 128 levels, and
