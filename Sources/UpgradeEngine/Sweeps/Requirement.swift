@@ -8,15 +8,15 @@ public struct Requirement: Equatable, Sendable, CustomStringConvertible {
     /// What is counted in each run.
     public enum Measure: Equatable, Sendable {
         /// The latest rolling upgrade ended with this final code (`Completed`, `Faulted`, `Cancelled`, …).
-        case code(String)
+        case code(RunningCode)
         /// The run's upgrade faulted with this Azure error code.
-        case errorCode(String)
+        case errorCode(UpgradeErrorCode)
         /// The upgrade ended within the sweep's deadline (not cut off by the run's time limit).
         case deadline
         /// Every `expect` of the script held.
         case expectations
         /// Every `expect` entry with this key held (`expect.minHealthy`).
-        case expectation(String)
+        case expectation(Expectation.Key)
     }
 
     /// `<=` (the share may be at most the limit) or `>=` (at least).
@@ -92,14 +92,13 @@ public struct Requirement: Equatable, Sendable, CustomStringConvertible {
     /// Whether one run showed the measure.
     public func shows(_ run: RunDigest, keys: [SweepReport.ExpectationKey], deadline: Millis?) -> Bool {
         switch measure {
-        case .code(let code): return run.code?.rawValue == code
-        case .errorCode(let code): return run.errorCode?.rawValue == code
+        case .code(let code): return run.code == code
+        case .errorCode(let code): return run.errorCode == code
         case .deadline:
             guard let deadline, !run.hitTimeLimit else { return false }
             return (run.timeToFinish ?? 0) * 1000 <= Double(deadline)
-        case .expectations: return run.held.allSatisfy { $0 }
-        case .expectation(let key):
-            return keys.indices.allSatisfy { keys[$0].key != key || ($0 < run.held.count && run.held[$0]) }
+        case .expectations: return run.held.allSatisfy(\.held)
+        case .expectation(let key): return run.held.allSatisfy { $0.key != key || $0.held }
         }
     }
 
@@ -127,16 +126,16 @@ extension Requirement.Measure: CustomStringConvertible {
     /// Reads a share's name: a final code, `deadline`, `expect`, `expect.KEY`, or an Azure error
     /// code (letters and digits, starting with a capital letter); nil for anything else.
     init?(name: String) {
-        if Requirement.finalCodes.contains(name) {
-            self = .code(name)
+        if let code = RunningCode(rawValue: name) {
+            self = .code(code)
         } else if name == "deadline" {
             self = .deadline
         } else if name == "expect" {
             self = .expectations
-        } else if name.hasPrefix("expect."), ExpectationKeyName.all.contains(String(name.dropFirst(7))) {
-            self = .expectation(String(name.dropFirst(7)))
-        } else if Thresholds.errorCodes.contains(name) {
-            self = .errorCode(name)
+        } else if name.hasPrefix("expect."), let key = Expectation.Key(rawValue: String(name.dropFirst(7))) {
+            self = .expectation(key)
+        } else if let code = UpgradeErrorCode(rawValue: name) {
+            self = .errorCode(code)
         } else {
             return nil
         }
@@ -144,10 +143,11 @@ extension Requirement.Measure: CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .code(let code), .errorCode(let code): return code
+        case .code(let code): return code.rawValue
+        case .errorCode(let code): return code.rawValue
         case .deadline: return "deadline"
         case .expectations: return "expect"
-        case .expectation(let key): return "expect.\(key)"
+        case .expectation(let key): return "expect.\(key.rawValue)"
         }
     }
 }
@@ -155,8 +155,7 @@ extension Requirement.Measure: CustomStringConvertible {
 /// The keys an `expect` table can hold, which `expect.KEY` may name.
 public enum ExpectationKeyName {
     /// Every key, as scripts write them.
-    public static let all: Set<String> = ["code", "errorCode", "successful", "failed", "inProgress", "pending", "skipped", "protected",
-                                          "minHealthy", "upgrades", "rolledBack", "finishedWithin", "maxUnavailable"]
+    public static let all = Set(Expectation.Key.allCases.map(\.rawValue))
 }
 
 /// A requirement that could not be read: the text and what is wrong with it.
