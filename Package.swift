@@ -138,7 +138,7 @@ let package = Package(
         .testTarget(name: "rehearseTests", dependencies: ["rehearse", "Scenario", "Reports", "UpgradeEngine", "LuaHost", "Formats", "Serve", "AzureWire",
                                                          .product(name: "ArgumentParser", package: "swift-argument-parser")],
                     swiftSettings: strict),
-        .testTarget(name: "ServeTests", dependencies: ["Serve", "Scenario", "Formats",
+        .testTarget(name: "ServeTests", dependencies: ["Serve", "Scenario", "Formats", "UpgradeEngine", "Reports", "AzureWire",
                                                       .product(name: "AsyncHTTPClient", package: "async-http-client"),
                                                       .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")],
                     swiftSettings: strict),

@@ -51,7 +51,12 @@ extension Event {
         case .operationFinished(let kind, let name, let succeeded):
             return "\(kind.rawValue) \(name) \(succeeded ? "succeeded" : "failed")"
         case .healthChanged(_, let to, let reason):
-            return reason == .gracePeriodEnded ? "grace period ended: \(to.rawValue)" : to.rawValue
+            switch reason {
+            case .gracePeriodEnded: return "grace period ended: \(to.rawValue)"
+            case .restarted: return "restarted: \(to.rawValue)"
+            case .noHealthSource: return "no health source: \(to.rawValue)"
+            case .probes: return to.rawValue
+            }
         case .servingChanged(let serving, let count, let reason):
             return "\(serving ? "enters" : "leaves") service (\(Self.text(reason))): \(count) serving"
         case .batchFinished(let healthy, let count):

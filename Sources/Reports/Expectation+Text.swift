@@ -29,7 +29,7 @@ public enum ExpectationText {
 
     /// `code is Completed, expected Faulted`: a failed key in one sentence.
     public static func failure(_ result: ExpectationResult) -> String {
-        "\(result.key) is \(actual(result.actual)), expected \(expected(result.expected))"
+        "\(result.key.rawValue) is \(actual(result.actual)), expected \(expected(result.expected))"
     }
 
     /// The keys of `expectations` in the order runs check them, each labelled as sweep reports

@@ -103,7 +103,7 @@ public enum JUnit {
                 let line: String
                 if case .call(_, let at)? = result.place { line = String(at.line) } else { line = result.location }
                 let message = ExpectationText.failure(result)
-                return Case(classname: scenario.path, name: "expect at line \(line): \(result.key) = \(ExpectationText.expected(result.expected))", time: "0",
+                return Case(classname: scenario.path, name: "expect at line \(line): \(result.key.rawValue) = \(ExpectationText.expected(result.expected))", time: "0",
                             failure: result.held ? nil : Problem(message: message, type: "expectation", value: "\(message) (expect at \(result.location))"),
                             error: nil)
             }

@@ -187,7 +187,7 @@ public enum RunJSON {
 extension ExpectationResult {
     /// `{"location":"x.lua:9","key":"code","expected":"Completed","actual":"Faulted","held":false}`.
     public var json: JSON {
-        .ordered([JSONField("location", .string(location)), JSONField("key", .string(key)), JSONField("expected", .string(ExpectationText.expected(expected))),
+        .ordered([JSONField("location", .string(location)), JSONField("key", .string(key.rawValue)), JSONField("expected", .string(ExpectationText.expected(expected))),
                   JSONField("actual", .string(ExpectationText.actual(actual))), JSONField("held", .bool(held))])
     }
 }

@@ -13,7 +13,7 @@ public enum SweepJSON {
             JSONField("outcomes", .array(r.outcomes.map { share($0.share, [JSONField("code", .string($0.code))]) })),
             JSONField("errorCodes", .array(r.errorCodes.map { share($0.share, [JSONField("code", .string($0.code))]) })),
             JSONField("expectations", .array(r.held.map {
-                share($0.share, [JSONField("location", .string($0.key.location)), JSONField("key", .string($0.key.key)),
+                share($0.share, [JSONField("location", .string($0.key.location)), JSONField("key", .string($0.key.key.rawValue)),
                                  JSONField("expected", .string($0.key.expected))])
             })),
             JSONField("timeToFinishSeconds", distribution(r.timeToFinish, [50, 90, 95, 99, 100])),
@@ -56,7 +56,7 @@ public enum SweepJSON {
             JSONField("timeToFinishSeconds", d.timeToFinish.map(JSON.double) ?? .null),
             JSONField("lowestHealthy", d.lowestHealthy.map(JSON.int) ?? .null),
             JSONField("unavailableInstanceSeconds", d.unavailable.map(JSON.double) ?? .null),
-            JSONField("hitTimeLimit", .bool(d.hitTimeLimit)), JSONField("held", .array(d.held.map(JSON.bool))),
+            JSONField("hitTimeLimit", .bool(d.hitTimeLimit)), JSONField("held", .array(d.held.map { .bool($0.held) })),
             JSONField("failed", .array(d.failed.map(JSON.int))), JSONField("leftBehind", .array(d.leftBehind.map(JSON.int))),
             JSONField("capacity", d.capacity.map(JSON.int) ?? .null),
         ])
@@ -70,7 +70,7 @@ public enum SweepJSON {
             JSONField("overrides", .array(r.overrides.map(JSON.string))),
             JSONField("deadline", r.deadline.map { .string(ISODuration.format($0)) } ?? .null),
             JSONField("expectations", .array(r.expectations.map {
-                .ordered([JSONField("location", .string($0.location)), JSONField("key", .string($0.key)),
+                .ordered([JSONField("location", .string($0.location)), JSONField("key", .string($0.key.rawValue)),
                           JSONField("expected", .string($0.expected))])
             })),
             JSONField("runs", .array(r.runs.map(run))),

@@ -58,7 +58,7 @@ public enum SweepReportPage {
         let points = entries.map { Pareto.Point($0.report.runs) }
         let front = entries.count > 1 ? Pareto.front(points) : []
         let faultedLimits = Set(entries.flatMap(\.requirements).compactMap { r -> Double? in
-            r.requirement.measure == .code("Faulted") && r.requirement.comparison == .atMost ? r.requirement.limit : nil
+            r.requirement.measure == .code(.faulted) && r.requirement.comparison == .atMost ? r.requirement.limit : nil
         }).sorted()
         let chartX = Axis.ticks(0, max(0.01, (entries.map { $0.report.runs.faulted.interval.upper }
             + faultedLimits).max() ?? 0.01), most: 6)

@@ -67,7 +67,7 @@ public enum SweepText {
         if !r.held.isEmpty {
             lines.append("")
             lines += shareTable("Expectation held", r.held.map {
-                ShareRow(label: "\($0.key.location) \($0.key.key) = \($0.key.expected)", share: $0.share)
+                ShareRow(label: "\($0.key.location) \($0.key.key.rawValue) = \($0.key.expected)", share: $0.share)
             })
         }
         lines.append("")

@@ -73,7 +73,7 @@ public enum Tables {
              Column(title: "Finish (s)", value: d.timeToFinish.map { SweepText.figure($0) } ?? "-", align: .right),
              Column(title: "Lowest", value: d.lowestHealthy.map(String.init) ?? "-", align: .right),
              Column(title: "Unavailable (s)", value: d.unavailable.map { SweepText.figure($0) } ?? "-", align: .right),
-             Column(title: "Held", value: "\(d.held.count { $0 })/\(d.held.count)", align: .right),
+             Column(title: "Held", value: "\(d.held.count(where: \.held))/\(d.held.count)", align: .right),
              Column(title: "Failed", value: d.failed.count, align: .right), Column(title: "Left behind", value: d.leftBehind.count, align: .right)]
         }, digests)
     }

@@ -23,25 +23,34 @@ enum ExpectationReader {
                 if value.stringValue == nil { problems.append("\(key) must be a string") }
                 return value.stringValue
             }
-            switch key {
-            case "code": expectation.code = text()
-            case "errorCode": expectation.errorCode = text()
-            case "successful": expectation.successful = number()
-            case "failed": expectation.failed = number()
-            case "inProgress": expectation.inProgress = number()
-            case "pending": expectation.pending = number()
-            case "skipped": expectation.skipped = list()
-            case "protected": expectation.protected = list()
-            case "minHealthy": expectation.minHealthy = number()
-            case "maxUnavailable": expectation.maxUnavailable = number()
-            case "finishedWithin":
+            func closed<T: RawRepresentable & CaseIterable>(_ type: T.Type, _ what: String) -> T? where T.RawValue == String {
+                guard let text = text() else { return nil }
+                if let known = T(rawValue: text) { return known }
+                problems.append("\(key) \"\(text)\" is not \(what); allowed \(T.allCases.map(\.rawValue).joined(separator: ", "))")
+                return nil
+            }
+            guard let known = Expectation.Key(rawValue: key) else {
+                problems.append("unknown key \(key); allowed \(Expectation.Key.allCases.map(\.rawValue).sorted().joined(separator: ", "))")
+                continue
+            }
+            switch known {
+            case .code: expectation.code = closed(RunningCode.self, "a final code")
+            case .errorCode: expectation.errorCode = closed(UpgradeErrorCode.self, "an error code a rolling upgrade ends with")
+            case .successful: expectation.successful = number()
+            case .failed: expectation.failed = number()
+            case .inProgress: expectation.inProgress = number()
+            case .pending: expectation.pending = number()
+            case .skipped: expectation.skipped = list()
+            case .protected: expectation.protected = list()
+            case .minHealthy: expectation.minHealthy = number()
+            case .maxUnavailable: expectation.maxUnavailable = number()
+            case .finishedWithin:
                 switch DefinitionReader.duration(value) {
                 case .success(let ms): expectation.finishedWithin = ms
                 case .failure(let message): problems.append("finishedWithin: \(message.text)")
                 }
-            case "upgrades": expectation.upgrades = number()
-            case "rolledBack": expectation.rolledBack = number()
-            default: problems.append("unknown key \(key); allowed \(Expectation.keys.keys.sorted().joined(separator: ", "))")
+            case .upgrades: expectation.upgrades = number()
+            case .rolledBack: expectation.rolledBack = number()
             }
         }
         return (expectation, problems)

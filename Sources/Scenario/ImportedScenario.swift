@@ -23,7 +23,7 @@ extension ScenarioDefinition {
         if osUpgrades { timeline.append(TimelineEntry(time: 3_600_000, action: .perform(.releaseImage(version: "next")))) }
         var expectation = Expectation(location: path)
         if scaleSet.policy.mode == .rolling || osUpgrades {
-            expectation.code = "Completed"
+            expectation.code = .completed
         } else {
             expectation.upgrades = 0
         }

@@ -2,11 +2,18 @@ public import AzureWire
 public import Formats
 public import UpgradeEngine
 
-/// What can be done to a running scale set from outside, one case per action a script's `at`
-/// callback can call (the same engine calls, so a session never has a second engine).
+/// Every action a scenario can take on its running scale set, one case each: a script's `at`
+/// callback (the Lua function reads its arguments into this value), a typed timeline entry
+/// (`.perform`) and `rehearse serve`'s REST routes all make one and `apply` it, the one way an
+/// action reaches the engine.
+///
+/// Adding an action is a case here, its `Name` (the Lua function of that name is registered
+/// from `Name.allCases`), its reading from Lua in `SessionAction(_:lua:)` and its engine call
+/// in `apply(to:)`; no closure of its own.
 public enum SessionAction: Equatable, Sendable {
-    /// `update_model { … }`: attribute → value; empty for a generic update.
-    case updateModel([String: String])
+    /// `update_model { … }`: attribute → value (empty for a generic update), and the health
+    /// extension added, changed or removed (nil: as it is).
+    case updateModel([String: String], healthExtension: HealthExtensionChange? = nil)
     /// `cancel()`: the rolling upgrade in progress.
     case cancel
     /// `manual_upgrade { ids }` (nil: every instance).
@@ -23,29 +30,41 @@ public enum SessionAction: Equatable, Sendable {
     case scale(to: Int)
     /// `reimage { ids }` (nil: every instance).
     case reimage(ids: [Int]?)
-    /// `update_policy { … }`: the whole policy in effect from now on (a running upgrade keeps its own).
-    case updatePolicy(UpgradePolicy)
+    /// `update_policy { … }`: the fields given replace those of the policy in effect, the rest
+    /// keep theirs (Azure's PATCH); a running upgrade keeps its own policy.
+    case updatePolicy(PolicyPatch)
+    // Answers to lifecycle hooks (Azure as of 2026) come here as their own case.
 
-    /// The script function that performs the same action (the name its events carry).
-    public var scriptName: String {
+    /// Each action's script function (the name its events carry), one per case.
+    public enum Name: String, CaseIterable, Sendable {
+        case updateModel = "update_model", cancel, manualUpgrade = "manual_upgrade", startOSUpgrade = "start_os_upgrade"
+        case releaseImage = "release_image", approveOSUpgrade = "approve_os_upgrade", startExtensionUpgrade = "start_extension_upgrade"
+        case scale, reimage, updatePolicy = "update_policy"
+    }
+
+    /// Which action this is.
+    public var name: Name {
         switch self {
-        case .updateModel: "update_model"
-        case .cancel: "cancel"
-        case .manualUpgrade: "manual_upgrade"
-        case .startOSUpgrade: "start_os_upgrade"
-        case .releaseImage: "release_image"
-        case .approveOSUpgrade: "approve_os_upgrade"
-        case .startExtensionUpgrade: "start_extension_upgrade"
-        case .scale: "scale"
-        case .reimage: "reimage"
-        case .updatePolicy: "update_policy"
+        case .updateModel: .updateModel
+        case .cancel: .cancel
+        case .manualUpgrade: .manualUpgrade
+        case .startOSUpgrade: .startOSUpgrade
+        case .releaseImage: .releaseImage
+        case .approveOSUpgrade: .approveOSUpgrade
+        case .startExtensionUpgrade: .startExtensionUpgrade
+        case .scale: .scale
+        case .reimage: .reimage
+        case .updatePolicy: .updatePolicy
         }
     }
 
-    /// Calls the engine as the script function does.
+    /// The script function that performs the same action (the name its events carry).
+    public var scriptName: String { name.rawValue }
+
+    /// Performs the action on `sim` now: the one call every path makes.
     func apply(to sim: Simulation) throws {
         switch self {
-        case .updateModel(let changes): try sim.updateModel(changes)
+        case .updateModel(let changes, let health): try sim.updateModel(changes, healthExtension: health)
         case .cancel: try sim.cancelRollingUpgrade()
         case .manualUpgrade(let ids): try sim.manualUpgrade(ids: ids)
         case .startOSUpgrade(let image): try sim.startOSUpgrade(image: image)
@@ -54,7 +73,7 @@ public enum SessionAction: Equatable, Sendable {
         case .startExtensionUpgrade(let version): try sim.startExtensionUpgrade(version: version)
         case .scale(let count): try sim.scale(to: count)
         case .reimage(let ids): try sim.reimage(ids: ids)
-        case .updatePolicy(let policy): try sim.updatePolicy(policy)
+        case .updatePolicy(let patch): try sim.updatePolicy(patch)
         }
     }
 }

@@ -89,48 +89,7 @@ extension ScriptSession {
             riskTables.append((try args.table(1), args.callerLocation ?? path))
             return []
         }
-        registerAction("update_model") { sim, args in
-            var changes: [String: String] = [:]
-            var health: HealthExtensionChange?
-            if args.count >= 1 && args.type(1) != .nil {
-                guard var fields = try args.table(1).fields else {
-                    throw LuaArgumentError(position: 1, problem: "expected a table of model attributes such as { image = \"v2\" }")
-                }
-                if let value = fields.removeValue(forKey: "healthExtension") { health = try Self.healthExtensionChange(value) }
-                let (read, problems) = ModelAttributes.read(fields)
-                if let (field, message) = problems.first {
-                    throw LuaArgumentError(position: 1, problem: "attribute \(field): \(message)")
-                }
-                changes = read
-            }
-            try sim.updateModel(changes, healthExtension: health)
-        }
-        registerAction("update_policy") { sim, args in
-            guard args.count >= 1, args.type(1) == .table else {
-                throw LuaArgumentError(position: 1, problem: "expected the fields of ARM's upgradePolicy to change, such as { mode = \"Rolling\", rollingUpgradePolicy = { maxUnhealthyInstancePercent = 10 } }")
-            }
-            let (merged, problems) = UpgradePolicy.merge(json(try args.value(1)), onto: sim.policy)
-            try sim.updatePolicy(merged, readProblems: problems)
-        }
-        registerAction("reimage") { sim, args in try sim.reimage(ids: try Self.instanceIDs(args)) }
-        registerAction("cancel") { sim, _ in try sim.cancelRollingUpgrade() }
-        registerAction("manual_upgrade") { sim, args in try sim.manualUpgrade(ids: try Self.instanceIDs(args)) }
-        registerAction("start_os_upgrade") { sim, args in
-            try sim.startOSUpgrade(image: try Self.optionalField(args, "image"))
-        }
-        registerAction("release_image") { sim, args in
-            guard let version = try Self.optionalField(args, "version") else {
-                throw LuaArgumentError(position: 1, problem: "expected { version = \"...\" }: the platform image version released")
-            }
-            try sim.releasePlatformImage(version: version)
-        }
-        registerAction("approve_os_upgrade") { sim, args in
-            try sim.approveOSUpgrade(ids: try Self.instanceIDs(args))
-        }
-        registerAction("start_extension_upgrade") { sim, args in
-            try sim.startExtensionUpgrade(version: try Self.optionalField(args, "version"))
-        }
-        registerAction("scale") { sim, args in try sim.scale(to: try args.integer(1)) }
+        for name in SessionAction.Name.allCases { registerAction(name) }
     }
 
     /// `{ 1, 2 }` (the ids) or `"*"` (nil: every instance concerned).
@@ -197,19 +156,21 @@ extension ScriptSession {
         }
     }
 
-    /// An action acts on the running simulation, so only inside an `at` callback. Engine
+    /// An action acts on the running simulation, so only inside an `at` callback: its arguments
+    /// are read into a `SessionAction`, applied as a typed timeline's or a REST call's is. Engine
     /// refusals become Lua errors the script may catch with pcall.
-    private func registerAction(_ name: String, _ body: @escaping (Simulation, LuaArguments) throws -> Void) {
-        state.register(name) { [unowned self] args in
+    private func registerAction(_ name: SessionAction.Name) {
+        state.register(name.rawValue) { [unowned self] args in
             guard let sim = simulation, activity == .atCallback else {
-                throw LuaError(kind: .runtime, message: "\(name) acts on the running scale set: call it inside an at(...) callback\(activityText)")
+                throw LuaError(kind: .runtime, message: "\(name.rawValue) acts on the running scale set: call it inside an at(...) callback\(activityText)")
             }
+            let action = try SessionAction(name, lua: args)
             do {
-                try body(sim, args)
+                try action.apply(to: sim)
             } catch let error as EngineError {
-                throw LuaError(kind: .runtime, message: "\(name): \(error.message)")
-            } catch let error as LuaArgumentError {
-                throw error
+                // The engine's text names the action when it says what refused it; once is enough.
+                let message = error.message.hasPrefix(name.rawValue) ? error.message : "\(name.rawValue): \(error.message)"
+                throw LuaError(kind: .runtime, message: message)
             } catch {
                 // A health, phase or fault call made for this action failed: the engine is midway
                 // through the action, so the run ends here, whatever the script does with errors.
@@ -218,6 +179,49 @@ extension ScriptSession {
                 throw error
             }
             return []
+        }
+    }
+}
+
+extension SessionAction {
+    /// Reads the arguments of the Lua function `name` into its action; a `LuaArgumentError`
+    /// names the bad argument and what is allowed.
+    init(_ name: Name, lua args: LuaArguments) throws {
+        switch name {
+        case .updateModel:
+            var changes: [String: String] = [:]
+            var health: HealthExtensionChange?
+            if args.count >= 1 && args.type(1) != .nil {
+                guard var fields = try args.table(1).fields else {
+                    throw LuaArgumentError(position: 1, problem: "expected a table of model attributes such as { image = \"v2\" }")
+                }
+                if let value = fields.removeValue(forKey: "healthExtension") { health = try ScriptSession.healthExtensionChange(value) }
+                let (read, problems) = ModelAttributes.read(fields)
+                if let (field, message) = problems.first {
+                    throw LuaArgumentError(position: 1, problem: "attribute \(field): \(message)")
+                }
+                changes = read
+            }
+            self = .updateModel(changes, healthExtension: health)
+        case .updatePolicy:
+            guard args.count >= 1, args.type(1) == .table else {
+                throw LuaArgumentError(position: 1, problem: "expected the fields of ARM's upgradePolicy to change, such as { mode = \"Rolling\", rollingUpgradePolicy = { maxUnhealthyInstancePercent = 10 } }")
+            }
+            let (patch, problems) = PolicyPatch.read(json(try args.value(1)))
+            guard problems.isEmpty else { throw LuaArgumentError(position: 1, problem: problems.map(\.description).joined(separator: "; ")) }
+            self = .updatePolicy(patch)
+        case .reimage: self = .reimage(ids: try ScriptSession.instanceIDs(args))
+        case .cancel: self = .cancel
+        case .manualUpgrade: self = .manualUpgrade(ids: try ScriptSession.instanceIDs(args))
+        case .startOSUpgrade: self = .startOSUpgrade(image: try ScriptSession.optionalField(args, "image"))
+        case .releaseImage:
+            guard let version = try ScriptSession.optionalField(args, "version") else {
+                throw LuaArgumentError(position: 1, problem: "expected { version = \"...\" }: the platform image version released")
+            }
+            self = .releaseImage(version: version)
+        case .approveOSUpgrade: self = .approveOSUpgrade(ids: try ScriptSession.instanceIDs(args))
+        case .startExtensionUpgrade: self = .startExtensionUpgrade(version: try ScriptSession.optionalField(args, "version"))
+        case .scale: self = .scale(to: try args.integer(1))
         }
     }
 }

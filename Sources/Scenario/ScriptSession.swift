@@ -142,7 +142,8 @@ final class ScriptSession {
                 try state.call(callback.function, [])
             } catch let error as LuaError {
                 if let fatal { throw fatal }
-                throw ScenarioError.script(error, context: "at \(ISODuration.format(sim.now))")
+                // The callback is named `at(PT1M)` in the error already: no second time.
+                throw ScenarioError.script(error, context: nil)
             }
             if let fatal { throw fatal }
         }

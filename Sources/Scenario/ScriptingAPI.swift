@@ -82,7 +82,7 @@ public enum ScriptingAPI {
                  params: [("changes?", "table<string, string|number|boolean|rehearse.HealthExtension>")]),
         Function(name: "update_policy", kind: .action,
                  doc: ["Changes the upgrade policy: fields of ARM's upgradePolicy (mode, rollingUpgradePolicy,",
-                       "automaticOSUpgradePolicy) merged into the policy in effect, checked as the definition's (every problem",
+                       "automaticOSUpgradePolicy) merged into the policy in effect as Azure's PATCH merges them, checked as the definition's (every problem",
                        "at once). A running rolling upgrade keeps its policy; the next one uses the new one."],
                  params: [("policy", "rehearse.UpgradePolicyChange")]),
         Function(name: "reimage", kind: .action,

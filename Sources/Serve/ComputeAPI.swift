@@ -22,25 +22,27 @@ extension UpgradePolicy {
 struct ScaleSetUpdate {
     var changes: [String: String] = [:]
     var capacity: Int?
-    /// A policy that differs from the one in effect.
-    var policy: UpgradePolicy?
+    /// The policy fields given, when applied they change the policy in effect (Azure's PATCH:
+    /// a field left out keeps its value).
+    var policy: PolicyPatch?
 
-    /// Reads `body` against the scale set as it is; a bad or changed policy is refused here.
-    static func read(_ body: JSON, scaleSet: ScaleSetDefinition, model: [String: String]) throws(ARMError) -> ScaleSetUpdate {
+    /// Reads `body` against the scale set as it is (`policy` in effect); a bad policy, or one the
+    /// patch would make invalid, is refused here.
+    static func read(_ body: JSON, scaleSet: ScaleSetDefinition, policy inEffect: UpgradePolicy, model: [String: String]) throws(ARMError) -> ScaleSetUpdate {
         guard body.object != nil else {
             throw ARMError(.badRequest, code: "InvalidRequestContent", message: "The request content is \(body.kindName); expected a virtualMachineScaleSet object.")
         }
         var update = ScaleSetUpdate()
         let properties = body.field("properties")
         if let policyValue = properties?.field("upgradePolicy") {
-            let policy: UpgradePolicy
-            do { policy = try UpgradePolicy.parse(policyValue) } catch { throw ARMError.invalid(error) }
-            var changed = scaleSet
-            changed.policy = policy
-            let problems = changed.validate()
+            let (patch, problems) = PolicyPatch.read(policyValue)
             if !problems.isEmpty { throw ARMError.invalid(ValidationFailure(problems)) }
-            // A different policy is the scenario's update_policy: the next rolling upgrade uses it.
-            if !policy.behavesLike(scaleSet.policy) { update.policy = policy }
+            var changed = scaleSet
+            changed.policy = patch.applied(to: inEffect)
+            let invalid = changed.validate()
+            if !invalid.isEmpty { throw ARMError.invalid(ValidationFailure(invalid)) }
+            // A patch that changes the policy is the scenario's update_policy: the next rolling upgrade uses it.
+            if !changed.policy.behavesLike(inEffect) { update.policy = patch }
         }
         if let image = properties?.field("virtualMachineProfile")?.field("storageProfile")?.field("imageReference") {
             guard image.object != nil else {

@@ -194,7 +194,7 @@ final class ServeAPI: Sendable {
             guard let body else {
                 throw ARMError(.badRequest, code: "InvalidRequestContent", message: "The request content is empty; expected a virtualMachineScaleSet object.")
             }
-            let update = try ScaleSetUpdate.read(body, scaleSet: await run.scaleSet, model: await run.model)
+            let update = try ScaleSetUpdate.read(body, scaleSet: await run.scaleSet, policy: await run.policy, model: await run.model)
             if let policy = update.policy { try await run.perform(.updatePolicy(policy)) }
             if !update.changes.isEmpty { try await run.perform(.updateModel(update.changes)) }
             if let capacity = update.capacity, capacity != (await run.capacity) { try await run.perform(.scale(to: capacity)) }

@@ -155,6 +155,7 @@ actor ServedRun {
     var status: RollingUpgradeStatus? { session.status }
     var history: [OSUpgradeRecord] { session.osUpgradeHistory }
     var model: [String: String] { session.model }
+    var policy: UpgradePolicy { session.policy }
     var capacity: Int { session.capacity }
     var instances: [InstanceView] { session.instances }
     var nextEventTime: Millis? { session.nextEventTime }

@@ -11,10 +11,10 @@ extension ReportBrowserTests {
         let runs = (0..<200_000).map { seed in
             RunDigest(seed: UInt64(seed), code: seed % 50 == 0 ? .faulted : .completed, errorCode: nil,
                       timeToFinish: 600 + Double(seed % 1000), lowestHealthy: 7 + seed % 3, unavailable: 0, hitTimeLimit: false,
-                      held: [seed % 50 != 0], failed: [], leftBehind: [])
+                      held: [HeldKey(.code, seed % 50 != 0)], failed: [], leftBehind: [])
         }
         let report = SweepReport(scenario: "big.lua", seeds: SeedRange(0, 199_999), overrides: [], runs: runs,
-                                 expectations: [.init(location: "big.lua:9", key: "code", expected: "Completed")], deadline: nil)
+                                 expectations: [.init(location: "big.lua:9", key: .code, expected: "Completed")], deadline: nil)
         let page = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-big-sweep-\(UUID().uuidString).html").path
         defer { try? FileManager.default.removeItem(atPath: page) }
         let html = try SweepReportPage.html([report])

@@ -31,7 +31,7 @@ func runRehearse(_ arguments: [String], in folder: String = repositoryRoot) thro
     // Standard error goes to a file: reading two pipes one after the other can deadlock when the
     // second fills up (a sanitizer's report, say).
     let errorPath = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-stderr-\(UUID().uuidString)").path
-    FileManager.default.createFile(atPath: errorPath, contents: nil)
+    _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
     defer { try? FileManager.default.removeItem(atPath: errorPath) }
     let out = Pipe()
     process.standardOutput = out

@@ -34,7 +34,7 @@ final class DefinitionValueTests: XCTestCase {
     /// The fleet, apps booting in 90 s, the model updated at two minutes, expecting a completed upgrade.
     static func swiftDefinition() -> ScenarioDefinition {
         var expectation = Expectation(location: "DefinitionValueTests")
-        expectation.code = "Completed"
+        expectation.code = .completed
         expectation.successful = 10
         expectation.failed = 0
         expectation.upgrades = 1
@@ -169,7 +169,7 @@ final class DefinitionValueTests: XCTestCase {
         let record = try session.finish()
         XCTAssertEqual(record.summary.status?.code, .cancelled)
         XCTAssertEqual(batches(record.events), ["0, 5"])
-        XCTAssertEqual(record.failedExpectations.map(\.key).sorted(), ["code", "successful"])
+        XCTAssertEqual(record.failedExpectations.map(\.key).sorted(), [.code, .successful])
     }
 
     func testTheImportersDefinitionRunsAndHoldsItsExpectation() throws {

@@ -47,6 +47,28 @@ final class ErrorLocationTests: XCTestCase {
         XCTAssertEqual(Problem(call: "phase", at: "scenario", "needs rich states").location, .document(path: nil, field: "phase at scenario"))
     }
 
+    /// Closed sets are checked when the scenario loads: a misspelt final code or error code is bad
+    /// input (exit 2) at its `expect`, naming the values allowed, not a run that fails its expectation.
+    func testAMisspeltCodeInAnExpectationIsRefusedWhenTheScenarioLoads() throws {
+        for (field, value, allowed) in [("code", "Complete", RunningCode.allCases.map(\.rawValue)),
+                                        ("errorCode", "MaxUnhealthy", UpgradeErrorCode.allCases.map(\.rawValue))] {
+            let path = try writeScenario(baseScaleSet + "\n\nexpect { \(field) = \"\(value)\" }\n")
+            XCTAssertThrowsError(try ScenarioDefinition(luaScript: path, options: options())) { error in
+                guard let scenario = error as? ScenarioError, case .definition(let problems, _) = scenario else { return XCTFail("\(error)") }
+                XCTAssertEqual(scenario.exitCode, 2)
+                guard case .call("expect", at: let line)? = scenario.place else { return XCTFail("\(problems)") }
+                XCTAssertEqual(line.line, 7)
+                XCTAssertEqual(problems.count, 1)
+                for name in allowed { XCTAssertTrue(problems[0].message.contains(name), "\(name) missing from \(problems[0].message)") }
+            }
+        }
+        // Spelt right, the same table loads, typed.
+        let path = try writeScenario(baseScaleSet + "\nexpect { code = \"Completed\", errorCode = \"MaxUnhealthyInstancePercentExceededInRollingUpgrade\" }\n")
+        let expectation = try XCTUnwrap(try ScenarioDefinition(luaScript: path, options: options()).expectations.first)
+        XCTAssertEqual(expectation.code, .completed)
+        XCTAssertEqual(expectation.errorCode, .unhealthyDuringUpgrade)
+    }
+
     func testParametersAndOverridesAreNamedNotSpelledAsFlags() throws {
         let path = try writeScenario(baseScaleSet + "\nlocal boots = param(\"boots\", 0.1)\n")
         var o = options()
@@ -89,7 +111,7 @@ final class ErrorLocationTests: XCTestCase {
     }
 
     func testExpectationResultIsAtItsCallAndExitsOne() {
-        let failed = ExpectationResult(location: "x.lua:9", key: "code", expected: .equal(.text("Faulted")), actual: .text("Completed"), held: false)
+        let failed = ExpectationResult(location: "x.lua:9", key: .code, expected: .equal(.text("Faulted")), actual: .text("Completed"), held: false)
         XCTAssertEqual(failed.place, .call("expect", at: ScriptLine(file: "x.lua", line: 9)))
         XCTAssertEqual(failed.exitCode, 1)
     }

@@ -94,17 +94,17 @@ final class RehearsalTests: XCTestCase {
         XCTAssertEqual(record.seed, 2)
         XCTAssertEqual(record.policy.rolling.maxBatchInstancePercent, 20)
         XCTAssertEqual(record.policy.rolling.pauseTimeBetweenBatches, 10_000)
-        XCTAssertEqual(record.expectations.map(\.key), ["code", "minHealthy", "upgrades"])
+        XCTAssertEqual(record.expectations.map(\.key), [.code, .minHealthy, .upgrades])
         XCTAssertEqual(record.expectations.map(\.location.suffix2), ["19", "20", "20"])
-        let upgrades = try XCTUnwrap(record.expectations.first { $0.key == "upgrades" })
+        let upgrades = try XCTUnwrap(record.expectations.first { $0.key == .upgrades })
         XCTAssertEqual(upgrades.actual, .count(1))
         XCTAssertTrue(upgrades.held)
         // Six instances are down at once in a 20% batch: the fewest serving is 24, not 30.
-        let minHealthy = try XCTUnwrap(record.expectations.first { $0.key == "minHealthy" })
+        let minHealthy = try XCTUnwrap(record.expectations.first { $0.key == .minHealthy })
         XCTAssertEqual(minHealthy.expected, .atLeast(30))
         XCTAssertEqual(minHealthy.actual, .count(24))
         XCTAssertFalse(minHealthy.held)
-        XCTAssertEqual(record.failedExpectations.map(\.key).contains("minHealthy"), true)
+        XCTAssertEqual(record.failedExpectations.map(\.key).contains(.minHealthy), true)
     }
 
     func testFinishedWithinAndMaxUnavailableCheckThePipelinesQuestions() throws {
@@ -112,14 +112,14 @@ final class RehearsalTests: XCTestCase {
             + "expect { finishedWithin = 600 }\n")
         let record = try Rehearsal.run(try ScenarioDefinition(luaScript: path, options: options()), seed: 3)
         let availability = try XCTUnwrap(record.summary.availability)
-        let finished = record.expectations.filter { $0.key == "finishedWithin" }
+        let finished = record.expectations.filter { $0.key == .finishedWithin }
         XCTAssertEqual(finished.map(\.expected), [.within(2_700_000), .within(600_000)])
         // Thirty slow-booting instances in batches of six take far longer than ten minutes.
         XCTAssertGreaterThan(availability.timeToFinishSeconds, 600)
         XCTAssertEqual(finished[0].held, availability.timeToFinishSeconds <= 2_700)
         XCTAssertFalse(finished[1].held)
         XCTAssertEqual(finished[1].actual, .duration(Millis((availability.timeToFinishSeconds * 1000).rounded())))
-        let unavailable = try XCTUnwrap(record.expectations.first { $0.key == "maxUnavailable" })
+        let unavailable = try XCTUnwrap(record.expectations.first { $0.key == .maxUnavailable })
         XCTAssertEqual(unavailable.actual, .count(Int(availability.unavailableInstanceSeconds.rounded())))
         XCTAssertTrue(unavailable.held)
     }

@@ -15,7 +15,7 @@ final class RiskGateScenarioTests: XCTestCase {
 
     func testTheScriptsRiskBlockIsRead() throws {
         let risk = try XCTUnwrap(try definition().risk)
-        XCTAssertEqual(risk.requirements, [Requirement(.code("Faulted"), .atMost, 0.02)])
+        XCTAssertEqual(risk.requirements, [Requirement(.code(.faulted), .atMost, 0.02)])
         XCTAssertEqual(risk.confidence, 0.95)
         XCTAssertNil(risk.deadline)
     }

@@ -97,7 +97,7 @@ final class ScenarioAPITests: XCTestCase {
             expect { code = "Faulted", successful = 3 }
             """)
         let result = try scenario.run()
-        XCTAssertEqual(result.failedExpectations.map(\.key), ["code", "successful"])
+        XCTAssertEqual(result.failedExpectations.map(\.key), [.code, .successful])
         XCTAssertEqual(result.failedExpectations.map(\.actual), [.text("Completed"), .count(10)])
         XCTAssertEqual(result.failedExpectations.map(\.expected), [.equal(.text("Faulted")), .equal(.count(3))])
         XCTAssertTrue(result.failedExpectations.allSatisfy { $0.location.hasSuffix("scenario.lua:7") })

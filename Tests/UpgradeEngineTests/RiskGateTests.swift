@@ -32,7 +32,7 @@ final class RiskGateTests: XCTestCase {
     /// A digest that faulted or completed.
     static func digest(seed: UInt64, faulted: Bool, time: Double = 600) -> RunDigest {
         RunDigest(seed: seed, code: faulted ? .faulted : .completed, errorCode: faulted ? .unhealthyUpgraded : nil,
-                  timeToFinish: time, lowestHealthy: 16, unavailable: 2400, hitTimeLimit: false, held: [!faulted], failed: [], leftBehind: [])
+                  timeToFinish: time, lowestHealthy: 16, unavailable: 2400, hitTimeLimit: false, held: [HeldKey(.code, !faulted)], failed: [], leftBehind: [])
     }
 
     func testClosedFormTailsOfTheIssuesScaleSet() {
@@ -47,17 +47,17 @@ final class RiskGateTests: XCTestCase {
 
     func testRequirementsAreReadAsWritten() throws {
         let faulted = try Requirement.parse("Faulted <= 1%").get()
-        XCTAssertEqual(faulted.measure, .code("Faulted"))
+        XCTAssertEqual(faulted.measure, .code(.faulted))
         XCTAssertEqual(faulted.comparison, .atMost)
         XCTAssertEqual(faulted.limit, 0.01, accuracy: 1e-12)
         let deadline = try Requirement.parse("  deadline>=95 %").get()
         XCTAssertEqual(deadline.measure, .deadline)
         XCTAssertEqual(deadline.comparison, .atLeast)
         XCTAssertEqual(deadline.limit, 0.95, accuracy: 1e-12)
-        XCTAssertEqual(try Requirement.parse("expect.minHealthy >= 99.5%").get().measure, .expectation("minHealthy"))
+        XCTAssertEqual(try Requirement.parse("expect.minHealthy >= 99.5%").get().measure, .expectation(.minHealthy))
         XCTAssertEqual(try Requirement.parse("expect >= 90%").get().measure, .expectations)
         XCTAssertEqual(try Requirement.parse("MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade <= 0.5%").get().measure,
-                       .errorCode("MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade"))
+                       .errorCode(.unhealthyBeforeUpgrade))
         XCTAssertEqual(try Requirement.parse("Faulted <= 0.5%").get().description, "Faulted <= 0.5%")
         for bad in ["Faulted < 1%", "Faulted <= 1", "Faulted <= 101%", "Faulted <= nan%", "Faulted <= inf%", "faulted <= 1%",
                     "expect.nothing >= 1%", "Faulted <= 1% <= 2%", "<= 1%", "Faulted <= -1%", "Fau\u{1B}lted <= 1%",
@@ -67,17 +67,17 @@ final class RiskGateTests: XCTestCase {
     }
 
     func testSharesCountWhatEachMeasureNames() {
-        let keys = [SweepReport.ExpectationKey(location: "a.lua:9", key: "code", expected: "Completed"),
-                    SweepReport.ExpectationKey(location: "a.lua:9", key: "minHealthy", expected: "at least 15")]
+        let keys = [SweepReport.ExpectationKey(location: "a.lua:9", key: .code, expected: "Completed"),
+                    SweepReport.ExpectationKey(location: "a.lua:9", key: .minHealthy, expected: "at least 15")]
         let runs = [
             RunDigest(seed: 0, code: RunningCode(rawValue: "Completed"), errorCode: nil, timeToFinish: 3000, lowestHealthy: 16, unavailable: 1, hitTimeLimit: false,
-                      held: [true, true], failed: [], leftBehind: []),
+                      held: [HeldKey(.code, true), HeldKey(.minHealthy, true)], failed: [], leftBehind: []),
             RunDigest(seed: 1, code: RunningCode(rawValue: "Completed"), errorCode: nil, timeToFinish: 4000, lowestHealthy: 14, unavailable: 1, hitTimeLimit: false,
-                      held: [true, false], failed: [], leftBehind: []),
+                      held: [HeldKey(.code, true), HeldKey(.minHealthy, false)], failed: [], leftBehind: []),
             RunDigest(seed: 2, code: RunningCode(rawValue: "Faulted"), errorCode: .unhealthyDuringUpgrade, timeToFinish: 1000, lowestHealthy: 16, unavailable: 1, hitTimeLimit: false,
-                      held: [false, true], failed: [], leftBehind: []),
+                      held: [HeldKey(.code, false), HeldKey(.minHealthy, true)], failed: [], leftBehind: []),
             RunDigest(seed: 3, code: RunningCode(rawValue: "RollingForward"), errorCode: nil, timeToFinish: nil, lowestHealthy: 16, unavailable: 1, hitTimeLimit: true,
-                      held: [false, true], failed: [], leftBehind: []),
+                      held: [HeldKey(.code, false), HeldKey(.minHealthy, true)], failed: [], leftBehind: []),
         ]
         func count(_ text: String, deadline: Millis? = 3_600_000) -> Int {
             (try? Requirement.parse(text).get())!.share(of: runs, keys: keys, deadline: deadline).count
@@ -89,6 +89,22 @@ final class RiskGateTests: XCTestCase {
         XCTAssertEqual(count("deadline >= 95%"), 2)  // 3000 s and 1000 s; 4000 s is late, seed 3 hit the time limit
         XCTAssertEqual(count("expect >= 95%"), 1)
         XCTAssertEqual(count("expect.minHealthy >= 95%"), 3)
+    }
+
+    /// A digest says which key each of its results is: `expect.KEY` counts the runs in which every
+    /// entry with that key held, read from the digest itself, whatever the order of its entries.
+    func testADigestsHeldEntriesAreKeyed() throws {
+        func run(_ held: [HeldKey]) -> RunDigest {
+            RunDigest(seed: 0, code: .completed, errorCode: nil, timeToFinish: 60, lowestHealthy: 4, unavailable: 0, hitTimeLimit: false,
+                      held: held, failed: [], leftBehind: [])
+        }
+        let runs = [run([HeldKey(.minHealthy, false), HeldKey(.code, true)]), run([HeldKey(.code, true), HeldKey(.minHealthy, true)]),
+                    run([HeldKey(.code, false), HeldKey(.minHealthy, true), HeldKey(.minHealthy, false)])]
+        func count(_ text: String) throws -> Int { try Requirement.parse(text).get().share(of: runs, keys: [], deadline: nil).count }
+        XCTAssertEqual(try count("expect.minHealthy >= 1%"), 1)
+        XCTAssertEqual(try count("expect.code >= 1%"), 2)
+        XCTAssertEqual(try count("expect >= 1%"), 1)
+        XCTAssertEqual(try count("expect.upgrades >= 1%"), 3)  // no entry with the key: nothing failed
     }
 
     func testAWideIntervalIsUndecidedAndANarrowOneDecides() {

@@ -48,12 +48,12 @@ final class SweepStatisticsTests: XCTestCase {
         func run(_ seed: UInt64, _ code: String?, _ time: Double?, failed: [Int] = [], hit: Bool = false) -> RunDigest {
             RunDigest(seed: seed, code: code.flatMap(RunningCode.init(rawValue:)), errorCode: code == "Faulted" ? .unhealthyUpgraded : nil,
                       timeToFinish: time, lowestHealthy: time == nil ? nil : 8, unavailable: time, hitTimeLimit: hit,
-                      held: [code == "Completed"], failed: failed, leftBehind: failed)
+                      held: [HeldKey(.code, code == "Completed")], failed: failed, leftBehind: failed)
         }
         let report = SweepReport(scenario: "x.lua", seeds: SeedRange(0, 4), overrides: [],
                                  runs: [run(0, "Completed", 1200), run(1, "Faulted", 900, failed: [3]), run(2, "Completed", 4000),
                                         run(3, "Faulted", 600, failed: [3, 5]), run(4, nil, nil, hit: true)],
-                                 expectations: [SweepReport.ExpectationKey(location: "x.lua:9", key: "code", expected: "Completed")],
+                                 expectations: [SweepReport.ExpectationKey(location: "x.lua:9", key: .code, expected: "Completed")],
                                  deadline: 3_600_000)
         XCTAssertEqual(report.outcomes.map(\.code), ["Completed", "Faulted", "none"])
         XCTAssertEqual(report.outcomes.map(\.share.count), [2, 2, 1])

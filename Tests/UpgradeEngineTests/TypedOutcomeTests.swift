@@ -30,14 +30,14 @@ final class TypedOutcomeTests: XCTestCase {
 
     func testExpectationResultsAreTypedAndRenderedAsTheStatusPrintsThem() {
         var expectation = Expectation(location: "x.lua:9")
-        expectation.code = "Faulted"
+        expectation.code = .faulted
         expectation.minHealthy = 8
         expectation.finishedWithin = 2_700_000
         expectation.skipped = [3, 7]
         let summary = RunSummary(endTime: 0, status: nil, skipped: [], protected: [], availability: nil, hitTimeLimit: false, probes: 0,
                                  capacity: 0)
         let results = expectation.results(summary: summary, upgrades: 0)
-        XCTAssertEqual(results.map(\.key), ["code", "finishedWithin", "minHealthy", "skipped"])
+        XCTAssertEqual(results.map(\.key), [.code, .finishedWithin, .minHealthy, .skipped])
         XCTAssertEqual(results.map(\.expected), [.equal(.text("Faulted")), .within(2_700_000), .atLeast(8), .equal(.ids([3, 7]))])
         XCTAssertEqual(results.map(\.actual), [.none, .noUpgradeActivity, .none, .ids([])])
         XCTAssertEqual(results.map { ExpectationText.expected($0.expected) }, ["Faulted", "within PT45M", "at least 8", "[3, 7]"])

@@ -8,14 +8,14 @@ import XCTest
 /// requirement `lowestHealthy.C`.
 final class VerdictTests: XCTestCase {
     static func digest(_ seed: UInt64, code: RunningCode?, time: Double?, lowest: Int? = 16, capacity: Int? = 20, hit: Bool = false,
-                       held: [Bool] = []) -> RunDigest {
+                       held: [HeldKey] = []) -> RunDigest {
         RunDigest(seed: seed, code: code, errorCode: code == .faulted ? .unhealthyUpgraded : nil, timeToFinish: time, lowestHealthy: lowest,
                   unavailable: 10, hitTimeLimit: hit, held: held, failed: [], leftBehind: [], capacity: capacity)
     }
 
     func result(_ verdict: Requirement.Verdict) -> RequirementResult {
         // 0 of 1,000 against "Faulted <= 1%" holds; 1,000 of 1,000 fails; 0 of 10 is undecided.
-        let requirement = Requirement(.code("Faulted"), .atMost, 0.01)
+        let requirement = Requirement(.code(.faulted), .atMost, 0.01)
         let share = verdict == .held ? Share(0, of: 1000) : verdict == .failed ? Share(1000, of: 1000) : Share(0, of: 10)
         let judged = RequirementResult(requirement, share: share, confidence: 0.95)
         XCTAssertEqual(judged.verdict, verdict)
@@ -65,14 +65,14 @@ final class VerdictTests: XCTestCase {
         XCTAssertEqual(judged.share, Share(0, of: 300))
         XCTAssertEqual(judged.verdict, .failed)
         // With the key, the runs' own results count.
-        let keys = [SweepReport.ExpectationKey(location: "s.lua:9", key: "code", expected: "Completed")]
-        let some = (0..<4).map { Self.digest(UInt64($0), code: .completed, time: 60, held: [$0 != 2]) }
+        let keys = [SweepReport.ExpectationKey(location: "s.lua:9", key: .code, expected: "Completed")]
+        let some = (0..<4).map { Self.digest(UInt64($0), code: .completed, time: 60, held: [HeldKey(.code, $0 != 2)]) }
         XCTAssertEqual(RiskQuestion(requirements: [requirement]).judge(some, keys: keys)[0].share, Share(3, of: 4))
     }
 
     func testTheTallyCountsEachRunOnceAndAgreesWithJudgingEveryRun() throws {
-        let keys = [SweepReport.ExpectationKey(location: "s.lua:9", key: "code", expected: "Completed"),
-                    SweepReport.ExpectationKey(location: "s.lua:9", key: "minHealthy", expected: "at least 15")]
+        let keys = [SweepReport.ExpectationKey(location: "s.lua:9", key: .code, expected: "Completed"),
+                    SweepReport.ExpectationKey(location: "s.lua:9", key: .minHealthy, expected: "at least 15")]
         var requirements: [Requirement] = []
         for text in ["Faulted <= 1%", "Completed >= 90%", "deadline >= 95%", "expect >= 90%", "expect.minHealthy >= 80%", "lowestHealthy.80 >= 95%"] {
             requirements.append(try Requirement.parse(text).get())
@@ -81,7 +81,7 @@ final class VerdictTests: XCTestCase {
         // Seed s: faults when s % 7 == 0, takes s % 40 minutes, keeps 16 - s % 3 of 20.
         let runs = (0..<1000).map { s in
             Self.digest(UInt64(s), code: s % 7 == 0 ? .faulted : .completed, time: Double(s % 40 * 60), lowest: 16 - s % 3,
-                        held: [s % 7 != 0, s % 3 == 0])
+                        held: [HeldKey(.code, s % 7 != 0), HeldKey(.minHealthy, s % 3 == 0)])
         }
         var tally = RiskTally(question, keys: keys)
         for start in stride(from: 0, to: 1000, by: 100) { tally.add(runs[start..<(start + 100)]) }

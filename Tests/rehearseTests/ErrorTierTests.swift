@@ -88,7 +88,7 @@ final class ErrorTierTests: XCTestCase {
     }
 
     func testFailedExpectationExitsOneAtItsCall() {
-        let failed = ExpectationResult(location: "x.lua:9", key: "code", expected: .equal(.text("Faulted")), actual: .text("Completed"), held: false)
+        let failed = ExpectationResult(location: "x.lua:9", key: .code, expected: .equal(.text("Faulted")), actual: .text("Completed"), held: false)
         let diagnostics = Diagnostic.of(failed)
         XCTAssertEqual(diagnostics.map(\.location), [.call("expect", at: ScriptLine(file: "x.lua", line: 9))])
         XCTAssertEqual(diagnostics.map(\.exitCode), [1])
@@ -162,7 +162,7 @@ final class ErrorTierTests: XCTestCase {
 
     func testJUnitTakesTheLineFromTheTypedLocation() throws {
         // A chunk name with colons of its own: only the typed location knows which part is the line.
-        let failed = ExpectationResult(location: "C:/ci/x.lua:12", key: "code", expected: .equal(.text("Faulted")), actual: .text("Completed"), held: false)
+        let failed = ExpectationResult(location: "C:/ci/x.lua:12", key: .code, expected: .equal(.text("Faulted")), actual: .text("Completed"), held: false)
         XCTAssertEqual(failed.place, .call("expect", at: ScriptLine(file: "C:/ci/x.lua", line: 12)))
         let xml = try JUnit.xml([JUnit.Scenario(path: "x.lua", results: [failed], error: nil, seconds: 0)])
         XCTAssertTrue(xml.contains("name=\"expect at line 12: code = Faulted\""), xml)

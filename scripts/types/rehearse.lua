@@ -105,7 +105,7 @@
 ---@field timeout? true  alone: the application accepted the connection and never replied (30 s)
 
 ---@class rehearse.Expectations
----@field code? string  runningStatus.code: RollingForward, Cancelled, Completed or Faulted
+---@field code? string  runningStatus.code: RollingForward, RollingBack, Cancelled, Completed, Faulted
 ---@field errorCode? string  error.code, e.g. MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade
 ---@field failed? integer  progress.failedInstanceCount
 ---@field finishedWithin? string|number  the upgrades ended within this long after they began (ISO 8601, e.g. "PT60M", or seconds)
@@ -179,7 +179,7 @@ function risk(requirements) end
 function update_model(changes) end
 
 ---Changes the upgrade policy: fields of ARM's upgradePolicy (mode, rollingUpgradePolicy,
----automaticOSUpgradePolicy) merged into the policy in effect, checked as the definition's (every problem
+---automaticOSUpgradePolicy) merged into the policy in effect as Azure's PATCH merges them, checked as the definition's (every problem
 ---at once). A running rolling upgrade keeps its policy; the next one uses the new one.
 ---(action)
 ---@param policy rehearse.UpgradePolicyChange

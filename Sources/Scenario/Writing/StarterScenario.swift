@@ -106,11 +106,17 @@ public enum StarterScenario {
         func ids(_ ids: [Int]?) -> String { ids.map { "{ \($0.map(String.init).joined(separator: ", ")) }" } ?? "\"*\"" }
         func field(_ name: String, _ value: String?) -> String { value.map { " { \(name) = \(LuaWriter.string($0)) }" } ?? "()" }
         switch action {
-        case .updateModel(let changes):
+        case .updateModel(let changes, let health):
             let fields = changes.keys.sorted().map { "[\(LuaWriter.string($0))] = \(LuaWriter.string(changes[$0]!))" }
             let plain = changes.keys.sorted().map { "\($0) = \(LuaWriter.string(changes[$0]!))" }
             let identifiers = changes.keys.allSatisfy { key in key.first.map { $0.isLetter || $0 == "_" } == true && key.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") } }
-            return changes.isEmpty ? "update_model()" : "update_model { \((identifiers ? plain : fields).joined(separator: ", ")) }"
+            var written = identifiers ? plain : fields
+            switch health {
+            case .set(let settings)?: written.append("healthExtension = \(LuaWriter.value(settings.json))")
+            case .remove?: written.append("healthExtension = false")
+            case nil: break
+            }
+            return written.isEmpty ? "update_model()" : "update_model { \(written.joined(separator: ", ")) }"
         case .cancel: return "cancel()"
         case .manualUpgrade(let list): return "manual_upgrade(\(ids(list)))"
         case .startOSUpgrade(let image): return "start_os_upgrade" + field("image", image)
@@ -119,14 +125,14 @@ public enum StarterScenario {
         case .startExtensionUpgrade(let version): return "start_extension_upgrade" + field("version", version)
         case .scale(let count): return "scale(\(count))"
         case .reimage(let list): return "reimage(\(ids(list)))"
-        case .updatePolicy(let policy): return "update_policy(\(LuaWriter.value(policy.json)))"
+        case .updatePolicy(let patch): return "update_policy(\(LuaWriter.value(patch.json)))"
         }
     }
 
     /// `expect { … }` of the fields an expectation sets (code and upgrades, as the starter writes them).
     static func expect(_ expectation: Expectation) -> String {
         var fields: [String] = []
-        if let code = expectation.code { fields.append("code = \(LuaWriter.string(code))") }
+        if let code = expectation.code { fields.append("code = \(LuaWriter.string(code.rawValue))") }
         if let upgrades = expectation.upgrades { fields.append("upgrades = \(upgrades)") }
         return "expect { \(fields.joined(separator: ", ")) }"
     }

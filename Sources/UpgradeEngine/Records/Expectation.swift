@@ -3,26 +3,43 @@ public import Formats
 /// What a run must show at its end (a scenario's `expect { ... }`): every field is optional and
 /// only the fields given are checked. Counts are in instances.
 public struct Expectation: Equatable, Sendable {
+    /// A key an `expect` table can hold, as scripts write it (the closed set, checked when a
+    /// scenario loads).
+    public enum Key: String, CaseIterable, Comparable, Sendable {
+        case code, errorCode, failed, finishedWithin, inProgress, maxUnavailable, minHealthy, pending, protected, rolledBack, skipped
+        case successful, upgrades
+
+        /// What the key compares.
+        public var meaning: String {
+            switch self {
+            case .code: "runningStatus.code: \(RunningCode.allCases.map(\.rawValue).joined(separator: ", "))"
+            case .errorCode: "error.code, e.g. MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade"
+            case .successful: "progress.successfulInstanceCount"
+            case .failed: "progress.failedInstanceCount"
+            case .inProgress: "progress.inProgressInstanceCount"
+            case .pending: "progress.pendingInstanceCount"
+            case .skipped: "the list of skipped instance ids"
+            case .protected: "the list of protected instance ids"
+            case .minHealthy: "the fewest serving instances during the upgrades must be at least this"
+            case .finishedWithin: "the upgrades ended within this long after they began (ISO 8601, e.g. \"PT60M\", or seconds)"
+            case .maxUnavailable: "instance-seconds of lost capacity must be at most this"
+            case .upgrades: "how many rolling upgrades started"
+            case .rolledBack: "instances the latest rolling upgrade returned to their previous model or image successfully"
+            }
+        }
+
+        public static func < (a: Key, b: Key) -> Bool { a.rawValue < b.rawValue }
+    }
+
     /// The keys an expectation understands, with what each compares.
-    public static let keys: [String: String] = [
-        "code": "runningStatus.code: RollingForward, Cancelled, Completed or Faulted",
-        "errorCode": "error.code, e.g. MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade",
-        "successful": "progress.successfulInstanceCount", "failed": "progress.failedInstanceCount",
-        "inProgress": "progress.inProgressInstanceCount", "pending": "progress.pendingInstanceCount",
-        "skipped": "the list of skipped instance ids", "protected": "the list of protected instance ids",
-        "minHealthy": "the fewest serving instances during the upgrades must be at least this",
-        "finishedWithin": "the upgrades ended within this long after they began (ISO 8601, e.g. \"PT60M\", or seconds)",
-        "maxUnavailable": "instance-seconds of lost capacity must be at most this",
-        "upgrades": "how many rolling upgrades started",
-        "rolledBack": "instances the latest rolling upgrade returned to their previous model or image successfully",
-    ]
+    public static var keys: [String: String] { Dictionary(uniqueKeysWithValues: Key.allCases.map { ($0.rawValue, $0.meaning) }) }
 
     /// Where it was written (`file:line`).
     public var location: String
     /// `runningStatus.code` expected (RollingForward, RollingBack, Cancelled, Completed, Faulted).
-    public var code: String?
+    public var code: RunningCode?
     /// `error.code` expected.
-    public var errorCode: String?
+    public var errorCode: UpgradeErrorCode?
     /// `progress.successfulInstanceCount` expected.
     public var successful: Int?
     /// `progress.failedInstanceCount` expected.
@@ -56,38 +73,38 @@ public struct Expectation: Equatable, Sendable {
     public func results(summary: RunSummary, upgrades actualUpgrades: Int) -> [ExpectationResult] {
         let status = summary.status
         var results: [ExpectationResult] = []
-        func check<T: Equatable>(_ key: String, _ actual: T?, _ expected: T?, _ value: (T) -> ObservedValue) {
+        func check<T: Equatable>(_ key: Key, _ actual: T?, _ expected: T?, _ value: (T) -> ObservedValue) {
             guard let expected else { return }
             results.append(ExpectationResult(location: location, key: key, expected: .equal(value(expected)), actual: actual.map(value) ?? .none,
                                              held: actual == expected))
         }
         let text = ObservedValue.text, number = ObservedValue.count, list = ObservedValue.ids
-        check("code", status?.code.rawValue, code, text)
-        check("errorCode", status?.error?.code.rawValue, errorCode, text)
-        check("failed", status?.progress.failedInstanceCount, failed, number)
+        check(.code, status?.code.rawValue, code?.rawValue, text)
+        check(.errorCode, status?.error?.code.rawValue, errorCode?.rawValue, text)
+        check(.failed, status?.progress.failedInstanceCount, failed, number)
         if let finishedWithin {
             let took = summary.availability.map { CheckedNumber.clampedWhole($0.timeToFinishSeconds * 1000) }
             let actual: ObservedValue = summary.hitTimeLimit ? .notFinished : took.map(ObservedValue.duration) ?? .noUpgradeActivity
-            results.append(ExpectationResult(location: location, key: "finishedWithin", expected: .within(finishedWithin),
+            results.append(ExpectationResult(location: location, key: .finishedWithin, expected: .within(finishedWithin),
                                              actual: actual, held: !summary.hitTimeLimit && (took ?? 0) <= finishedWithin))
         }
-        check("inProgress", status?.progress.inProgressInstanceCount, inProgress, number)
+        check(.inProgress, status?.progress.inProgressInstanceCount, inProgress, number)
         if let maxUnavailable {
             let lost = summary.availability.map { CheckedNumber.clampedWhole($0.unavailableInstanceSeconds) }
-            results.append(ExpectationResult(location: location, key: "maxUnavailable", expected: .atMost(maxUnavailable),
+            results.append(ExpectationResult(location: location, key: .maxUnavailable, expected: .atMost(maxUnavailable),
                                              actual: lost.map(number) ?? .none, held: (lost ?? 0) <= maxUnavailable))
         }
         if let minHealthy {
             let lowest = summary.availability?.lowestHealthy
-            results.append(ExpectationResult(location: location, key: "minHealthy", expected: .atLeast(minHealthy),
+            results.append(ExpectationResult(location: location, key: .minHealthy, expected: .atLeast(minHealthy),
                                              actual: lowest.map(number) ?? .none, held: lowest.map { $0 >= minHealthy } ?? true))
         }
-        check("pending", status?.progress.pendingInstanceCount, pending, number)
-        check("protected", summary.protected, protected, list)
-        check("rolledBack", status == nil ? nil : summary.rolledBack, rolledBack, number)
-        check("skipped", summary.skipped, skipped, list)
-        check("successful", status?.progress.successfulInstanceCount, successful, number)
-        check("upgrades", actualUpgrades, upgrades, number)
+        check(.pending, status?.progress.pendingInstanceCount, pending, number)
+        check(.protected, summary.protected, protected, list)
+        check(.rolledBack, status == nil ? nil : summary.rolledBack, rolledBack, number)
+        check(.skipped, summary.skipped, skipped, list)
+        check(.successful, status?.progress.successfulInstanceCount, successful, number)
+        check(.upgrades, actualUpgrades, upgrades, number)
         return results
     }
 }
@@ -128,7 +145,7 @@ public struct ExpectationResult: Error, Equatable, Sendable {
     /// Where the expectation is (`file:line`, as Lua wrote it).
     public var location: String
     /// The key, e.g. `code`.
-    public var key: String
+    public var key: Expectation.Key
     /// What the expectation asked for (`Faulted`, at least 8).
     public var expected: ExpectedValue
     /// What the run showed (`Completed`, `.none` when the run has no such value).
@@ -137,7 +154,7 @@ public struct ExpectationResult: Error, Equatable, Sendable {
     public var held: Bool
 
     /// A result of `key` at `location`.
-    public init(location: String, key: String, expected: ExpectedValue, actual: ObservedValue, held: Bool) {
+    public init(location: String, key: Expectation.Key, expected: ExpectedValue, actual: ObservedValue, held: Bool) {
         self.location = location
         self.key = key
         self.expected = expected

@@ -139,13 +139,7 @@ extension Simulation {
     @discardableResult
     public func proceed(through time: Millis, whileWorking: Bool = true) throws -> Bool {
         clock.stopped = false
-        let health = setup.behaviours.health, runs = asksInRuns(health)
-        while !whileWorking || hasWork, !clock.stopped, let next = clock.queue.nextTime, next <= time {
-            let (at, what) = clock.queue.pop()!
-            advanceClock(to: at)
-            try dispatch(what, health: health, runs: runs)
-            if let reached = counters.limitReached { throw reached }
-        }
+        try handle(through: time, whileWorking: whileWorking, stoppable: true)
         if !whileWorking, !clock.stopped, time > now { advanceClock(to: time) }
         return hasWork
     }
@@ -153,15 +147,10 @@ extension Simulation {
     /// When `run` would handle its next scheduled thing; nil when no work is left (the run would end).
     public var nextEventTime: Millis? { hasWork ? clock.queue.nextTime : nil }
 
-    /// Processes everything scheduled up to `time` whether or not work is left (used to let
-    /// instances settle before planning).
+    /// Processes everything scheduled up to `time` whether or not work is left or `stop` was
+    /// called (used to let instances settle before planning); the run limits hold as in `run`.
     public func advance(to time: Millis) throws {
-        let health = setup.behaviours.health, runs = asksInRuns(health)
-        while let next = clock.queue.nextTime, next <= time {
-            let (at, what) = clock.queue.pop()!
-            advanceClock(to: at)
-            try dispatch(what, health: health, runs: runs)
-        }
+        try handle(through: time, whileWorking: false, stoppable: false)
         advanceClock(to: max(now, time))
     }
 }

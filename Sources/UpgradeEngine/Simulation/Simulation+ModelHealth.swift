@@ -84,6 +84,12 @@ extension Simulation {
         return true
     }
 
+    /// Applies `patch` to the policy in effect (the fields given replace theirs, as Azure's
+    /// PATCH does) and changes the policy to the result, as `updatePolicy(_:)` does.
+    public func updatePolicy(_ patch: PolicyPatch) throws(EngineError) {
+        try updatePolicy(patch.applied(to: policy))
+    }
+
     /// Changes the upgrade policy to `new`, checked as the definition's policy is (every problem
     /// at once, Azure's texts; `readProblems`: those found reading it, reported with the rest).
     /// A running rolling upgrade keeps the policy it started with; the next one uses `new`.

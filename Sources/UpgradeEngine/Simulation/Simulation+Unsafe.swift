@@ -1,5 +1,5 @@
 import CMemoryHints
-public import Formats
+import Formats
 
 // Every unsafe construct of UpgradeEngine lives in this file: the simulation's stored state
 // (some of it without dynamic exclusivity checks), the instances lent to a health source by

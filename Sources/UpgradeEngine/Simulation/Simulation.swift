@@ -97,23 +97,26 @@ extension Simulation {
     /// end the run and propagate.
     @discardableResult
     public func run(until limit: Millis = 7 * 86_400_000) throws -> RunSummary {
-        var hitLimit = false
         clock.stopped = false
-        // Held once for the whole loop: loading it for every probe would retain and release it.
-        let health = setup.behaviours.health, runs = asksInRuns(health)
-        while hasWork, !clock.stopped, let next = clock.queue.nextTime {
-            if next > limit {
-                hitLimit = true
-                break
-            }
-            let (time, what) = clock.queue.pop()!
-            advanceClock(to: time)
-            try dispatch(what, health: health, runs: runs)
-            if let reached = counters.limitReached { throw reached }
-        }
+        try handle(through: limit, whileWorking: true, stoppable: true)
+        // Work left past the limit: the run stops at it.
+        let hitLimit = hasWork && !clock.stopped && clock.queue.nextTime != nil
         if meter.start != nil { advanceClock(to: now) }
         emit(.runEnded(hitTimeLimit: hitLimit))
         return summary(hitLimit: hitLimit)
+    }
+
+    /// The one event loop: handles, in order, what is scheduled up to `time` (while work is left,
+    /// with `whileWorking`; until `stop`, when `stoppable`), ending with the first run limit reached.
+    func handle(through time: Millis, whileWorking: Bool, stoppable: Bool) throws {
+        // Held once for the whole loop: loading it for every probe would retain and release it.
+        let health = setup.behaviours.health, runs = asksInRuns(health)
+        while !whileWorking || hasWork, !stoppable || !clock.stopped, let next = clock.queue.nextTime, next <= time {
+            let (at, what) = clock.queue.pop()!
+            advanceClock(to: at)
+            try dispatch(what, health: health, runs: runs)
+            if let reached = counters.limitReached { throw reached }
+        }
     }
 
     func summary(hitLimit: Bool) -> RunSummary {
@@ -197,11 +200,17 @@ extension Simulation {
     /// Whether instance `id` serves, read field by field (no copy of the instance).
     func isServing(_ id: Int) -> Bool { Self.serves(fleet.instances[id].lifecycle, fleet.instances[id].health.state) }
 
-    /// Applies `change` to instance `id`, keeping the serving count right. Returns what `change` returns.
+    /// Applies `change` to instance `id`, keeping the serving count right and recording a health
+    /// state it changed (a restart's Initializing, the Healthy of an instance no health source
+    /// reports on) as a probe's change is. Returns what `change` returns.
     @discardableResult
     func updateInstance<R>(_ id: Int, _ change: (inout Instance) -> R) -> R {
         let before = isServing(id), health = fleet.instances[id].health.state
         let result = change(&fleet.instances[id])
+        let after = fleet.instances[id].health.state
+        if after != health {
+            emit(.healthChanged(from: health, to: after, reason: after == .initializing ? .restarted : .noHealthSource), instance: id)
+        }
         servingMayHaveChanged(id, was: before, health: health)
         return result
     }

@@ -8,15 +8,15 @@ public struct Requirement: Equatable, Sendable, CustomStringConvertible {
     /// What is counted in each run.
     public enum Measure: Equatable, Sendable {
         /// The latest rolling upgrade ended with this final code (`Completed`, `Faulted`, `Cancelled`, …).
-        case code(String)
+        case code(RunningCode)
         /// The run's upgrade faulted with this Azure error code.
-        case errorCode(String)
+        case errorCode(UpgradeErrorCode)
         /// The upgrade ended within the sweep's deadline (not cut off by the run's time limit).
         case deadline
         /// Every `expect` of the script held.
         case expectations
         /// Every `expect` entry with this key held (`expect.minHealthy`).
-        case expectation(String)
+        case expectation(Expectation.Key)
         /// The run's lowest healthy stayed at or above this share (0...1) of its capacity
         /// (`lowestHealthy.80`: at least 80% of the capacity kept serving throughout).
         case lowestHealthy(Double)
@@ -106,16 +106,21 @@ public struct Requirement: Equatable, Sendable, CustomStringConvertible {
     /// Whether one run showed the measure.
     public func shows(_ run: RunDigest, keys: [SweepReport.ExpectationKey], deadline: Millis?) -> Bool {
         switch measure {
-        case .code(let code): return run.code?.rawValue == code
-        case .errorCode(let code): return run.errorCode?.rawValue == code
+        case .code(let code): return run.code == code
+        case .errorCode(let code): return run.errorCode == code
         case .deadline:
             guard let deadline else { return false }
             return run.endedWithin(deadline)
-        case .expectations: return run.held.allSatisfy { $0 }
+        case .expectations: return run.held.allSatisfy(\.held)
         case .lowestHealthy(let share): return run.keptServing(share)
         case .expectation(let key):
-            // A sweep without the key has no such expectation to hold: refused at load, never counted as held.
-            return shows(run, keyIndexes: keys.indices.filter { keys[$0].key == key }, deadline: deadline)
+            // A run without the key has no such expectation to hold: refused at load, never counted as held.
+            var seen = false
+            for held in run.held where held.key == key {
+                guard held.held else { return false }
+                seen = true
+            }
+            return seen
         }
     }
 
@@ -143,18 +148,18 @@ extension Requirement.Measure: CustomStringConvertible {
     /// Reads a share's name: a final code, `deadline`, `expect`, `expect.KEY`, or an Azure error
     /// code (letters and digits, starting with a capital letter); nil for anything else.
     init?(name: String) {
-        if Requirement.finalCodes.contains(name) {
-            self = .code(name)
+        if let code = RunningCode(rawValue: name) {
+            self = .code(code)
         } else if name == "deadline" {
             self = .deadline
         } else if name == "expect" {
             self = .expectations
-        } else if name.hasPrefix("expect."), ExpectationKeyName.all.contains(String(name.dropFirst(7))) {
-            self = .expectation(String(name.dropFirst(7)))
+        } else if name.hasPrefix("expect."), let key = Expectation.Key(rawValue: String(name.dropFirst(7))) {
+            self = .expectation(key)
         } else if name.hasPrefix("lowestHealthy."), let share = Requirement.percentage(name.dropFirst(14)) {
             self = .lowestHealthy(share)
-        } else if Thresholds.errorCodes.contains(name) {
-            self = .errorCode(name)
+        } else if let code = UpgradeErrorCode(rawValue: name) {
+            self = .errorCode(code)
         } else {
             return nil
         }
@@ -162,10 +167,11 @@ extension Requirement.Measure: CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .code(let code), .errorCode(let code): return code
+        case .code(let code): return code.rawValue
+        case .errorCode(let code): return code.rawValue
         case .deadline: return "deadline"
         case .expectations: return "expect"
-        case .expectation(let key): return "expect.\(key)"
+        case .expectation(let key): return "expect.\(key.rawValue)"
         case .lowestHealthy(let share): return "lowestHealthy.\(Requirement.percentText(share))"
         }
     }
@@ -174,8 +180,7 @@ extension Requirement.Measure: CustomStringConvertible {
 /// The keys an `expect` table can hold, which `expect.KEY` may name.
 public enum ExpectationKeyName {
     /// Every key, as scripts write them.
-    public static let all: Set<String> = ["code", "errorCode", "successful", "failed", "inProgress", "pending", "skipped", "protected",
-                                          "minHealthy", "upgrades", "rolledBack", "finishedWithin", "maxUnavailable"]
+    public static let all = Set(Expectation.Key.allCases.map(\.rawValue))
 }
 
 /// A requirement that could not be read: the text and what is wrong with it.

@@ -15,8 +15,8 @@ public struct RunDigest: Equatable, Sendable {
     public var unavailable: Double?
     /// The run stopped at its time limit with work left.
     public var hitTimeLimit: Bool
-    /// Whether each expectation key held, in the definition's order.
-    public var held: [Bool]
+    /// Whether each expectation key held, in the definition's order, each named by its key.
+    public var held: [HeldKey]
     /// Instances the latest upgrade counted failed, ascending.
     public var failed: [Int]
     /// Instances that exist at the end on an older model, ascending.
@@ -27,7 +27,7 @@ public struct RunDigest: Equatable, Sendable {
 
     /// A digest of every field.
     public init(seed: UInt64, code: RunningCode?, errorCode: UpgradeErrorCode?, timeToFinish: Double?, lowestHealthy: Int?, unavailable: Double?,
-                hitTimeLimit: Bool, held: [Bool], failed: [Int], leftBehind: [Int], capacity: Int? = nil) {
+                hitTimeLimit: Bool, held: [HeldKey], failed: [Int], leftBehind: [Int], capacity: Int? = nil) {
         self.capacity = capacity
         self.seed = seed
         self.code = code
@@ -47,7 +47,7 @@ public struct RunDigest: Equatable, Sendable {
         self.init(seed: record.seed, code: summary.status?.code, errorCode: summary.status?.error?.code,
                   timeToFinish: summary.availability?.timeToFinishSeconds, lowestHealthy: summary.availability?.lowestHealthy,
                   unavailable: summary.availability?.unavailableInstanceSeconds, hitTimeLimit: summary.hitTimeLimit,
-                  held: record.expectations.map(\.held), failed: summary.failed.sorted(),
+                  held: record.expectations.map { HeldKey($0.key, $0.held) }, failed: summary.failed.sorted(),
                   leftBehind: record.instances.filter { $0.leftBehind != nil }.map(\.id), capacity: summary.capacity)
     }
 
@@ -59,5 +59,19 @@ public struct RunDigest: Equatable, Sendable {
         guard let capacity else { return false }
         // Whole instances against a share: 80% of 5 asks for 4; 1e-9 absorbs the share's rounding.
         return Double(lowestHealthy) >= share * Double(capacity) - 1e-9
+    }
+}
+
+/// One key of one expectation in a run: which key, and whether it held.
+public struct HeldKey: Equatable, Sendable {
+    /// The key, e.g. `minHealthy`.
+    public var key: Expectation.Key
+    /// Whether the run showed what it asked.
+    public var held: Bool
+
+    /// `key`, held or not.
+    public init(_ key: Expectation.Key, _ held: Bool) {
+        self.key = key
+        self.held = held
     }
 }

@@ -97,20 +97,24 @@ public struct SweepPart: Equatable, Sendable {
                   case .string(let expected)? = item.field("expected") else {
                 return try fail("expectations[\(i)]", "expected location, key and expected strings")
             }
-            keys.append(SweepReport.ExpectationKey(location: location, key: key, expected: expected))
+            guard let known = Expectation.Key(rawValue: key) else {
+                return try fail("expectations[\(i)].key", "is not an expect key; allowed \(Expectation.Key.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            keys.append(SweepReport.ExpectationKey(location: location, key: known, expected: expected))
         }
         guard case .array(let runItems)? = value.field("runs") else { return try fail("runs", "expected a list") }
         var runs: [RunDigest] = []
         runs.reserveCapacity(min(runItems.count, SeedRange.mostSeeds))
         for (i, item) in runItems.enumerated() {
-            do throws(NumberOutOfRange) { runs.append(try digest(item)) } catch { return try fail("runs[\(i)].\(error.field)", error.problem.message) }
+            do throws(NumberOutOfRange) { runs.append(try digest(item, keys: keys)) } catch { return try fail("runs[\(i)].\(error.field)", error.problem.message) }
         }
         return SweepPart(report: SweepReport(scenario: scenario, seeds: seeds, overrides: overrides, runs: runs, expectations: keys,
                                              deadline: deadline), shard: shard)
     }
 
     /// A run line read back; the refusal names the field and what it allows.
-    static func digest(_ item: JSON) throws(NumberOutOfRange) -> RunDigest {
+    /// `keys` are the part's expectation keys, one per entry of `held`.
+    static func digest(_ item: JSON, keys: [SweepReport.ExpectationKey]) throws(NumberOutOfRange) -> RunDigest {
         func wrong(_ key: String, _ allowed: String) -> NumberOutOfRange {
             NumberOutOfRange(field: key, value: item.member(key).map { String($0.serialized(pretty: false).prefix(40)) } ?? "missing",
                              allowed: allowed)
@@ -153,11 +157,12 @@ public struct SweepPart: Equatable, Sendable {
         }
         let unavailable = try number("unavailableInstanceSeconds", in: 0...mostInstanceSeconds)
         guard case .bool(let hit)? = item.member("hitTimeLimit") else { throw wrong("hitTimeLimit", "true or false") }
-        guard case .array(let heldItems)? = item.member("held") else { throw wrong("held", "a list of true or false") }
-        var held: [Bool] = []
-        for value in heldItems {
-            guard case .bool(let b) = value else { throw wrong("held", "a list of true or false") }
-            held.append(b)
+        let heldForm = "a list of \(keys.count) true or false, one per expectation key"
+        guard case .array(let heldItems)? = item.member("held"), heldItems.count == keys.count else { throw wrong("held", heldForm) }
+        var held: [HeldKey] = []
+        for (value, key) in zip(heldItems, keys) {
+            guard case .bool(let b) = value else { throw wrong("held", heldForm) }
+            held.append(HeldKey(key.key, b))
         }
         // The capacity is absent from parts written before requirements measured against it.
         var capacity: Int?

@@ -23,12 +23,12 @@ public struct SweepReport: Equatable, Sendable {
         /// `file:line`.
         public var location: String
         /// The key, e.g. `code`.
-        public var key: String
+        public var key: Expectation.Key
         /// What was asked, as the status prints it.
         public var expected: String
 
         /// A key of the expectation at `location`.
-        public init(location: String, key: String, expected: String) {
+        public init(location: String, key: Expectation.Key, expected: String) {
             self.location = location
             self.key = key
             self.expected = expected
@@ -78,7 +78,9 @@ public struct SweepReport: Equatable, Sendable {
 
     /// The share of runs in which each expectation key held.
     public var held: [(key: ExpectationKey, share: Share)] {
-        expectations.enumerated().map { i, key in (key, Share(runs.count { i < $0.held.count && $0.held[i] }, of: total)) }
+        expectations.enumerated().map { i, key in
+            (key, Share(runs.count { i < $0.held.count && $0.held[i].key == key.key && $0.held[i].held }, of: total))
+        }
     }
 
     /// The share of runs whose upgrade had not ended by the deadline: it took longer, it was

@@ -1,4 +1,4 @@
-public import Formats
+import Formats
 
 /// `rehearse tune`: a search over policies for the best one that meets the requirements, racing
 /// the candidates so that clearly infeasible or clearly worse ones stop early.

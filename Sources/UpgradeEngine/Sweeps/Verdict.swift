@@ -63,26 +63,19 @@ public struct RiskTally: Sendable {
     public private(set) var counts: [Int]
     /// Runs so far.
     public private(set) var total = 0
-    /// For an `expect.KEY` requirement, the indexes of its key in `keys` (read once, not per run).
-    private let keyIndexes: [[Int]?]
 
     /// A tally of `question` with no run yet.
     public init(_ question: RiskQuestion, keys: [SweepReport.ExpectationKey]) {
         self.question = question
         self.keys = keys
         counts = Array(repeating: 0, count: question.requirements.count)
-        keyIndexes = question.requirements.map { requirement in
-            guard case .expectation(let key) = requirement.measure else { return nil }
-            return keys.indices.filter { keys[$0].key == key }
-        }
     }
 
     /// Counts `runs` in.
     public mutating func add(_ runs: some Collection<RunDigest>) {
         for (r, requirement) in question.requirements.enumerated() {
-            let indexes = keyIndexes[r]
             var n = 0
-            for run in runs where requirement.shows(run, keyIndexes: indexes, deadline: question.deadline) { n += 1 }
+            for run in runs where requirement.shows(run, keys: keys, deadline: question.deadline) { n += 1 }
             counts[r] += n
         }
         total += runs.count
@@ -104,19 +97,5 @@ extension RunDigest {
     public func endedWithin(_ deadline: Millis) -> Bool {
         guard !hitTimeLimit, code != .rollingForward, code != .rollingBack else { return false }
         return (timeToFinish ?? 0) * 1000 <= Double(deadline)
-    }
-}
-
-extension Requirement {
-    /// Whether one run showed the measure; `keyIndexes` are the indexes of an `expect.KEY`
-    /// requirement's key in the sweep's expectation keys (a run without that key does not show it).
-    func shows(_ run: RunDigest, keyIndexes: [Int]?, deadline: Millis?) -> Bool {
-        switch measure {
-        case .expectation:
-            guard let keyIndexes, !keyIndexes.isEmpty else { return false }
-            return keyIndexes.allSatisfy { $0 < run.held.count && run.held[$0] }
-        default:
-            return shows(run, keys: [], deadline: deadline)
-        }
     }
 }

@@ -80,7 +80,9 @@ struct SweepCommand: ParsableCommand {
         let pageFile = try page.reportFile.map { try openOutput($0, option: "--report", role: "the report") }
         let (definition, inputs) = try scenario.load(seed: range.first, overrides: overrides, print: { printError("print: \($0)") })
         _ = try Rehearsal.scaleSet(definition, overrides: overrides)
-        let question = try risk.question(script: definition.risk, deadline: deadline, expectations: ExpectationText.keys(of: definition.expectations))
+        // The expectation keys, computed once: what every digest's `held` refers to.
+        let keys = ExpectationText.keys(of: definition.expectations)
+        let question = try risk.question(script: definition.risk, deadline: deadline, expectations: keys)
         if untilDecided {
             guard question != nil else {
                 throw InputError(option: "--until-decided", problem: "there is no requirement to decide", allowed: "--require \"Faulted <= 1%\" or a risk { } in the script")
@@ -101,13 +103,13 @@ struct SweepCommand: ParsableCommand {
             }
         } else {
             digests = try runSweep(definition, inputs, seeds: range.seeds(shard: part), jobs: jobs)
-            judged = question?.judge(digests, keys: ExpectationText.keys(of: definition.expectations))
+            judged = question?.judge(digests, keys: keys)
         }
         // One part of several is judged on its own runs; a single part is the whole sweep.
         let partial = (part?.count ?? 1) > 1
         let ran = digests.isEmpty ? range : SeedRange(digests.first!.seed, digests.last!.seed)
         let report = SweepReport(scenario: scenario.scenario, seeds: part == nil ? ran : range, overrides: overrides.map(\.description), runs: digests,
-                                 expectations: ExpectationText.keys(of: definition.expectations), deadline: question?.deadline ?? deadline)
+                                 expectations: keys, deadline: question?.deadline ?? deadline)
         if let runsFile {
             for digest in digests { runsFile.writeLine(SweepJSON.run(digest).serialized(pretty: false)) }
             try finishOutput(runsFile, option: "--runs")

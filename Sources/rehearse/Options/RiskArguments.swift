@@ -39,8 +39,8 @@ struct RiskArguments: ParsableArguments {
                 throw InputError(option: "--require", requirement.description, problem: "\(scenario) has no expect { } to hold",
                                  allowed: "an expect { } in the script, or another share")
             case .expectation(let key) where !expectations.contains(where: { $0.key == key }):
-                throw InputError(option: "--require", requirement.description, problem: "no expect { } of \(scenario) has the key \(key)",
-                                 allowed: "expect.KEY for a key its expect { } holds: \(Set(expectations.map(\.key)).sorted().joined(separator: ", "))")
+                throw InputError(option: "--require", requirement.description, problem: "no expect { } of \(scenario) has the key \(key.rawValue)",
+                                 allowed: "expect.KEY for a key its expect { } holds: \(Set(expectations.map(\.key)).sorted().map(\.rawValue).joined(separator: ", "))")
             default: continue
             }
         }
