@@ -47,7 +47,7 @@ struct ScaleSetShapes {
 
     /// `GET virtualMachineScaleSets/{name}`.
     var resource: JSON {
-        var properties: [String: JSON] = [
+        let properties: [String: JSON] = [
             "upgradePolicy": scaleSet.policy.json,
             "virtualMachineProfile": .object([
                 "osProfile": .object(["computerNamePrefix": .string(scaleSet.name), "adminUsername": .string("azureuser"),

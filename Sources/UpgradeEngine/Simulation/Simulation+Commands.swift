@@ -103,11 +103,12 @@ extension Simulation {
     public func scale(to count: Int) throws {
         guard (0...100_000).contains(count) else { throw EngineError("scale(\(count)): allowed 0–100000 instances") }
         let present = fleet.instances.filter { $0.lifecycle != .deleted && $0.lifecycle != .deleting }
+        // A refused scale-out leaves the capacity as it was (Azure's GET keeps the old sku.capacity).
+        if count > present.count, let quota = definition.quota, count > quota {
+            throw EngineError("scale(\(count)) refused: over the quota of \(quota)")
+        }
         capacity = count
         if count > present.count {
-            if let quota = definition.quota, count > quota {
-                throw EngineError("scale(\(count)) refused: over the quota of \(quota)")
-            }
             emit(.scaled(from: present.count, to: count, deleted: [], short: false))
             for _ in present.count..<count {
                 let id = addInstance(lifecycle: .creating, version: modelVersion, place: nil)
