@@ -78,6 +78,32 @@ final class ServeShutdownCLITests: XCTestCase {
         XCTAssertGreaterThan(serving.count, 1)
     }
 
+    /// What the HTTP parser refuses is answered in ARM's error shape with its status.
+    func testParserRefusalsAreAnsweredInARMsShape() throws {
+        let folder = try temporaryFolder("serve-parser")
+        let script = folder + "/web.lua"
+        try Self.scenario.write(toFile: script, atomically: true, encoding: .utf8)
+        let (server, port) = try serve([script, "--http", "--port", "0", "--step"])
+        defer { server.terminate(); _ = exited(server, within: 10) }
+        let cases: [(String, Int, String)] = [
+            (#"FOO / HTTP/1.1\r\nHost: x\r\n\r\n"#, 501, "MethodNotSupported"),
+            (#"GET / HTTP/1.1\r\nHost: x\r\nX-Bad: a\001b\r\n\r\n"#, 400, "InvalidRequestFormat"),
+        ]
+        for (request, status, code) in cases {
+            let client = Process()
+            client.executableURL = URL(fileURLWithPath: "/bin/bash")
+            client.arguments = ["-c", "exec 3<>/dev/tcp/127.0.0.1/\(port); printf '\(request)' >&3; timeout 10 cat <&3"]
+            let out = Pipe()
+            client.standardOutput = out
+            try client.run()
+            let reply = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            client.waitUntilExit()
+            XCTAssertTrue(reply.hasPrefix("HTTP/1.1 \(status) "), reply)
+            guard let body = reply.range(of: "\r\n\r\n").map({ String(reply[$0.upperBound...]) }) else { XCTFail("no body: \(reply)"); continue }
+            XCTAssertEqual(try JSON.parse(body).field("error")?.field("code"), .string(code))
+        }
+    }
+
     func testOutputsAreOpenedBeforeServing() throws {
         let folder = try temporaryFolder("serve-outputs")
         let script = folder + "/web.lua"

@@ -12,7 +12,7 @@ import XCTest
 final class ServeRoutesTests: XCTestCase {
     static let scenario = """
         scaleset {
-          name = "web", capacity = 4,
+          name = "web", capacity = 4, quota = 80,
           model = { imageReference = { version = "1.0.0" } },
           upgradePolicy = { mode = "Rolling", rollingUpgradePolicy = { maxBatchInstancePercent = 50 } },
           healthExtension = { protocol = "http", port = 8000, requestPath = "/health",
@@ -231,6 +231,37 @@ final class ServeRoutesTests: XCTestCase {
             let wrong = try await call(.POST, "/rehearse/clock", #"{"jump": 1}"#)
             XCTAssertEqual(wrong.status, 400)
             XCTAssertEqual(wrong.error, "InvalidParameter")
+        }
+    }
+
+    /// A scale-out over the quota is 409 and changes nothing, the image in the same PATCH
+    /// included; delete-instances, protection and the subscription-wide list answer as Azure's.
+    func testRefusedPATCHChangesNothingAndTheInstanceOperations() async throws {
+        try await serving(.step) { call in
+            let image = #""properties": {"virtualMachineProfile": {"storageProfile": {"imageReference": {"version": "9.0.0"}}}}"#
+            let over = try await call(.PATCH, Self.scaleSet + "?api-version=2024-07-01", #"{"sku": {"capacity": 81}, \#(image)}"#)
+            XCTAssertEqual(over.status, 409)
+            XCTAssertEqual(over.error, "OperationNotAllowed")
+            let shown = try await call(.GET, Self.scaleSet + "?api-version=2024-07-01", nil)
+            XCTAssertEqual(shown.body?.field("sku")?.field("capacity"), .int(4))
+            XCTAssertEqual(shown.body?.field("properties")?.field("virtualMachineProfile")?.field("storageProfile")?.field("imageReference")?
+                .field("version"), .string("1.0.0"))
+
+            let protect = try await call(.PUT, Self.scaleSet + "/virtualMachines/2?api-version=2024-07-01",
+                                         #"{"properties": {"protectionPolicy": {"protectFromScaleIn": true}}}"#)
+            XCTAssertEqual(protect.status, 200)
+            XCTAssertEqual(protect.body?.field("properties")?.field("protectionPolicy")?.field("protectFromScaleIn"), .bool(true))
+            let delete = try await call(.POST, Self.scaleSet + "/delete?api-version=2024-07-01", #"{"instanceIds": ["3", "3"]}"#)
+            XCTAssertEqual(delete.status, 202)
+            let after = try await call(.GET, Self.scaleSet + "?api-version=2024-07-01", nil)
+            XCTAssertEqual(after.body?.field("sku")?.field("capacity"), .int(3))
+            let gone = try await call(.DELETE, Self.scaleSet + "/virtualMachines/7?api-version=2024-07-01", nil)
+            XCTAssertEqual(gone.status, 404)
+            XCTAssertEqual(gone.error, "ResourceNotFound")
+            XCTAssertTrue(gone.message?.contains("resource group 'g1'") ?? false)
+            let listed = try await call(.GET, "/subscriptions/s1/providers/Microsoft.Compute/virtualMachineScaleSets?api-version=2024-07-01", nil)
+            guard case .array(let sets)? = listed.body?.field("value") else { return XCTFail("no list") }
+            XCTAssertEqual(sets.map { $0.field("name") }, [.string("web")])
         }
     }
 
