@@ -106,8 +106,9 @@ public enum Server {
             ready("\(scheme)://127.0.0.1:\(port)")
         }
         var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
+        // No bound on the cancellation that follows: ServiceLifecycle traps past it. A connection
+        // cancellation cannot close (a TLS keep-alive) ends by the idle timeout.
         group.maximumGracefulShutdownDuration = shutdownGrace
-        group.maximumCancellationDuration = shutdownGrace
         do {
             try await ServiceGroup(configuration: group).run()
         } catch where !listening.withLock({ $0 }) {
