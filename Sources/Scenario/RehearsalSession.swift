@@ -33,6 +33,10 @@ public enum SessionAction: Equatable, Sendable {
     /// `update_policy { … }`: the fields given replace those of the policy in effect, the rest
     /// keep theirs (Azure's PATCH); a running upgrade keeps its own policy.
     case updatePolicy(PolicyPatch)
+    /// Delete these instances (Azure's delete-instances: a scale-in of chosen ids).
+    case deleteInstances(ids: [Int])
+    /// Set one instance's protection policy.
+    case protect(id: Int, fromScaleIn: Bool, fromScaleSetActions: Bool)
     // Answers to lifecycle hooks (Azure as of 2026) come here as their own case.
 
     /// Each action's script function (the name its events carry), one per case.
@@ -40,6 +44,7 @@ public enum SessionAction: Equatable, Sendable {
         case updateModel = "update_model", cancel, manualUpgrade = "manual_upgrade", startOSUpgrade = "start_os_upgrade"
         case releaseImage = "release_image", approveOSUpgrade = "approve_os_upgrade", startExtensionUpgrade = "start_extension_upgrade"
         case scale, reimage, updatePolicy = "update_policy"
+        case deleteInstances = "delete_instances", protect
     }
 
     /// Which action this is.
@@ -55,6 +60,8 @@ public enum SessionAction: Equatable, Sendable {
         case .scale: .scale
         case .reimage: .reimage
         case .updatePolicy: .updatePolicy
+        case .deleteInstances: .deleteInstances
+        case .protect: .protect
         }
     }
 
@@ -74,6 +81,8 @@ public enum SessionAction: Equatable, Sendable {
         case .scale(let count): try sim.scale(to: count)
         case .reimage(let ids): try sim.reimage(ids: ids)
         case .updatePolicy(let patch): try sim.updatePolicy(patch)
+        case .deleteInstances(let ids): try sim.deleteInstances(ids: ids)
+        case .protect(let id, let scaleIn, let actions): try sim.protect(id: id, fromScaleIn: scaleIn, fromScaleSetActions: actions)
         }
     }
 }
@@ -149,6 +158,7 @@ public final class RehearsalSession {
         scaleSet = prepared.scaleSet
         expectations = prepared.expectations
         start = prepared.simulation.fleetStart
+        simulation.markSetup()
         let keep = inputs.recordEvents
         let runtime = session?.runtime
         simulation.onEvent = { [unowned self] event in
@@ -191,7 +201,14 @@ public final class RehearsalSession {
         guard time <= ISODuration.longest else { return Self.pastLatest(time: time) }
         guard finished == nil else { return nil }
         clock = max(clock, time)
-        try proceed(through: min(clock, inputs.timeLimit), whileWorking: false)
+        // Everything before the clock; what is due at the clock itself waits, so that an action
+        // performed now runs first at this instant, as a timeline action would.
+        let limit = inputs.timeLimit
+        do {
+            if clock <= limit { try simulation.proceed(before: clock) } else { try simulation.proceed(through: limit, whileWorking: false) }
+        } catch {
+            throw RunFailure(seed: seed, error: ScenarioError(error))
+        }
         return nil
     }
 
@@ -220,7 +237,9 @@ public final class RehearsalSession {
     public func step() throws(RunFailure) -> Millis? {
         guard let next = nextEventTime else { return nil }
         try proceed(through: next, whileWorking: true)
-        clock = max(clock, next)
+        // Everything at `next` is handled: the clock stands just after it, where an action
+        // performed now runs as a timeline action 1 ms later would.
+        clock = max(clock, next + 1)
         return next
     }
 
@@ -229,23 +248,38 @@ public final class RehearsalSession {
     /// also an `actionFailed` event, as for a timeline action.
     @discardableResult
     public func perform(_ action: SessionAction) throws(RunFailure) -> EngineError? {
-        guard finished == nil else { return EngineError("\(action.scriptName) refused: the run has finished") }
+        try perform([action])
+    }
+
+    /// Performs `actions` in order as one step at `clock`, ahead of anything else due at that
+    /// instant: the events of timeline actions at `clock` in the same order. The first refusal
+    /// stops the step (the actions after it are not performed) and is returned.
+    @discardableResult
+    public func perform(_ actions: [SessionAction]) throws(RunFailure) -> EngineError? {
+        guard let first = actions.first else { return nil }
+        guard finished == nil else { return EngineError("\(first.scriptName) refused: the run has finished") }
         let limit = inputs.timeLimit
         guard clock <= limit else {
-            return EngineError("\(action.scriptName) refused: the run's time limit of \(ISODuration.format(limit)) has passed")
+            return EngineError("\(first.scriptName) refused: the run's time limit of \(ISODuration.format(limit)) has passed")
         }
         var refusal: EngineError?
-        let runtime = session?.runtime
-        simulation.schedule(at: clock, name: "\(action.scriptName) from outside at \(ISODuration.format(clock))") { sim in
-            runtime?.now = sim.now
-            do {
-                try action.apply(to: sim)
-            } catch let error as EngineError {
-                refusal = error
-                throw error
+        let runtime = session?.runtime, time = clock
+        do {
+            try simulation.proceed(before: time)
+            try simulation.performNow(name: "\(first.scriptName) at \(ISODuration.format(time))") { sim in
+                runtime?.now = sim.now
+                for action in actions {
+                    do {
+                        try action.apply(to: sim)
+                    } catch let error as EngineError {
+                        refusal = error
+                        throw error
+                    }
+                }
             }
+        } catch {
+            throw RunFailure(seed: seed, error: ScenarioError(error))
         }
-        try proceed(through: clock, whileWorking: true)
         return refusal
     }
 

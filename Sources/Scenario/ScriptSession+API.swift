@@ -222,6 +222,34 @@ extension SessionAction {
         case .approveOSUpgrade: self = .approveOSUpgrade(ids: try ScriptSession.instanceIDs(args))
         case .startExtensionUpgrade: self = .startExtensionUpgrade(version: try ScriptSession.optionalField(args, "version"))
         case .scale: self = .scale(to: try args.integer(1))
+        case .deleteInstances:
+            guard let ids = try ScriptSession.instanceIDs(args) else {
+                throw LuaArgumentError(position: 1, problem: "expected the ids of the instances to delete, such as { 1, 2 }; \"*\" is scale(0)")
+            }
+            self = .deleteInstances(ids: ids)
+        case .protect: self = try Self.protection(args)
         }
+    }
+
+    /// `protect { id = 3, protectFromScaleIn = true, protectFromScaleSetActions = false }`: the
+    /// protection policy Azure's VM PUT sets (a flag left out is false).
+    private static func protection(_ args: LuaArguments) throws -> SessionAction {
+        let allowed = "{ id = 3, protectFromScaleIn = true, protectFromScaleSetActions = false }"
+        guard args.count >= 1, args.type(1) == .table, let fields = try args.table(1).fields else {
+            throw LuaArgumentError(position: 1, problem: "expected \(allowed)")
+        }
+        for key in fields.keys where !["id", "protectFromScaleIn", "protectFromScaleSetActions"].contains(key) {
+            throw LuaArgumentError(position: 1, problem: "unknown field \(key); allowed id, protectFromScaleIn, protectFromScaleSetActions")
+        }
+        guard let id = fields["id"]?.intValue else { throw LuaArgumentError(position: 1, problem: "id must be an instance id; expected \(allowed)") }
+        var flags: [Bool] = []
+        for key in ["protectFromScaleIn", "protectFromScaleSetActions"] {
+            switch fields[key] {
+            case nil: flags.append(false)
+            case .bool(let flag)?: flags.append(flag)
+            case let other?: throw LuaArgumentError(position: 1, problem: "\(key) is \(other.typeName); expected true or false")
+            }
+        }
+        return .protect(id: id, fromScaleIn: flags[0], fromScaleSetActions: flags[1])
     }
 }

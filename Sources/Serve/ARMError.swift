@@ -55,8 +55,9 @@ public struct ARMError: Error, Equatable, Sendable, UserFacingError {
     }
 
     /// 404 for a resource that does not exist (another scale set, an instance id not in the set).
-    static func resourceNotFound(_ type: String, _ name: String) -> ARMError {
-        ARMError(.notFound, code: "ResourceNotFound", message: "The Resource '\(type)/\(name)' under resource group was not found.")
+    static func resourceNotFound(_ type: String, _ name: String, group: String) -> ARMError {
+        ARMError(.notFound, code: "ResourceNotFound",
+                 message: "The Resource '\(type)/\(name)' under resource group '\(group)' was not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix")
     }
 
     /// 409 for an action the scale set refuses in its present state.
@@ -81,6 +82,12 @@ enum Reply {
         for (name, value) in headers { fields[name] = value }
         fields[.contentLength] = "0"
         return Response(status: status, headers: fields)
+    }
+
+    /// A step's answer.
+    static func answer(_ answer: Answer) -> Response {
+        guard let body = answer.body else { return empty(answer.status, headers: answer.headers) }
+        return json(body, status: answer.status, headers: answer.headers)
     }
 
     /// ARM's error body.

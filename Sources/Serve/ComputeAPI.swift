@@ -69,6 +69,29 @@ struct ScaleSetUpdate {
         }
         return update
     }
+
+    /// The request's actions, in Azure's order (policy, model, capacity), after checking what the
+    /// engine would refuse, so that a refused request changes nothing: a model past the model
+    /// limits (400), a scale-out over the quota (409).
+    func actions(_ run: isolated ServedRun) throws(ARMError) -> [SessionAction] {
+        var actions: [SessionAction] = []
+        if let policy { actions.append(.updatePolicy(policy)) }
+        if !changes.isEmpty {
+            let attributes = run.model.merging(changes) { $1 }
+            if let problem = ModelLimits.problem(attributes) {
+                throw ARMError(.badRequest, code: "InvalidParameter", message: problem, target: "virtualMachineProfile")
+            }
+            actions.append(.updateModel(changes))
+        }
+        if let capacity, capacity != run.capacity {
+            let present = run.instances.count { $0.lifecycle != .deleting }
+            if capacity > present, let quota = run.scaleSet.quota, capacity > quota {
+                throw ARMError.notAllowed("Operation could not be completed as it results in exceeding approved quota: sku.capacity \(capacity) is over the quota of \(quota) instances.")
+            }
+            actions.append(.scale(to: capacity))
+        }
+        return actions
+    }
 }
 
 /// `{"instanceIds": ["0", "1"]}` of manualupgrade and approveRollingUpgrade; nil when absent (every instance).
@@ -86,5 +109,8 @@ func instanceIDs(_ body: JSON?) throws(ARMError) -> [Int]? {
             throw ARMError(.badRequest, code: "InvalidParameter", message: "instanceIds holds \(item.serialized(pretty: false)); each is an instance id such as \"0\"", target: "instanceIds")
         }
     }
+    // A repeated id is one instance, acted on once (as Azure collapses them).
+    var seen = Set<Int>()
+    ids = ids.filter { seen.insert($0).inserted }
     return ids.isEmpty ? nil : ids
 }

@@ -11,6 +11,8 @@ import UpgradeEngine
 /// and metadata endpoints, the clock. Paths match ARM's way: segments compared ignoring case,
 /// empty segments (a doubled slash) ignored, any `api-version`.
 final class ServeAPI: Sendable {
+    /// The resource group the subscription-wide list names (any group serves the scale set).
+    static let resourceGroup = "rehearse"
     let run: ServedRun
     let scheme: String
     let maxBodyBytes: Int
@@ -43,6 +45,11 @@ final class ServeAPI: Sendable {
         /// `scheme://host[:port]` as the client addressed this server.
         let base: String
         let apiVersion: String
+
+        /// `$expand=instanceView` (a comma list, any case, as the SDKs send it).
+        var expandsInstanceView: Bool {
+            query["$expand"]?.lowercased().split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "instanceview" } ?? false
+        }
     }
 
     private func route(_ request: Request) async throws -> Response {
@@ -85,7 +92,11 @@ final class ServeAPI: Sendable {
         let buffer: ByteBuffer
         do { buffer = try await request.collectBody(upTo: maxBodyBytes) } catch { throw Self.tooLarge(nil, maxBodyBytes) }
         guard buffer.readableBytes > 0 else { return nil }
-        let raw = String(decoding: buffer.readableBytesView, as: UTF8.self)
+        // Not UTF-8: refused whole, never read with U+FFFD in place of the bytes.
+        guard let raw = String(validating: buffer.readableBytesView, as: UTF8.self) else {
+            throw ARMError(.badRequest, code: "InvalidRequestContent",
+                           message: "The request content was invalid and could not be deserialized: the body is not UTF-8 text.")
+        }
         let isForm = request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") ?? false
         if isForm { return Body(raw: raw, json: nil) }
         do {
@@ -157,6 +168,14 @@ final class ServeAPI: Sendable {
         if l.count == 8, l[2] == "providers", l[3] == "microsoft.compute", l[4] == "locations", l[6] == "operations", call.method == .get {
             return try await operationStatus(call, id: s[7], monitor: call.query["monitor"]?.lowercased() == "true")
         }
+        // The subscription-wide list (`az vmss list` without a group): the scale set, in the resource group `rehearse`.
+        if l.count == 5, l[2] == "providers", l[3] == "microsoft.compute", l[4] == "virtualmachinescalesets", call.method == .get {
+            let answer = try await run.transact { run in
+                let id = "/subscriptions/\(s[1])/resourceGroups/\(ServeAPI.resourceGroup)/providers/Microsoft.Compute/virtualMachineScaleSets/\(run.scaleSet.name)"
+                return Answer(body: .object(["value": .array([run.shapes(id: id).resource])]))
+            }
+            return Reply.answer(answer)
+        }
         guard l.count >= 4, l[2] == "resourcegroups" else { throw ARMError.notFound(call.method, call.path) }
         if l.count == 4, call.method == .get {
             let location = await run.scaleSet.location
@@ -169,135 +188,41 @@ final class ServeAPI: Sendable {
         guard call.query["api-version"] != nil else {
             throw ARMError(.badRequest, code: "MissingApiVersionParameter", message: "The api-version query parameter (?api-version=) is required for all requests.")
         }
-        try await run.sync()
-        let scaleSet = await run.scaleSet
-        let listID = "/subscriptions/\(s[1])/resourceGroups/\(s[3])/providers/Microsoft.Compute/virtualMachineScaleSets"
-        if l.count == 7 {
-            guard call.method == .get else { throw ARMError.notFound(call.method, call.path) }
-            return Reply.json(.object(["value": .array([await run.shapes(id: "\(listID)/\(scaleSet.name)").resource])]))
-        }
-        guard s[7] == scaleSet.name || l[7] == scaleSet.name.lowercased() else {
-            throw ARMError.resourceNotFound("Microsoft.Compute/virtualMachineScaleSets", s[7])
-        }
-        let id = "\(listID)/\(scaleSet.name)"
-        return try await scaleSetRoute(call, rest: Array(l.dropFirst(8)), raw: Array(s.dropFirst(8)), id: id, subscription: s[1], body: body?.json)
-    }
-
-    private func scaleSetRoute(_ call: Call, rest lowered: [String], raw: [String], id: String, subscription: String, body: JSON?) async throws -> Response {
-        // An instance id matches as "{id}".
-        var rest = lowered
-        if rest.count >= 2, rest[0] == "virtualmachines" { rest[1] = "{id}" }
-        switch (call.method, rest) {
-        case (.get, []):
-            return Reply.json(await run.shapes(id: id).resource)
-        case (.patch, []), (.put, []):
-            guard let body else {
-                throw ARMError(.badRequest, code: "InvalidRequestContent", message: "The request content is empty; expected a virtualMachineScaleSet object.")
+        let rest = Array(s.dropFirst(8)), lowered = Array(l.dropFirst(8))
+        let route = l.count > 7 ? ScaleSetRoutes.find(call.method, lowered) : nil
+        let json = body?.json
+        // One request, one step: the whole answer is computed in one call into the run.
+        let answer = try await run.transact { run in
+            let name = run.scaleSet.name
+            let listID = "/subscriptions/\(s[1])/resourceGroups/\(s[3])/providers/Microsoft.Compute/virtualMachineScaleSets"
+            if l.count == 7 {
+                guard call.method == .get else { throw ARMError.notFound(call.method, call.path) }
+                return Answer(body: .object(["value": .array([run.shapes(id: "\(listID)/\(name)").resource])]))
             }
-            let update = try ScaleSetUpdate.read(body, scaleSet: await run.scaleSet, policy: await run.policy, model: await run.model)
-            if let policy = update.policy { try await run.perform(.updatePolicy(policy)) }
-            if !update.changes.isEmpty { try await run.perform(.updateModel(update.changes)) }
-            if let capacity = update.capacity, capacity != (await run.capacity) { try await run.perform(.scale(to: capacity)) }
-            let op = await run.begin(.immediate)
-            return Reply.json(await run.shapes(id: id).resource, headers: lroHeaders(call, subscription: subscription, op: op, location: false))
-        case (.get, ["instanceview"]):
-            return Reply.json(await run.shapes(id: id).scaleSetInstanceView)
-        case (.get, ["virtualmachines"]):
-            let expand = call.query["$expand"]?.lowercased() == "instanceview"
-            let shapes = await run.shapes(id: id)
-            return Reply.json(.object(["value": .array(shapes.instances.map { shapes.vm($0, expand: expand) })]))
-        case (.get, ["virtualmachines", "{id}"]):
-            let shapes = await run.shapes(id: id)
-            let vm = try instance(raw[1], in: shapes)
-            return Reply.json(shapes.vm(vm, expand: call.query["$expand"]?.lowercased() == "instanceview"))
-        case (.get, ["virtualmachines", "{id}", "instanceview"]):
-            let shapes = await run.shapes(id: id)
-            return Reply.json(shapes.instanceView(try instance(raw[1], in: shapes)))
-        case (.post, ["virtualmachines", "{id}", "approverollingupgrade"]):
-            let vm = try instance(raw[1], in: await run.shapes(id: id))
-            try await run.perform(.approveOSUpgrade(ids: [vm.id]))
-            return accepted(call, subscription: subscription, op: await run.begin(.immediate))
-        case (.get, ["rollingupgrades", "latest"]):
-            try await run.polled()
-            guard let status = await run.status else {
-                throw ARMError(.notFound, code: "NotFound", message: "No rolling upgrade has run on the virtual machine scale set \(await run.scaleSet.name).")
+            guard s[7] == name || l[7] == name.lowercased() else {
+                throw ARMError.resourceNotFound("Microsoft.Compute/virtualMachineScaleSets", s[7], group: s[3])
             }
-            guard case .object(var fields) = status.restJSON(scaleSet: await run.scaleSet.name) else { throw ARMError.notFound(call.method, call.path) }
-            fields["id"] = .string("\(id)/rollingUpgrades/latest")
-            return Reply.json(.object(fields))
-        case (.post, ["rollingupgrades", "cancel"]):
-            try await run.perform(.cancel)
-            return accepted(call, subscription: subscription, op: await run.begin(.immediate))
-        case (.get, ["osupgradehistory"]):
-            try await run.polled()
-            let location = await run.scaleSet.location
-            return Reply.json(.object(["value": .array(await run.history.map { $0.json(location: location) })]))
-        case (.post, ["manualupgrade"]):
-            let ids = try instanceIDs(body)
-            try await run.perform(.manualUpgrade(ids: ids))
-            let all = await run.instances.map(\.id)
-            let chosen = ids ?? all
-            return accepted(call, subscription: subscription, op: await run.begin(.instances(chosen)))
-        case (.post, ["osrollingupgrade"]):
-            let before = await run.upgradesStarted
-            try await run.perform(.startOSUpgrade(image: nil))
-            return accepted(call, subscription: subscription, op: await run.begin(.rollingUpgrade(after: before)))
-        case (.post, ["extensionrollingupgrade"]):
-            let before = await run.upgradesStarted
-            try await run.perform(.startExtensionUpgrade(version: nil))
-            return accepted(call, subscription: subscription, op: await run.begin(.rollingUpgrade(after: before)))
-        case (.post, ["approverollingupgrade"]):
-            try await run.perform(.approveOSUpgrade(ids: try instanceIDs(body)))
-            return accepted(call, subscription: subscription, op: await run.begin(.immediate))
-        case (.post, ["reimage"]):
-            try await run.perform(.reimage(ids: try instanceIDs(body)))
-            return accepted(call, subscription: subscription, op: await run.begin(.immediate))
-        case (.post, ["virtualmachines", "{id}", "reimage"]):
-            let vm = try instance(raw[1], in: await run.shapes(id: id))
-            try await run.perform(.reimage(ids: [vm.id]))
-            return accepted(call, subscription: subscription, op: await run.begin(.immediate))
-        default:
-            throw ARMError.notFound(call.method, call.path)
+            guard let route else { throw ARMError.notFound(call.method, call.path) }
+            return try route.step(ScaleSetCall(call: call, rest: rest, id: "\(listID)/\(name)", subscription: s[1], body: json), run)
         }
-    }
-
-    private func instance(_ text: String, in shapes: ScaleSetShapes) throws(ARMError) -> InstanceView {
-        guard let n = Int(text), let vm = shapes.instances.first(where: { $0.id == n }) else {
-            throw ARMError.resourceNotFound("Microsoft.Compute/virtualMachineScaleSets/virtualMachines", "\(shapes.scaleSet.name)/\(text)")
-        }
-        return vm
+        return Reply.answer(answer)
     }
 
     // MARK: Long-running operations
 
-    private func operationURL(_ call: Call, subscription: String, op: String, location: String) -> String {
-        "\(call.base)/subscriptions/\(subscription)/providers/Microsoft.Compute/locations/\(location)/operations/\(op)"
-    }
-
-    /// `Azure-AsyncOperation` (and `Location` for a 202) with `Retry-After: 1`: the Python SDK
-    /// waits 30 s when Retry-After is missing or 0.
-    private func lroHeaders(_ call: Call, subscription: String, op: String, location: Bool) -> [(HTTPField.Name, String)] {
-        let url = operationURL(call, subscription: subscription, op: op, location: "eastus")
-        var headers: [(HTTPField.Name, String)] = [(HTTPField.Name("Azure-AsyncOperation")!, "\(url)?p=\(op)&api-version=\(call.apiVersion)"),
-                                                   (.retryAfter, "1")]
-        if location { headers.append((.location, "\(url)?p=\(op)&monitor=true&api-version=\(call.apiVersion)")) }
-        return headers
-    }
-
-    private func accepted(_ call: Call, subscription: String, op: String) -> Response {
-        Reply.empty(.accepted, headers: lroHeaders(call, subscription: subscription, op: op, location: true))
-    }
-
     private func operationStatus(_ call: Call, id: String, monitor: Bool) async throws -> Response {
-        try await run.polled()
-        guard let op = await run.operation(id) else {
-            throw ARMError(.notFound, code: "NotFound", message: "The operation \(id) was not found.")
+        let answer = try await run.transact { run in
+            try run.polled()
+            guard let op = run.operation(id) else {
+                throw ARMError(.notFound, code: "NotFound", message: "The operation \(id) was not found.")
+            }
+            if monitor {
+                guard op.state == .inProgress else { return Answer() }
+                return Answer(status: .accepted, headers: [(.location, "\(call.base)\(call.path)?monitor=true&api-version=\(call.apiVersion)"), (.retryAfter, "1")])
+            }
+            return Answer(body: op.json, headers: op.state == .inProgress ? [(.retryAfter, "1")] : [])
         }
-        if monitor {
-            guard op.state == .inProgress else { return Reply.empty(.ok) }
-            return Reply.empty(.accepted, headers: [(.location, "\(call.base)\(call.path)?monitor=true&api-version=\(call.apiVersion)"), (.retryAfter, "1")])
-        }
-        return Reply.json(op.json, headers: op.state == .inProgress ? [(.retryAfter, "1")] : [])
+        return Reply.answer(answer)
     }
 
     // MARK: The clock
@@ -305,40 +230,50 @@ final class ServeAPI: Sendable {
     /// `GET /rehearse/clock` reads it; `POST` with `{"advance": "PT5M"}`, `{"to": "PT1H"}` or
     /// `{"step": true}` moves it forward.
     private func clock(_ call: Call, body: Body?) async throws -> Response {
-        try await run.sync()
-        switch call.method {
-        case .get: break
-        case .post:
-            guard let fields = body?.json?.object, fields.count == 1, let (key, value) = fields.first else {
-                throw ARMError(.badRequest, code: "InvalidRequestContent",
-                               message: "POST /rehearse/clock takes one of {\"advance\": \"PT5M\"}, {\"to\": \"PT1H\"}, {\"step\": true}")
+        let json = body?.json
+        let answer = try await run.transact { run in
+            switch call.method {
+            case .get: break
+            case .post: try Self.moveClock(run, json)
+            default: throw ARMError.notFound(call.method, call.path)
             }
-            switch (key, value) {
-            case ("advance", .string(let text)), ("to", .string(let text)):
-                guard case .success(let ms) = ISODuration.parse(text) else {
-                    throw ARMError(.badRequest, code: "InvalidParameter", message: "\(key): '\(text)' is not an ISO 8601 duration such as PT5M", target: key)
-                }
-                let now = await run.now
-                guard key == "advance" || ms >= now else {
-                    throw ARMError(.badRequest, code: "InvalidParameter", message: "to: \(text) is before the clock (\(ISODuration.format(now))); the clock never goes back", target: key)
-                }
-                try await run.advance(by: key == "advance" ? ms : ms - now)
-            case ("step", .bool(true)):
-                try await run.stepToNextEvent()
-            default:
+            let now = run.now, next = run.nextEventTime, status = run.status
+            var fields: [String: JSON] = ["now": .int(now), "time": .string(ISODuration.format(now)), "timestamp": .string(Timestamp.format(now)),
+                                          "nextEvent": next.map(JSON.int) ?? .null, "rollingUpgrade": status.map { .string($0.code.rawValue) } ?? .null]
+            switch run.mode {
+            case .speed(let factor): fields["mode"] = .string("speed"); fields["speed"] = .double(factor)
+            case .step: fields["mode"] = .string("step")
+            }
+            return Answer(body: .object(fields))
+        }
+        return Reply.answer(answer)
+    }
+
+    private static func moveClock(_ run: isolated ServedRun, _ json: JSON?) throws(ARMError) {
+        guard let fields = json?.object, fields.count == 1, let (key, value) = fields.first else {
+            throw ARMError(.badRequest, code: "InvalidRequestContent",
+                           message: "POST /rehearse/clock takes one of {\"advance\": \"PT5M\"}, {\"to\": \"PT1H\"}, {\"step\": true}")
+        }
+        switch (key, value) {
+        case ("advance", .string(let text)), ("to", .string(let text)):
+            guard case .success(let ms) = ISODuration.parse(text) else {
+                throw ARMError(.badRequest, code: "InvalidParameter", message: "\(key): '\(text)' is not an ISO 8601 duration such as PT5M", target: key)
+            }
+            let now = run.now
+            guard key == "advance" || ms >= now else {
+                throw ARMError(.badRequest, code: "InvalidParameter", message: "to: \(text) is before the clock (\(ISODuration.format(now))); the clock never goes back", target: key)
+            }
+            let (target, overflow) = key == "advance" ? now.addingReportingOverflow(ms) : (ms, false)
+            guard !overflow, target <= ServedRun.latest else {
                 throw ARMError(.badRequest, code: "InvalidParameter",
-                               message: "\(key): \(value.serialized(pretty: false)) is not allowed; allowed advance (a duration), to (a duration) or step (true)", target: key)
+                               message: "\(key): \(text) takes the clock past \(ISODuration.format(ServedRun.latest)), the latest it reaches", target: key)
             }
+            try run.advance(by: target - now)
+        case ("step", .bool(true)):
+            try run.stepToNextEvent()
         default:
-            throw ARMError.notFound(call.method, call.path)
+            throw ARMError(.badRequest, code: "InvalidParameter",
+                           message: "\(key): \(value.serialized(pretty: false)) is not allowed; allowed advance (a duration), to (a duration) or step (true)", target: key)
         }
-        let now = await run.now, next = await run.nextEventTime, status = await run.status
-        var fields: [String: JSON] = ["now": .int(now), "time": .string(ISODuration.format(now)), "timestamp": .string(Timestamp.format(now)),
-                                      "nextEvent": next.map(JSON.int) ?? .null, "rollingUpgrade": status.map { .string($0.code.rawValue) } ?? .null]
-        switch run.mode {
-        case .speed(let factor): fields["mode"] = .string("speed"); fields["speed"] = .double(factor)
-        case .step: fields["mode"] = .string("step")
-        }
-        return Reply.json(.object(fields))
     }
 }

@@ -2,7 +2,6 @@ import AzureWire
 import Formats
 import Foundation
 import HTTPTypes
-import Reports
 import Scenario
 import UpgradeEngine
 
@@ -61,13 +60,14 @@ struct LongRunningOperation {
 actor ServedRun {
     private let session: RehearsalSession
     let mode: ClockMode
-    private let started = ContinuousClock.now
+    /// When the first request arrived: the virtual clock (speed mode) runs from then, so that a
+    /// pipeline started some seconds after the server sees the scenario's timeline from its start.
+    private var started: ContinuousClock.Instant?
     /// Virtual milliseconds added by the control route (speed mode).
     private var shift: Millis = 0
     private var operations: [String: LongRunningOperation] = [:]
     private var operationCount = 0
     private let emitted = Counter()
-    private let eventsFile: OutputFile?
     /// The error that ended the run (a script error, a run limit): answered to every request after.
     private(set) var failure: ScenarioError?
 
@@ -75,16 +75,18 @@ actor ServedRun {
         var value = 0
     }
 
-    init(_ definition: ScenarioDefinition, _ inputs: RunInputs, mode: ClockMode, eventsPath: String?) throws {
+    private let onPerform: (@Sendable (Millis, [SessionAction]) -> Void)?
+
+    init(_ definition: ScenarioDefinition, _ inputs: RunInputs, mode: ClockMode, onEvent: (@Sendable (Event) -> Void)? = nil,
+         onPerform: (@Sendable (Millis, [SessionAction]) -> Void)? = nil) throws(RunFailure) {
         self.mode = mode
-        let file = try eventsPath.map { path throws(OutputFileError) in try OutputFile(path: path, role: "the events file") }
-        eventsFile = file
+        self.onPerform = onPerform
         let counter = emitted
         session = try RehearsalSession(definition, inputs, printAt: { time, line in
             FileHandle.standardError.write(Data("print \(ISODuration.format(time)): \(line)\n".utf8))
         }, onEvent: { event in
             counter.value += 1
-            file?.writeLine(event.jsonLine)
+            onEvent?(event)
         })
     }
 
@@ -98,13 +100,25 @@ actor ServedRun {
     /// The virtual time the outside has reached.
     var now: Millis { session.clock }
 
+    /// One request, one step: brings the run up to the clock, then runs `body` on the run, with
+    /// no other request in between (the body cannot suspend). Every read and change of a request
+    /// happens inside one such call, so a request's changes share one virtual instant and a read
+    /// is a snapshot.
+    func transact<T: Sendable>(_ body: @Sendable (isolated ServedRun) throws -> T) throws -> T {
+        try sync()
+        return try body(self)
+    }
+
     /// Brings the run up to the real clock (speed mode); every request starts here.
     func sync() throws(ARMError) {
         try check()
         guard case .speed(let factor) = mode else { return }
-        let elapsed = ContinuousClock.now - started
+        let now = ContinuousClock.now
+        if started == nil { started = now }
+        let elapsed = now - (started ?? now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let target = Millis((seconds * factor * 1000).rounded(.down)) + shift
+        // Bounded, so that neither the conversion nor the sum can overflow (shift ≤ latest too).
+        let target = Millis(min((seconds * factor * 1000).rounded(.down), Double(Self.latest))) + shift
         try guarded { () throws(RunFailure) in try session.advance(to: target) }
     }
 
@@ -125,6 +139,10 @@ actor ServedRun {
         }
         return session.clock
     }
+
+    /// The latest virtual time the clock reaches (2⁵² ms, about 142,000 years): every sum of
+    /// clock values stays exact in a Double and far from overflowing.
+    static let latest: Millis = 1 << 52
 
     /// Moves the clock forward by `amount` (control route).
     func advance(by amount: Millis) throws(ARMError) {
@@ -163,9 +181,16 @@ actor ServedRun {
     // MARK: Actions
 
     /// Performs `action` at the clock; a refusal becomes 409 with the engine's message.
-    func perform(_ action: SessionAction) throws(ARMError) {
+    func perform(_ action: SessionAction) throws(ARMError) { try perform([action]) }
+
+    /// Performs `actions` in order as one step at the clock (one virtual instant); a refusal
+    /// becomes 409 with the engine's message. Callers check first what the engine would refuse,
+    /// so that a refused request changes nothing.
+    func perform(_ actions: [SessionAction]) throws(ARMError) {
         var refusal: EngineError?
-        try guarded { () throws(RunFailure) in refusal = try session.perform(action) }
+        let time = session.clock
+        try guarded { () throws(RunFailure) in refusal = try session.perform(actions) }
+        onPerform?(time, actions)
         if let refusal { throw ARMError.notAllowed(refusal.message) }
     }
 
@@ -215,27 +240,10 @@ actor ServedRun {
         op.endTime = session.clock
     }
 
-    /// Ends the run: drives it to its end, writes the last events and, given `reportPath`, the
-    /// HTML report `run --report` writes.
-    func close(reportPath: String?) -> ServeError? {
-        var problem: ServeError?
-        if failure == nil {
-            do {
-                let record = try session.finish()
-                if let reportPath {
-                    let page = try RunReport.html(record, scaleSet: session.scaleSet, scenario: session.definition.path,
-                                                  statusText: RunText.status(record, scaleSet: session.scaleSet, rest: false))
-                    do { try page.write(toFile: reportPath, atomically: true, encoding: .utf8) } catch {
-                        problem = .input(.report, value: reportPath, problem: "cannot be written: \(error.localizedDescription)")
-                    }
-                }
-            } catch let error as RunFailure {
-                problem = .run(error.error)
-            } catch {
-                problem = .input(.report, value: nil, problem: "\(error)")
-            }
-        }
-        do { try eventsFile?.commit() } catch { problem = problem ?? .events("\(error)") }
-        return problem ?? failure.map(ServeError.run)
+    /// Ends the run: drives it to its end and returns the record (the CLI writes the events
+    /// file's end and the report from it).
+    func close() throws(ServeError) -> RunRecord {
+        if let failure { throw .run(failure) }
+        do { return try session.finish() } catch { throw .run(error.error) }
     }
 }

@@ -5,9 +5,11 @@ import HummingbirdCore
 import HummingbirdTLS
 import Logging
 import NIOCore
+import ServiceLifecycle
+import UnixSignals
 import Synchronization
 public import Scenario
-import UpgradeEngine
+public import UpgradeEngine
 
 /// `rehearse serve`'s settings.
 public struct ServeConfiguration: Sendable {
@@ -19,14 +21,16 @@ public struct ServeConfiguration: Sendable {
     public var tls = true
     /// Where to write the CA certificate (PEM).
     public var caCertPath: String?
-    /// Where to write every event, one JSON object per line, as it happens.
-    public var eventsPath: String?
-    /// Where to write the run's HTML report when the server stops.
-    public var reportPath: String?
+    /// Told every event as it happens (the CLI writes `--events` from it, as `run` does).
+    public var onEvent: (@Sendable (Event) -> Void)?
     /// The run's inputs: seed, limits, whether the record keeps its events (the report draws from them).
     public var inputs = RunInputs()
     /// The largest request body read (bytes); a larger one is answered 413.
     public var maxBodyBytes = 4 << 20
+    /// Told every step that reached the engine: its virtual time and its actions in order (a
+    /// refused one included; it is an `actionFailed` event). A timeline of these actions at
+    /// these times, run by `Rehearsal.run`, gives the served run's events.
+    public var onPerform: (@Sendable (Millis, [SessionAction]) -> Void)?
 
     /// The defaults: port 8443, HTTPS, speed 60, no files written.
     public init() {}
@@ -64,24 +68,28 @@ public enum ServeError: Error, CustomStringConvertible, UserFacingError {
 
 /// The server: Compute's scale set routes over a steppable run, the identity endpoints, the clock.
 public enum Server {
+    /// How long requests in progress may take to finish after SIGTERM or SIGINT before their
+    /// connections are closed (a client still sending a body is not waited for longer).
+    static let shutdownGrace: Duration = .seconds(2)
+
     /// Serves `definition` until SIGINT or SIGTERM; `ready` is told the base URL once listening.
-    /// Returns the error that ended the run, if one did.
+    /// Returns the run's record, driven to its end; throws the error that ended the run, if one
+    /// did (the events file is then left as it was).
     public static func run(_ definition: ScenarioDefinition, configuration: ServeConfiguration,
-                           ready: @escaping @Sendable (String) -> Void) async throws -> ServeError? {
+                           ready: @escaping @Sendable (String) -> Void) async throws -> RunRecord {
         let run: ServedRun
         do {
-            run = try ServedRun(definition, configuration.inputs, mode: configuration.mode, eventsPath: configuration.eventsPath)
-        } catch let error as RunFailure {
-            throw ServeError.run(error.error)
+            run = try ServedRun(definition, configuration.inputs, mode: configuration.mode, onEvent: configuration.onEvent,
+                                onPerform: configuration.onPerform)
         } catch {
-            throw ServeError.input(.eventsFile, value: nil, problem: "\(error)")
+            throw ServeError.run(error.error)
         }
         var tls: TLSMaterial?
         if configuration.tls {
             let material = try TLSMaterial()
             if let path = configuration.caCertPath {
-                do { try material.caPEM.write(toFile: path, atomically: true, encoding: .utf8) } catch {
-                    throw ServeError.input(.caCertificate, value: path, problem: "cannot be written: \(error.localizedDescription)")
+                do { try OutputFile.write(material.caPEM, to: path, role: "the CA certificate") } catch {
+                    throw ServeError.input(.caCertificate, value: path, problem: error.description)
                 }
             }
             tls = material
@@ -89,26 +97,37 @@ public enum Server {
         let scheme = tls == nil ? "http" : "https"
         // Set once the port is bound: an error before that is the port's.
         let listening = Mutex(false)
-        // The port is known once bound; the handler reads the base from the Host header.
-        let api = ServeAPI(run: run, scheme: scheme, maxBodyBytes: configuration.maxBodyBytes)
-        let responder = CallbackResponder<BasicRequestContext> { request, _ in await api.respond(request) }
         var logger = Logger(label: "rehearse-serve")
         logger.logLevel = .critical
-        let server: HTTPServerBuilder = if let tls { try .tls(.http1(), tlsConfiguration: tls.configuration) } else { .http1() }
-        let app = Application(responder: responder, server: server,
-                              configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: configuration.port),
-                                                                      serverName: "rehearse", backlog: 1024),
-                              onServerRunning: { channel in
-                                  listening.withLock { $0 = true }
-                                  let port = channel.localAddress?.port ?? configuration.port
-                                  ready("\(scheme)://127.0.0.1:\(port)")
-                              },
-                              logger: logger)
+        let app = try application(ServeAPI(run: run, scheme: scheme, maxBodyBytes: configuration.maxBodyBytes), tls: tls,
+                                  port: configuration.port, logger: logger) { channel in
+            listening.withLock { $0 = true }
+            let port = channel.localAddress?.port ?? configuration.port
+            ready("\(scheme)://127.0.0.1:\(port)")
+        }
+        var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
+        // No bound on the cancellation that follows: ServiceLifecycle traps past it. A connection
+        // cancellation cannot close (a TLS keep-alive) ends by the idle timeout.
+        group.maximumGracefulShutdownDuration = shutdownGrace
         do {
-            try await app.runService()
+            try await ServiceGroup(configuration: group).run()
         } catch where !listening.withLock({ $0 }) {
             throw ServeError.input(.port, value: String(configuration.port), problem: "cannot listen on 127.0.0.1: \(error)")
+        } catch {
+            // A shutdown that had to cancel connections still ends the run as usual.
         }
-        return await run.close(reportPath: configuration.reportPath)
+        return try await run.close()
+    }
+
+    /// The Hummingbird application: the routes of `api`, HTTP/1.1 (over TLS with `tls`) with
+    /// serve's one HTTP configuration, on 127.0.0.1:`port`.
+    static func application(_ api: ServeAPI, tls: TLSMaterial?, port: Int, logger: Logger,
+                            onServerRunning: @escaping @Sendable (any Channel) async -> Void) throws -> some ApplicationProtocol {
+        let responder = CallbackResponder<BasicRequestContext> { request, _ in await api.respond(request) }
+        let http: HTTPServerBuilder = .http1(configuration: ServeHTTP.channel)
+        let server: HTTPServerBuilder = if let tls { try .tls(http, tlsConfiguration: tls.configuration) } else { http }
+        let configuration = ApplicationConfiguration(address: .hostname("127.0.0.1", port: port), serverName: "rehearse", backlog: 1024,
+                                                     availableConnectionsDelegate: MaximumAvailableConnections(ServeHTTP.connectionLimit))
+        return Application(responder: responder, server: server, configuration: configuration, onServerRunning: onServerRunning, logger: logger)
     }
 }

@@ -60,13 +60,7 @@ func startFixtureServer(_ script: String, _ arguments: [String]) throws -> (Proc
     let out = Pipe()
     process.standardOutput = out
     try process.run()
-    var line = Data()
-    while !line.contains(UInt8(ascii: "\n")) {
-        let chunk = out.fileHandleForReading.availableData
-        guard !chunk.isEmpty else { break }
-        line += chunk
-    }
-    let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+    let port = Int(firstLine(out).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
     XCTAssertGreaterThan(port, 0, "\(script) printed no port")
     return (process, port)
 }
@@ -105,4 +99,15 @@ func writeHostileScenario(_ body: String, scaleSet: String = hostileScaleSet) th
     let path = try newTemporaryFolder() + "/x.lua"
     try (scaleSet + body).write(toFile: path, atomically: true, encoding: .utf8)
     return path
+}
+
+/// What a started process writes to `pipe` up to its first newline (all of it, if it ends sooner).
+func firstLine(_ pipe: Pipe) -> String {
+    var line = Data()
+    while !line.contains(UInt8(ascii: "\n")) {
+        let chunk = pipe.fileHandleForReading.availableData
+        guard !chunk.isEmpty else { break }
+        line += chunk
+    }
+    return String(decoding: line, as: UTF8.self)
 }

@@ -5,13 +5,14 @@ import NIOCore
 import NIOHTTP1
 import Scenario
 import Serve
+import UpgradeEngine
 import XCTest
 
 /// `rehearse serve`'s routes, long-running operations and clock, over plain HTTP in process.
 final class ServeRoutesTests: XCTestCase {
     static let scenario = """
         scaleset {
-          name = "web", capacity = 4,
+          name = "web", capacity = 4, quota = 80,
           model = { imageReference = { version = "1.0.0" } },
           upgradePolicy = { mode = "Rolling", rollingUpgradePolicy = { maxBatchInstancePercent = 50 } },
           healthExtension = { protocol = "http", port = 8000, requestPath = "/health",
@@ -22,7 +23,7 @@ final class ServeRoutesTests: XCTestCase {
 
     static let scaleSet = "/subscriptions/s1/resourceGroups/g1/providers/Microsoft.Compute/virtualMachineScaleSets/web"
 
-    struct Reply {
+    struct Reply: Sendable {
         let status: Int
         let headers: HTTPHeaders
         let body: JSON?
@@ -36,9 +37,8 @@ final class ServeRoutesTests: XCTestCase {
         }
     }
 
-    /// Serves the scenario for the length of `body`, which gets a function making requests.
-    func serving(_ mode: ClockMode, maxBody: Int = 4 << 20,
-                 _ body: (_ call: (HTTPMethod, String, String?) async throws -> Reply) async throws -> Void) async throws {
+    /// The scenario, loaded from a file of its own.
+    static func definition() throws -> ScenarioDefinition {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let path = dir.appendingPathComponent("scenario.lua").path
@@ -46,30 +46,48 @@ final class ServeRoutesTests: XCTestCase {
         var options = ScenarioOptions()
         options.environment = [:]
         options.print = { _ in }
-        let definition = try ScenarioDefinition(luaScript: path, options: options)
+        return try ScenarioDefinition(luaScript: path, options: options)
+    }
+
+    /// A function making requests to `base` with `client`: method, path, JSON body.
+    static func caller(_ client: HTTPClient, base: String) -> @Sendable (HTTPMethod, String, String?) async throws -> Reply {
+        { method, path, text in
+            var request = HTTPClientRequest(url: base + path)
+            request.method = method
+            if let text {
+                request.body = .bytes(ByteBuffer(string: text))
+                request.headers.add(name: "Content-Type", value: "application/json")
+            }
+            let response = try await client.execute(request, timeout: .seconds(30))
+            let bytes = try await response.body.collect(upTo: 1 << 24)
+            let json = bytes.readableBytes == 0 ? nil : try JSON.parse(String(buffer: bytes))
+            return Reply(status: Int(response.status.code), headers: response.headers, body: json)
+        }
+    }
+
+    /// Serves the scenario for the length of `body`, which gets a function making requests.
+    func serving(_ mode: ClockMode, maxBody: Int = 4 << 20,
+                 _ body: (_ call: (HTTPMethod, String, String?) async throws -> Reply) async throws -> Void) async throws {
+        let definition = try Self.definition()
         var configuration = ServeConfiguration()
         configuration.port = 0
         configuration.tls = false
         configuration.mode = mode
         configuration.maxBodyBytes = maxBody
+        _ = try await Self.serve(definition, configuration, body)
+    }
+
+    /// Serves `definition` for the length of `body`, which gets a function making requests;
+    /// then stops the server and returns the served run's record.
+    static func serve(_ definition: ScenarioDefinition, _ configuration: ServeConfiguration,
+                      _ body: (_ call: @escaping @Sendable (HTTPMethod, String, String?) async throws -> Reply) async throws -> Void) async throws -> RunRecord {
         let (urls, continuation) = AsyncStream.makeStream(of: String.self)
         let server = Task { try await Server.run(definition, configuration: configuration) { continuation.yield($0) } }
         var iterator = urls.makeAsyncIterator()
-        guard let base = await iterator.next() else { return XCTFail("the server did not start") }
+        guard let base = await iterator.next() else { throw ServeError.input(.port, value: "0", problem: "the server did not start") }
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
-            try await body { method, path, text in
-                var request = HTTPClientRequest(url: base + path)
-                request.method = method
-                if let text {
-                    request.body = .bytes(ByteBuffer(string: text))
-                    request.headers.add(name: "Content-Type", value: "application/json")
-                }
-                let response = try await client.execute(request, timeout: .seconds(30))
-                let bytes = try await response.body.collect(upTo: 1 << 24)
-                let json = bytes.readableBytes == 0 ? nil : try JSON.parse(String(buffer: bytes))
-                return Reply(status: Int(response.status.code), headers: response.headers, body: json)
-            }
+            try await body(caller(client, base: base))
         } catch {
             try await client.shutdown()
             server.cancel()
@@ -77,7 +95,7 @@ final class ServeRoutesTests: XCTestCase {
         }
         try await client.shutdown()
         server.cancel()
-        _ = await server.result
+        return try await server.value
     }
 
     func testAPATCHStartsARollingUpgradeWithAzuresLongRunningOperation() async throws {
@@ -213,6 +231,37 @@ final class ServeRoutesTests: XCTestCase {
             let wrong = try await call(.POST, "/rehearse/clock", #"{"jump": 1}"#)
             XCTAssertEqual(wrong.status, 400)
             XCTAssertEqual(wrong.error, "InvalidParameter")
+        }
+    }
+
+    /// A scale-out over the quota is 409 and changes nothing, the image in the same PATCH
+    /// included; delete-instances, protection and the subscription-wide list answer as Azure's.
+    func testRefusedPATCHChangesNothingAndTheInstanceOperations() async throws {
+        try await serving(.step) { call in
+            let image = #""properties": {"virtualMachineProfile": {"storageProfile": {"imageReference": {"version": "9.0.0"}}}}"#
+            let over = try await call(.PATCH, Self.scaleSet + "?api-version=2024-07-01", #"{"sku": {"capacity": 81}, \#(image)}"#)
+            XCTAssertEqual(over.status, 409)
+            XCTAssertEqual(over.error, "OperationNotAllowed")
+            let shown = try await call(.GET, Self.scaleSet + "?api-version=2024-07-01", nil)
+            XCTAssertEqual(shown.body?.field("sku")?.field("capacity"), .int(4))
+            XCTAssertEqual(shown.body?.field("properties")?.field("virtualMachineProfile")?.field("storageProfile")?.field("imageReference")?
+                .field("version"), .string("1.0.0"))
+
+            let protect = try await call(.PUT, Self.scaleSet + "/virtualMachines/2?api-version=2024-07-01",
+                                         #"{"properties": {"protectionPolicy": {"protectFromScaleIn": true}}}"#)
+            XCTAssertEqual(protect.status, 200)
+            XCTAssertEqual(protect.body?.field("properties")?.field("protectionPolicy")?.field("protectFromScaleIn"), .bool(true))
+            let delete = try await call(.POST, Self.scaleSet + "/delete?api-version=2024-07-01", #"{"instanceIds": ["3", "3"]}"#)
+            XCTAssertEqual(delete.status, 202)
+            let after = try await call(.GET, Self.scaleSet + "?api-version=2024-07-01", nil)
+            XCTAssertEqual(after.body?.field("sku")?.field("capacity"), .int(3))
+            let gone = try await call(.DELETE, Self.scaleSet + "/virtualMachines/7?api-version=2024-07-01", nil)
+            XCTAssertEqual(gone.status, 404)
+            XCTAssertEqual(gone.error, "ResourceNotFound")
+            XCTAssertTrue(gone.message?.contains("resource group 'g1'") ?? false)
+            let listed = try await call(.GET, "/subscriptions/s1/providers/Microsoft.Compute/virtualMachineScaleSets?api-version=2024-07-01", nil)
+            guard case .array(let sets)? = listed.body?.field("value") else { return XCTFail("no list") }
+            XCTAssertEqual(sets.map { $0.field("name") }, [.string("web")])
         }
     }
 

@@ -126,6 +126,10 @@ public enum StarterScenario {
         case .scale(let count): return "scale(\(count))"
         case .reimage(let list): return "reimage(\(ids(list)))"
         case .updatePolicy(let patch): return "update_policy(\(LuaWriter.value(patch.json)))"
+        // Actions serve makes (an import never writes them).
+        case .deleteInstances(let list): return "delete_instances(\(ids(list)))"
+        case .protect(let id, let scaleIn, let actions):
+            return "protect { id = \(id), protectFromScaleIn = \(scaleIn), protectFromScaleSetActions = \(actions) }"
         }
     }
 

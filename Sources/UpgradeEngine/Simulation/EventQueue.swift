@@ -58,6 +58,29 @@ struct EventQueue {
         tail!.items.append(what)
     }
 
+    /// Entries scheduled before the run started, by instant (`markSetup`): the first probes and
+    /// the timeline, which keep their place ahead of an action from outside at their instant.
+    private var setup: [Millis: Int] = [:]
+
+    /// Notes what is scheduled now as the run's setup.
+    mutating func markSetup() {
+        setup = [:]
+        for (time, bucket) in buckets { setup[time] = bucket.items.count }
+        if let tail { setup[tailTime] = tail.items.count }
+        if let current { setup[currentTime] = current.items.count }
+    }
+
+    /// Schedules `what` at `time` where a timeline action at `time` would be: after the setup's
+    /// entries at that instant and anything already handled, ahead of everything else there.
+    mutating func scheduleFirst(_ what: Scheduled, at time: Millis) {
+        if time == currentTime, current != nil {
+            current!.items.insert(what, at: max(current!.next, setup[time] ?? 0))
+            return
+        }
+        makeTail(time)
+        tail!.items.insert(what, at: max(tail!.next, setup[time] ?? 0))
+    }
+
     /// Schedules a probe of each of `ids` at `time`, in their order, as many `schedule` calls
     /// would; `generations[id]` is each one's probe generation.
     mutating func scheduleProbes(_ ids: some Sequence<Int>, generations: [Int], at time: Millis) {

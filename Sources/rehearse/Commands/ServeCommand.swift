@@ -2,6 +2,7 @@ import Formats
 import LuaHost
 import ArgumentParser
 import Foundation
+import Reports
 import Scenario
 import Serve
 import UpgradeEngine
@@ -42,23 +43,43 @@ struct ServeCommand: ParsableCommand {
         // end a healthy server after minutes of probes. Each call keeps its own budget and limit.
         var inputs = loadedInputs
         inputs.limits.runWallClockMilliseconds = 0
+        // The report draws from every event.
+        if page.reportFile != nil { inputs.recordEvents = true }
+        // Opened before serving, as `run` opens it: a path that cannot be written costs no server.
+        let eventFile = try eventsOption.events.map { try openOutput($0, option: "--events", role: "the events file") }
+        let pageFile = try page.reportFile.map { try openOutput($0, option: "--report", role: "the report") }
+        if let caCert, !http { _ = try openOutput(caCert, option: "--ca-cert", role: "the CA certificate") }
         var configuration = ServeConfiguration()
         configuration.port = port
         configuration.mode = step ? .step : .speed(speed ?? 60)
         configuration.tls = !http
         configuration.caCertPath = caCert
-        configuration.eventsPath = eventsOption.events
-        configuration.reportPath = page.reportFile
+        // Written by the run's task alone, one event after another, and committed once it ends well.
+        let events = Unchecked(eventFile)
+        if eventFile != nil { configuration.onEvent = { events.value?.writeLine($0.jsonLine) } }
         configuration.inputs = inputs
         let clock = step ? "clock stepped by polls" : "clock speed \(speed ?? 60)"
         let summary = "\(definition.scaleSet.name), \(definition.scaleSet.capacity) instances, \(definition.scaleSet.policy.mode.rawValue) mode; \(clock)"
+        let page = Unchecked(pageFile)
+        let path = scenario.scenario
         Task {
             do {
-                let problem = try await Server.run(definition, configuration: configuration) { url in
+                let record = try await Server.run(definition, configuration: configuration) { url in
                     // Written at once (not through print's buffer): a client waits for this line.
                     FileHandle.standardOutput.write(Data("rehearse serve: \(url) (\(summary))\n".utf8))
                 }
-                if let problem { throw problem }
+                if let eventFile = events.value { try finishOutput(eventFile, option: "--events") }
+                if let pageFile = page.value {
+                    let scaleSet = try Rehearsal.scaleSet(definition, overrides: inputs.overrides)
+                    let html: String
+                    do {
+                        html = try RunReport.html(record, scaleSet: scaleSet, scenario: path,
+                                                  statusText: RunText.status(record, scaleSet: scaleSet, rest: false))
+                    } catch {
+                        throw InputError(option: "--report", pageFile.path, problem: "cannot be made: \(error)")
+                    }
+                    try finishOutput(pageFile, option: "--report", writing: html)
+                }
                 Foundation.exit(0)
             } catch {
                 // The served run never returns to `main` (dispatchMain does not return): the error
@@ -68,4 +89,10 @@ struct ServeCommand: ParsableCommand {
         }
         dispatchMain()
     }
+}
+
+/// A value handed to the task that serves, which alone uses it from then on.
+private struct Unchecked<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
