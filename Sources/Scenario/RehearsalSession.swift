@@ -25,6 +25,9 @@ public enum SessionAction: Equatable, Sendable {
     case reimage(ids: [Int]?)
     /// `update_policy { … }`: the whole policy in effect from now on (a running upgrade keeps its own).
     case updatePolicy(UpgradePolicy)
+    /// `answer_hook { … }`: an answer to the Active lifecycle hook event (`event`: its name; nil:
+    /// whichever is Active), as `az vmss lifecycle-hook-event approve/reject/update` give one.
+    case answerHook(event: String?, HookResponse)
 
     /// The script function that performs the same action (the name its events carry).
     public var scriptName: String {
@@ -39,6 +42,7 @@ public enum SessionAction: Equatable, Sendable {
         case .scale: "scale"
         case .reimage: "reimage"
         case .updatePolicy: "update_policy"
+        case .answerHook: "answer_hook"
         }
     }
 
@@ -55,6 +59,7 @@ public enum SessionAction: Equatable, Sendable {
         case .scale(let count): try sim.scale(to: count)
         case .reimage(let ids): try sim.reimage(ids: ids)
         case .updatePolicy(let policy): try sim.updatePolicy(policy)
+        case .answerHook(let event, let response): try sim.answerHook(event: event, response)
         }
     }
 }
@@ -220,6 +225,9 @@ public final class RehearsalSession {
 
     /// The latest rolling upgrade as `get-latest` reports it; nil before the first.
     public var status: RollingUpgradeStatus? { simulation.status }
+
+    /// The lifecycle hook events so far, oldest first (`lifecycleHookEvents` of the scale set).
+    public var lifecycleHookEvents: [LifecycleHookEvent] { simulation.lifecycleHookEvents }
 
     /// The OS image upgrades so far, oldest first.
     public var osUpgradeHistory: [OSUpgradeRecord] { simulation.osUpgradeHistory }

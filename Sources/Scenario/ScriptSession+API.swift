@@ -20,6 +20,7 @@ extension ScriptSession {
         registerCallback("phase", \.phase)
         registerCallback("fault", \.fault)
         registerCallback("deferral", \.deferral)
+        registerCallback("on_hook", \.onHook)
         state.register("at") { [unowned self] args in
             let when = try args.value(1)
             let time: Millis
@@ -131,6 +132,9 @@ extension ScriptSession {
             try sim.startExtensionUpgrade(version: try Self.optionalField(args, "version"))
         }
         registerAction("scale") { sim, args in try sim.scale(to: try args.integer(1)) }
+        registerAction("answer_hook") { sim, args in
+            try LuaHookAnswerSource.action(args).apply(to: sim)
+        }
     }
 
     /// `{ 1, 2 }` (the ids) or `"*"` (nil: every instance concerned).

@@ -120,6 +120,7 @@ public enum StarterScenario {
         case .scale(let count): return "scale(\(count))"
         case .reimage(let list): return "reimage(\(ids(list)))"
         case .updatePolicy(let policy): return "update_policy(\(LuaWriter.value(policy.json)))"
+        case .answerHook(let event, let response): return LuaHookAnswerSource.call(event: event, response)
         }
     }
 

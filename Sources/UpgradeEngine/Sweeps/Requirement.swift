@@ -17,6 +17,10 @@ public struct Requirement: Equatable, Sendable, CustomStringConvertible {
         case expectations
         /// Every `expect` entry with this key held (`expect.minHealthy`).
         case expectation(String)
+        /// A lifecycle hook event's `defaultAction` fired (SPEC §6b).
+        case defaultAction
+        /// A lifecycle hook event rejected an instance.
+        case hookRejected
     }
 
     /// `<=` (the share may be at most the limit) or `>=` (at least).
@@ -56,8 +60,8 @@ public struct Requirement: Equatable, Sendable, CustomStringConvertible {
 
     /// What `parse` accepts, said for an error message.
     public static let allowedForm = "SHARE <= P% or SHARE >= P%, with SHARE a final code (Completed, Faulted, Cancelled, RollingForward, "
-        + "RollingBack), an error code a rolling upgrade faults with (\(Thresholds.errorCodes.joined(separator: ", "))), deadline, expect "
-        + "or expect.KEY, and P a decimal number from 0 to 100 (e.g. \"Faulted <= 1%\")"
+        + "RollingBack), an error code a rolling upgrade faults with (\(Thresholds.errorCodes.joined(separator: ", "))), deadline, expect, "
+        + "expect.KEY, defaultAction or hookRejected (lifecycle hooks), and P a decimal number from 0 to 100 (e.g. \"Faulted <= 1%\")"
 
     /// Reads `SHARE OP P%`; the problem otherwise (what is wrong, without the allowed form).
     public static func parse(_ text: String) -> Result<Requirement, RequirementError> {
@@ -100,6 +104,8 @@ public struct Requirement: Equatable, Sendable, CustomStringConvertible {
         case .expectations: return run.held.allSatisfy { $0 }
         case .expectation(let key):
             return keys.indices.allSatisfy { keys[$0].key != key || ($0 < run.held.count && run.held[$0]) }
+        case .defaultAction: return run.defaultActionFired
+        case .hookRejected: return !run.hookRejected.isEmpty
         }
     }
 
@@ -133,6 +139,10 @@ extension Requirement.Measure: CustomStringConvertible {
             self = .deadline
         } else if name == "expect" {
             self = .expectations
+        } else if name == "defaultAction" {
+            self = .defaultAction
+        } else if name == "hookRejected" {
+            self = .hookRejected
         } else if name.hasPrefix("expect."), ExpectationKeyName.all.contains(String(name.dropFirst(7))) {
             self = .expectation(String(name.dropFirst(7)))
         } else if Thresholds.errorCodes.contains(name) {
@@ -148,6 +158,8 @@ extension Requirement.Measure: CustomStringConvertible {
         case .deadline: return "deadline"
         case .expectations: return "expect"
         case .expectation(let key): return "expect.\(key)"
+        case .defaultAction: return "defaultAction"
+        case .hookRejected: return "hookRejected"
         }
     }
 }
