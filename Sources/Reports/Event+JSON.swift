@@ -113,6 +113,22 @@ extension Event {
                     "runningUpgrade": running.map(JSON.int) ?? .null]
         case .reimage(let ids, let reimaging):
             return ["ids": ids.map(Self.ids) ?? .string("*"), "reimaging": .int(reimaging)]
+        case .hookRaised(let name, let type, let targets, let waitUntil, let maxWaitUntil, let defaultAction):
+            return ["event": .string(name), "type": .string(type.rawValue), "targets": Self.ids(targets),
+                    "waitUntil": Self.seconds(waitUntil), "maxWaitUntil": Self.seconds(maxWaitUntil), "defaultAction": .string(defaultAction.rawValue)]
+        case .hookAnswered(let name, let decided, let waitUntil, let via):
+            let targets = decided.map { target -> JSON in
+                .object(["instance": target.instance.map(JSON.int) ?? .null, "actionState": .string(target.actionState.rawValue)])
+            }
+            return ["event": .string(name), "decided": .array(targets), "waitUntil": waitUntil.map(Self.seconds) ?? .null, "via": .string(via)]
+        case .hookCompleted(let outcome):
+            return ["event": .string(outcome.name), "type": .string(outcome.type.rawValue), "approved": .int(outcome.approved),
+                    "rejected": .int(outcome.rejected), "defaulted": .int(outcome.defaulted), "rejectedInstances": Self.ids(outcome.rejectedInstances),
+                    "waitedSeconds": Self.seconds(outcome.waited), "abandoned": .bool(outcome.abandoned)]
+        case .repairStarted(let action, _, let replacement):
+            return ["action": .string(action.rawValue), "replacement": replacement.map(JSON.int) ?? .null]
+        case .repairsSuspended(let attempts):
+            return ["attempts": .int(attempts)]
         }
     }
 }

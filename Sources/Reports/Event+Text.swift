@@ -112,6 +112,21 @@ extension Event {
                 + (running.map { "; rolling upgrade \($0) keeps the policy it started with, the next one uses this" } ?? "")
         case .reimage(let ids, let reimaging):
             return "reimage of \(ids.map { $0.map(String.init).joined(separator: ", ") } ?? "*"): \(reimaging) instance(s) restart on the model they run"
+        case .hookRaised(let name, let type, let targets, let waitUntil, _, let defaultAction):
+            let what = targets.isEmpty ? "the scale set" : "instance(s) \(targets.map(String.init).joined(separator: ", "))"
+            return "lifecycle hook \(type.rawValue) raised event \(name) for \(what): \(defaultAction.rawValue) by default at \(ISODuration.format(waitUntil))"
+        case .hookAnswered(let name, let decided, let waitUntil, let via):
+            let parts = decided.map { "\($0.instance.map(String.init) ?? "scale set") \($0.actionState.rawValue)" }
+                + (waitUntil.map { ["waitUntil moved to \(ISODuration.format($0))"] } ?? [])
+            return "\(via) answered event \(name): \(parts.isEmpty ? "nothing decided" : parts.joined(separator: ", "))"
+        case .hookCompleted(let outcome):
+            if outcome.abandoned { return "event \(outcome.name) abandoned after \(ISODuration.format(outcome.waited)): the upgrade it stood before ended" }
+            let rejected = outcome.rejectedInstances.isEmpty ? "\(outcome.rejected) rejected" : "\(outcome.rejected) rejected (\(outcome.rejectedInstances.map(String.init).joined(separator: ", ")))"
+            return "event \(outcome.name) completed after \(ISODuration.format(outcome.waited)): \(outcome.approved) approved, \(rejected), \(outcome.defaulted) by default action"
+        case .repairStarted(let action, let name, let replacement):
+            return "automatic repair (\(action.rawValue)) of \(name): unhealthy past the grace period" + (replacement.map { ", replaced by instance \($0) on the latest model" } ?? "")
+        case .repairsSuspended(let attempts):
+            return "automatic repairs suspended: this instance's line was repaired \(attempts) times and is unhealthy again"
         }
     }
 }

@@ -47,7 +47,20 @@ public enum RunText {
                 lines.append("The latest rolling upgrade started at \(ISODuration.format(start)) and had not ended when the run stopped at \(ISODuration.format(summary.endTime))")
             }
         }
+        lines += hooks(summary.hooks)
         if summary.hitTimeLimit { lines.append("Stopped at the time limit with work left.") }
+        return lines
+    }
+
+    /// What lifecycle hooks did (SPEC §6b): nothing when no event was raised.
+    static func hooks(_ hooks: HookSummary) -> [String] {
+        guard hooks.events > 0 else { return [] }
+        var lines = ["Lifecycle hooks: \(hooks.events) event(s); defaultAction applied in \(hooks.defaultedEvents) (\(hooks.defaultedTargets) target(s))"]
+        if !hooks.batchWaits.isEmpty {
+            lines.append("  batches of the latest upgrade waited \(hooks.batchWaits.map(ISODuration.format).joined(separator: ", ")) (total \(ISODuration.format(hooks.totalBatchWait)))")
+        }
+        if !hooks.rejected.isEmpty { lines.append("  rejected (left on their model for this upgrade): \(hooks.rejected)") }
+        if hooks.rejectedSchedules > 0 { lines.append("  OS upgrades not scheduled (scheduling event rejected): \(hooks.rejectedSchedules)") }
         return lines
     }
 
@@ -163,6 +176,14 @@ public enum RunJSON {
     public static func summary(_ record: RunRecord, scaleSet: ScaleSetDefinition) -> JSON {
         let s = record.summary
         let behind = record.instances.filter { $0.leftBehind != nil }
+        // Only a run that raised lifecycle hook events has their figures (SPEC §6b).
+        let hooks: [JSONField] = s.hooks.events == 0 ? [] : [JSONField("lifecycleHooks", .ordered([
+            JSONField("events", .int(s.hooks.events)), JSONField("defaultedEvents", .int(s.hooks.defaultedEvents)),
+            JSONField("defaultedTargets", .int(s.hooks.defaultedTargets)),
+            JSONField("batchWaitSeconds", .array(s.hooks.batchWaits.map { .int($0 / 1000) })),
+            JSONField("totalBatchWaitSeconds", .int(s.hooks.totalBatchWait / 1000)),
+            JSONField("rejected", .array(s.hooks.rejected.map(JSON.int))), JSONField("rejectedSchedules", .int(s.hooks.rejectedSchedules)),
+        ]))]
         return .ordered([
             JSONField("scaleSet", .string(scaleSet.name)), JSONField("seed", .string(String(record.seed))),
             JSONField("status", s.status?.json() ?? .null),
@@ -180,7 +201,7 @@ public enum RunJSON {
             JSONField("skipped", .array(s.skipped.map(JSON.int))), JSONField("protected", .array(s.protected.map(JSON.int))),
             JSONField("leftBehind", .array(behind.map { .ordered([JSONField("id", .int($0.id)), JSONField("reason", .string($0.leftBehind!.rawValue))]) })),
             JSONField("expectations", .array(record.expectations.map(\.json))),
-        ])
+        ] + hooks)
     }
 }
 

@@ -25,6 +25,14 @@ public enum SweepJSON {
         }
         fields.append(JSONField("failedMostOften", .array(r.failedMostOften().map { share($0.share, [JSONField("id", .int($0.id))]) })))
         fields.append(JSONField("leftBehindMostOften", .array(r.leftBehindMostOften().map { share($0.share, [JSONField("id", .int($0.id))]) })))
+        // Only a sweep whose runs raised lifecycle hook events has their figures (SPEC §6b).
+        if let fired = r.defaultActionFired {
+            fields.append(JSONField("lifecycleHooks", .ordered([
+                JSONField("defaultActionFired", share(fired, [])),
+                JSONField("batchWaitSeconds", distribution(r.hookWait, [50, 95, 100])),
+                JSONField("rejectedMostOften", .array(r.hookRejectedMostOften().map { share($0.share, [JSONField("id", .int($0.id))]) })),
+            ])))
+        }
         return .ordered(fields)
     }
 

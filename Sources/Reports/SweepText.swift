@@ -93,6 +93,15 @@ public enum SweepText {
         if !behind.isEmpty {
             lines.append("Left behind most often: " + behind.map { "\($0.id) in \($0.share.count) runs (\(percent($0.share.fraction)))" }.joined(separator: ", "))
         }
+        if let fired = r.defaultActionFired {
+            let row = ShareRow(label: "", share: fired)
+            lines += ["", "Lifecycle hooks: a defaultAction fired in \(fired.count) of \(r.total) runs (\(row.percent), 95% CI \(row.interval))"]
+            lines.append("  batch wait per upgrade (s): p50 \(figure(r.hookWait.percentile(50))), p95 \(figure(r.hookWait.percentile(95))), max \(figure(r.hookWait.percentile(100)))")
+            let rejected = r.hookRejectedMostOften()
+            if !rejected.isEmpty {
+                lines.append("  rejected most often: " + rejected.map { "\($0.id) in \($0.share.count) runs (\(percent($0.share.fraction)))" }.joined(separator: ", "))
+            }
+        }
         while lines.last == "" { lines.removeLast() }
         return lines
     }

@@ -23,7 +23,7 @@ public final class Timeline {
         .modelUpdated, .upgradeStarted, .metricsRead, .preBatchCheck, .batchStarted, .batchFinished, .postBatchCheck, .pause,
         .upgradeCompleted, .upgradeFaulted, .upgradeCancelled, .rollbackStarted, .surgeFallback, .scaled, .manualUpgrade,
         .automaticUpgrade, .actionFailed, .imageReleased, .osUpgradeDeferred, .osUpgradeApproved, .imageRestoreStarted,
-        .policyUpdated, .reimage,
+        .policyUpdated, .reimage, .hookRaised, .hookAnswered, .hookCompleted, .repairStarted, .repairsSuspended,
     ]
 
     /// The line for `event`, or nil when it is not shown.

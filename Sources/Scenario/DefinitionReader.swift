@@ -15,7 +15,8 @@ struct DefinitionReader {
 
     static let knownKeys = ["name", "capacity", "zones", "orchestration", "model", "upgradePolicy", "healthExtension",
                             "loadBalancerProbe", "protected", "protectedFromScaleIn", "quota", "faultDomains",
-                            "updateDomains", "timings", "location", "from", "resource", "parameters", "instances", "context"]
+                            "updateDomains", "timings", "location", "from", "resource", "parameters", "instances", "context",
+                            "lifecycleHooksProfile", "automaticRepairsPolicy"]
 
     /// The largest document `from`, `parameters` or `instances` reads, in bytes.
     static let maxDocumentBytes = JSONDocument.maxBytes
@@ -79,9 +80,11 @@ struct DefinitionReader {
                 problem("model", "expected a table of attributes such as { image = \"v1\" }, got \(model.typeName)")
             }
         }
-        if let policy = fields["upgradePolicy"] {
+        if let given = fields["upgradePolicy"] {
+            let (policy, legacy) = UpgradePolicy.movingLegacyFields(json(given), prefix: "scaleset.upgradePolicy")
+            warnings += legacy
             do {
-                d.policy = try UpgradePolicy.parse(json(policy))
+                d.policy = try UpgradePolicy.parse(policy)
             } catch {
                 problems += error.problems.map { Problem(field: "scaleset.\($0.field)", $0.message) }
             }
@@ -107,6 +110,16 @@ struct DefinitionReader {
         if let uds = integer(fields, "updateDomains") { d.updateDomainCount = uds }
         if let location = string(fields, "location") { d.location = location }
         if let timings = fields["timings"] { d.timings = readTimings(timings) }
+        if let repairs = fields["automaticRepairsPolicy"] {
+            let (policy, found) = AutomaticRepairsPolicy.read(json(repairs), prefix: "scaleset.automaticRepairsPolicy")
+            d.automaticRepairs = policy
+            problems += found
+        }
+        if let hooks = fields["lifecycleHooksProfile"] {
+            let (read, found) = LifecycleHooksWire.profile(json(hooks), prefix: "scaleset.lifecycleHooksProfile")
+            d.lifecycleHooks = read
+            problems += found
+        }
         problems += d.validate(healthSourceDeclared: extensionRefused).map { Problem(field: "scaleset.\($0.field)", $0.message) }
         return d
     }

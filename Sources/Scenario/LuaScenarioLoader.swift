@@ -88,6 +88,10 @@ extension ScenarioDefinition {
             problems.append(Problem(call: "deferral", at: deferral.location,
                                     "deferral() answers the notice of an automatic OS upgrade, which needs upgradePolicy.automaticOSUpgradePolicy with enableAutomaticOSUpgrade and osRollingUpgradeDeferral both true; as written it would never be called"))
         }
+        if let onHook = session.onHook, scaleSet.lifecycleHooks.isEmpty || !automatic.enableAutomaticOSUpgrade {
+            problems.append(Problem(call: "on_hook", at: onHook.location,
+                                    "on_hook() answers lifecycle hook events, which need scaleset.lifecycleHooksProfile and automatic OS image upgrades (upgradePolicy.automaticOSUpgradePolicy.enableAutomaticOSUpgrade = true); as written it would never be called"))
+        }
         var expectations: [Expectation] = []
         for (table, location) in session.expectationTables {
             let (expectation, found) = ExpectationReader.read(table, location: location)
@@ -111,7 +115,8 @@ extension ScenarioDefinition {
 extension ScriptSession {
     /// Where each callback was registered.
     var hooks: LuaProgram.Hooks {
-        LuaProgram.Hooks(health: health?.location, phase: phase?.location, fault: fault?.location, deferral: deferral?.location)
+        LuaProgram.Hooks(health: health?.location, phase: phase?.location, fault: fault?.location, deferral: deferral?.location,
+                         onHook: onHook?.location)
     }
 
     /// A run's top level must describe what the definition holds: the same scale set, callbacks,

@@ -37,14 +37,16 @@ public enum SessionAction: Equatable, Sendable {
     case deleteInstances(ids: [Int])
     /// Set one instance's protection policy.
     case protect(id: Int, fromScaleIn: Bool, fromScaleSetActions: Bool)
-    // Answers to lifecycle hooks (Azure as of 2026) come here as their own case.
+    /// `answer_hook { … }`: an answer to the Active lifecycle hook event (`event`: its name; nil:
+    /// whichever is Active), as `az vmss lifecycle-hook-event approve/reject/update` give one.
+    case answerHook(event: String?, HookResponse)
 
     /// Each action's script function (the name its events carry), one per case.
     public enum Name: String, CaseIterable, Sendable {
         case updateModel = "update_model", cancel, manualUpgrade = "manual_upgrade", startOSUpgrade = "start_os_upgrade"
         case releaseImage = "release_image", approveOSUpgrade = "approve_os_upgrade", startExtensionUpgrade = "start_extension_upgrade"
         case scale, reimage, updatePolicy = "update_policy"
-        case deleteInstances = "delete_instances", protect
+        case deleteInstances = "delete_instances", protect, answerHook = "answer_hook"
     }
 
     /// Which action this is.
@@ -62,6 +64,7 @@ public enum SessionAction: Equatable, Sendable {
         case .updatePolicy: .updatePolicy
         case .deleteInstances: .deleteInstances
         case .protect: .protect
+        case .answerHook: .answerHook
         }
     }
 
@@ -83,6 +86,7 @@ public enum SessionAction: Equatable, Sendable {
         case .updatePolicy(let patch): try sim.updatePolicy(patch)
         case .deleteInstances(let ids): try sim.deleteInstances(ids: ids)
         case .protect(let id, let scaleIn, let actions): try sim.protect(id: id, fromScaleIn: scaleIn, fromScaleSetActions: actions)
+        case .answerHook(let event, let response): try sim.answerHook(event: event, response)
         }
     }
 }
@@ -295,6 +299,9 @@ public final class RehearsalSession {
 
     /// The latest rolling upgrade as `get-latest` reports it; nil before the first.
     public var status: RollingUpgradeStatus? { simulation.status }
+
+    /// The lifecycle hook events so far, oldest first (`lifecycleHookEvents` of the scale set).
+    public var lifecycleHookEvents: [LifecycleHookEvent] { simulation.lifecycleHookEvents }
 
     /// The OS image upgrades so far, oldest first.
     public var osUpgradeHistory: [OSUpgradeRecord] { simulation.osUpgradeHistory }

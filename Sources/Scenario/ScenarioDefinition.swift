@@ -142,6 +142,8 @@ public struct LuaProgram: Sendable {
         public var fault: String?
         /// `deferral(...)`.
         public var deferral: String?
+        /// `on_hook(...)`.
+        public var onHook: String?
     }
 
     /// A module's text and the path its errors name.
@@ -196,13 +198,16 @@ public struct Behaviours {
     public var faults: (any FaultInjector)?
     /// Answers notices of automatic OS upgrades.
     public var deferrals: (any DeferralSource)?
+    /// Answers lifecycle hook events as they are raised (SPEC §6b).
+    public var hooks: (any HookAnswerSource)?
 
     /// Sources of one run.
     public init(health: (any HealthSource)? = nil, phases: (any PhaseSource)? = nil, faults: (any FaultInjector)? = nil,
-                deferrals: (any DeferralSource)? = nil) {
+                deferrals: (any DeferralSource)? = nil, hooks: (any HookAnswerSource)? = nil) {
         self.health = health
         self.phases = phases
         self.faults = faults
         self.deferrals = deferrals
+        self.hooks = hooks
     }
 }

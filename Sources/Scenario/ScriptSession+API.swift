@@ -20,6 +20,7 @@ extension ScriptSession {
         registerCallback("phase", \.phase)
         registerCallback("fault", \.fault)
         registerCallback("deferral", \.deferral)
+        registerCallback("on_hook", \.onHook)
         state.register("at") { [unowned self] args in
             let when = try args.value(1)
             let time: Millis
@@ -228,6 +229,7 @@ extension SessionAction {
             }
             self = .deleteInstances(ids: ids)
         case .protect: self = try Self.protection(args)
+        case .answerHook: self = try LuaHookAnswerSource.action(args)
         }
     }
 

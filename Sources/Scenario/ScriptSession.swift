@@ -21,6 +21,8 @@ final class ScriptSession {
     var phase: Callback?
     var fault: Callback?
     var deferral: Callback?
+    /// `on_hook(function(event, now) … end)`: answers lifecycle hook events.
+    var onHook: Callback?
     var timeline: [(time: Millis, callback: Callback)] = []
     var expectationTables: [(table: LuaValue, location: String)] = []
     /// What `risk { … }` said, with where (a script has at most one).
@@ -107,6 +109,7 @@ final class ScriptSession {
             sim = try Simulation(scaleSet, health: health.map { LuaHealthSource(runtime, $0, definition: scaleSet) },
                                  phases: phase.map { LuaPhaseSource(runtime, $0) }, faults: fault.map { LuaFaultInjector(runtime, $0) },
                                  deferrals: deferral.map { LuaDeferralSource(runtime, $0) })
+            sim.hookAnswers = onHook.map { LuaHookAnswerSource(runtime, $0) }
         } catch {
             throw .definition(error.problems, location: scalesetLocation)
         }

@@ -19,6 +19,19 @@ final class ScriptsTests: XCTestCase {
         XCTAssertEqual(result.summary.status?.policy.pauseTimeBetweenBatches, 10_000)
     }
 
+    /// A batch hook answered 12 minutes after each event (on_hook with after), instance 3 rejected.
+    func testLifecycleHooks() throws {
+        let (result, events) = try run("lifecycle-hooks.lua")
+        XCTAssertEqual(result.summary.hooks.batchWaits, Array(repeating: 720_000, count: 5))
+        XCTAssertEqual(result.summary.hooks.rejected, [3])
+        XCTAssertEqual(result.instances.first { $0.id == 3 }?.leftBehind, .rejectedByHook)
+        // Each event raised before its batch; each batch starts 12 minutes after its event.
+        let raised = events.filter { $0.kind == .hookRaised }.map(\.time)
+        let started = events.filter { $0.kind == .batchStarted }.map(\.time)
+        XCTAssertEqual(raised.count, 5)
+        XCTAssertEqual(zip(started, raised).map { $0 - $1 }, Array(repeating: 720_000, count: 5))
+    }
+
     func testCancelDuringTheHealthWait() throws {
         let (result, events) = try run("cancel-health-wait.lua")
         XCTAssertEqual(batches(events), ["0, 5"])

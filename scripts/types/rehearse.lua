@@ -96,6 +96,30 @@
 ---@field updateDomains? integer
 ---@field timings? rehearse.Timings
 ---@field location? string
+---@field lifecycleHooksProfile? {lifecycleHooks: rehearse.LifecycleHook[]}  hooks before automatic OS upgrades and their batches
+
+---@class rehearse.LifecycleHook
+---@field type "UpgradeAutoOSScheduling"|"UpgradeAutoOSRollingBatchStarting"
+---@field waitDuration? string  default PT1H (scheduling) or PT30M (batch); at most P2D or PT4H
+---@field defaultAction? "Approve"|"Reject"  applied at waitUntil to every target still Waiting; default Approve
+
+---@class rehearse.HookEvent
+---@field name string
+---@field type string
+---@field batch? integer  the batch it stands before (batch events)
+---@field targets integer[]  instance ids; empty: the scale set itself (scheduling)
+---@field names string[]  the targets' names
+---@field time_created number  seconds
+---@field wait_until number  seconds
+---@field max_wait_until number  seconds
+---@field default_action "Approve"|"Reject"
+
+---@class rehearse.HookAnswer
+---@field approve? "*"|integer[]
+---@field reject? "*"|integer[]  applied before approve
+---@field wait_until? string|number  the new waitUntil, as a duration after time_created
+---@field after? string|number  on_hook only: the answer arrives this much later
+---@field event? string  answer_hook only: the event's name
 
 ---@class rehearse.HealthAnswer
 ---@field applicationHealthState? "Healthy"|"Unhealthy"|string
@@ -153,6 +177,14 @@ function fault(fn) end
 ---(callback)
 ---@param fn fun(vm: rehearse.VM, now: number): boolean|string|number|nil
 function deferral(fn) end
+
+---Answers each lifecycle hook event as it is raised (needs scaleset.lifecycleHooksProfile and automatic
+---OS upgrades): "approve" or "reject" decides every target; a table decides some (reject first, then
+---approve: "*" or ids), moves waitUntil (wait_until: a duration after time_created, at most
+---max_wait_until) or arrives later (after = "PT12M"); nil waits (answer_hook, or the default action at wait_until).
+---(callback)
+---@param fn fun(event: rehearse.HookEvent, now: number): "approve"|"reject"|rehearse.HookAnswer|nil
+function on_hook(fn) end
 
 ---Runs fn at a virtual time (ISO 8601 duration or seconds); also inside another at callback.
 ---(definition)
@@ -225,6 +257,12 @@ function start_extension_upgrade(opts) end
 ---(action)
 ---@param n integer
 function scale(n) end
+
+---Answers the Active lifecycle hook event (az vmss lifecycle-hook-event approve/reject/update):
+---"approve", "reject" or { approve = "*"|ids, reject = "*"|ids, wait_until = "PT1H", event = name }.
+---(action)
+---@param answer "approve"|"reject"|rehearse.HookAnswer
+function answer_hook(answer) end
 
 ---A scenario parameter: the value given as --param name=value (run, plan, sweep, compare),
 ---else the default. The value has the default's type: integer, number, boolean, string,

@@ -267,7 +267,7 @@ enum ARMTemplate {
             let at = "\(path).properties"
             var inner: [String: JSON] = [:]
             for key in ["orchestrationMode", "platformFaultDomainCount", "upgradePolicy"] { inner[key] = needed(properties.member(key), "\(at).\(key)") }
-            for key in ["automaticRepairsPolicy", "scaleInPolicy"] { inner[key] = optional(properties.member(key), "\(at).\(key)") }
+            for key in ["automaticRepairsPolicy", "scaleInPolicy", "lifecycleHooksProfile"] { inner[key] = optional(properties.member(key), "\(at).\(key)") }
             if let profile = container(properties.member("virtualMachineProfile"), "\(at).virtualMachineProfile") {
                 inner["virtualMachineProfile"] = self.profile(profile, at: "\(at).virtualMachineProfile")
             }

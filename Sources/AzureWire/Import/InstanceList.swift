@@ -43,20 +43,36 @@ public enum InstanceList {
         }
         var problems: [Problem] = []
         var fleet: [ExistingInstance] = []
+        // A Flexible scale set's instances are named VMs: their instanceId is the name (SPEC §6b).
+        // Such a list numbers its instances 0, 1, … in its order and keeps the names.
+        let named = items.contains { item in
+            if case .string(let text)? = item.field("instanceId") ?? (item.field("properties") ?? item).field("instanceId") { return Int(text) == nil && !text.isEmpty }
+            return false
+        }
         for (i, item) in items.enumerated() {
             let at = "\(prefix)[\(i)]"
             let flat = item.field("properties") ?? item
-            var id: Int?
+            var id: Int?, name: String?
             switch item.field("instanceId") ?? flat.field("instanceId") {
+            case .string(let text)? where named:
+                guard text.count <= 64, text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) else {
+                    problems.append(Problem(field: "\(at).instanceId", "\(JSON.string(String(text.prefix(80))).serialized(pretty: false)) is not a VM name; allowed 1–64 letters, digits, '-', '_' and '.'"))
+                    continue
+                }
+                guard !fleet.contains(where: { $0.name == text }) else {
+                    problems.append(Problem(field: "\(at).instanceId", "\(text) is listed twice"))
+                    continue
+                }
+                (id, name) = (i, text)
             case .string(let text)?: id = Int(text)
-            case .int(let n)?: id = n
-            default: id = idFromResourceID(item)
+            case .int(let n)? where !named: id = n
+            default: id = named ? nil : idFromResourceID(item)
             }
             guard let id, id >= 0 else {
-                problems.append(Problem(field: "\(at).instanceId", "is missing or not a whole number such as \"3\""))
+                problems.append(Problem(field: "\(at).instanceId", named ? "is missing: a Flexible scale set's list names every VM" : "is missing or not a whole number such as \"3\""))
                 continue
             }
-            var vm = ExistingInstance(id: id)
+            var vm = ExistingInstance(id: id, name: name)
             if case .array(let zones)? = item.field("zones"), case .string(let zone)? = zones.first { vm.zone = zone }
             let view = flat.field("instanceView")
             if case .int(let fd)? = view?.field("platformFaultDomain") { vm.faultDomain = fd }

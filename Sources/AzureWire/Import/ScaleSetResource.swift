@@ -77,8 +77,20 @@ public struct ScaleSetResource {
                 problem(inner + "platformFaultDomainCount", "\(count.serialized(pretty: false)) is not a whole number")
             }
         }
-        if let policy = properties.field("upgradePolicy") {
+        if let given = properties.field("upgradePolicy") {
+            let (policy, legacy) = UpgradePolicy.movingLegacyFields(given, prefix: path(inner + "upgradePolicy"))
+            warnings += legacy
             do { d.policy = try UpgradePolicy.parse(policy, prefix: path(inner + "upgradePolicy")) } catch { problems += error.problems }
+        }
+        if let repairs = properties.field("automaticRepairsPolicy"), repairs != .null {
+            let (policy, found) = AutomaticRepairsPolicy.read(repairs, prefix: path(inner + "automaticRepairsPolicy"))
+            d.automaticRepairs = policy
+            problems += found
+        }
+        if let hooks = properties.field("lifecycleHooksProfile") {
+            let (read, found) = LifecycleHooksWire.profile(hooks, prefix: path(inner + "lifecycleHooksProfile"))
+            d.lifecycleHooks = read
+            problems += found
         }
         let profile = properties.field("virtualMachineProfile")
         let profilePath = inner + "virtualMachineProfile"
@@ -132,9 +144,6 @@ public struct ScaleSetResource {
 
     /// Settings that change what a rollout does and that rehearse does not model.
     mutating func warnUnmodelled(_ properties: JSON, _ inner: String) {
-        if properties.field("automaticRepairsPolicy")?.field("enabled") == .bool(true) {
-            warn(inner + "automaticRepairsPolicy.enabled", "automatic instance repairs are on: Azure may replace unhealthy instances during the upgrade, which rehearse does not model")
-        }
         // The default rule is what rehearse does in effect; only other rules change the answer.
         if case .array(let rules)? = properties.field("scaleInPolicy")?.field("rules"), rules.contains(where: { if case .string(let rule) = $0 { return rule.lowercased() != "default" } else { return true } }) {
             warn(inner + "scaleInPolicy.rules", "scale-in rules other than Default are not modelled: scale() removes the newest instances")

@@ -137,8 +137,18 @@ enum TerraformPlan {
                 }
             }
             readExtensions(values, into: &d)
-            if let repair = block(values, "automatic_instance_repair"), repair.field("enabled") == .bool(true) {
-                warnings.append(Problem(field: "\(path).automatic_instance_repair[0].enabled", "automatic instance repairs are on: Azure may replace unhealthy instances during the upgrade, which rehearse does not model"))
+            if let repair = block(values, "automatic_instance_repair") {
+                // azurerm: enabled, grace_period (ISO 8601), action (Replace, Restart, Reimage).
+                let at = "automatic_instance_repair[0]"
+                var policy = AutomaticRepairsPolicy(enabled: false)
+                if let v = fields.bool(repair, at, "enabled", acceptStrings: false) { policy.enabled = v }
+                if let v = fields.duration(repair, at, "grace_period") { policy.gracePeriod = v }
+                if case .string(let text)? = repair.field("action") {
+                    if let action = RepairAction(parsing: text) { policy.repairAction = action } else {
+                        fields.problem("\(at).action", "\"\(text)\" is not a repair action; allowed Replace, Restart, Reimage")
+                    }
+                }
+                d.automaticRepairs = policy
             }
             return d
         }

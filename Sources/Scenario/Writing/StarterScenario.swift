@@ -130,6 +130,7 @@ public enum StarterScenario {
         case .deleteInstances(let list): return "delete_instances(\(ids(list)))"
         case .protect(let id, let scaleIn, let actions):
             return "protect { id = \(id), protectFromScaleIn = \(scaleIn), protectFromScaleSetActions = \(actions) }"
+        case .answerHook(let event, let response): return LuaHookAnswerSource.call(event: event, response)
         }
     }
 

@@ -12,6 +12,7 @@ public struct Event: Equatable, Sendable {
         case scaled, manualUpgrade, automaticUpgrade, actionFailed, wireWarning, metricsMissing, runEnded
         case imageReleased, osUpgradeDeferred, osUpgradeApproved, imageRestoreStarted
         case policyUpdated, reimage
+        case hookRaised, hookAnswered, hookCompleted, repairStarted, repairsSuspended
     }
 
     /// Milliseconds since the scenario epoch.
@@ -149,6 +150,22 @@ public enum Payload: Equatable, Sendable {
     case policyUpdated(UpgradePolicy, changed: [String], runningUpgrade: Int?)
     /// A reimage of `ids` (nil: `*`): `reimaging` instances restart on the model they run.
     case reimage(ids: [Int]?, reimaging: Int)
+    /// A lifecycle hook event was raised (SPEC §6b): its targets (instance ids; empty: the scale
+    /// set itself), when its default action applies and the latest a client may move that to.
+    case hookRaised(name: String, type: LifecycleHookType, targets: [Int], waitUntil: Millis, maxWaitUntil: Millis,
+                    defaultAction: LifecycleHookAction)
+    /// An answer reached the event: the targets it decided (instance nil: the scale set), and the
+    /// new `waitUntil` if it moved it; `via` says who answered (`on_hook`, `answer_hook`, …).
+    case hookAnswered(name: String, decided: [HookTarget], waitUntil: Millis?, via: String)
+    /// The event completed: every target decided, or `waitUntil` came (the default action for
+    /// the rest), or the upgrade it stood before ended first (`abandoned`).
+    case hookCompleted(HookCompletion)
+    /// Automatic instance repairs repair the instance (SPEC §6b); `replacement`: the new
+    /// instance a Replace creates on the latest model.
+    case repairStarted(action: RepairAction, name: String, replacement: Int?)
+    /// The instance's line was repaired `attempts` times and is unhealthy again: the repair
+    /// service suspends itself (`serviceState` Suspended).
+    case repairsSuspended(attempts: Int)
 
     /// The kind this payload is.
     public var kind: Event.Kind {
@@ -185,6 +202,41 @@ public enum Payload: Equatable, Sendable {
         case .imageRestoreStarted: return .imageRestoreStarted
         case .policyUpdated: return .policyUpdated
         case .reimage: return .reimage
+        case .hookRaised: return .hookRaised
+        case .hookAnswered: return .hookAnswered
+        case .hookCompleted: return .hookCompleted
+        case .repairStarted: return .repairStarted
+        case .repairsSuspended: return .repairsSuspended
         }
+    }
+}
+
+/// How a lifecycle hook event ended.
+public struct HookCompletion: Equatable, Sendable {
+    public var name: String
+    public var type: LifecycleHookType
+    /// Targets approved and rejected (by an answer or by default), and how many of them got the
+    /// default action at `waitUntil`.
+    public var approved: Int
+    public var rejected: Int
+    public var defaulted: Int
+    /// The rejected instances, ascending (empty for the scale set target).
+    public var rejectedInstances: [Int]
+    /// From `timeCreated` to completion, in milliseconds.
+    public var waited: Millis
+    /// The upgrade it stood before ended first: nothing was applied.
+    public var abandoned: Bool
+
+    /// An outcome of every field.
+    public init(name: String, type: LifecycleHookType, approved: Int, rejected: Int, defaulted: Int, rejectedInstances: [Int],
+                waited: Millis, abandoned: Bool) {
+        self.name = name
+        self.type = type
+        self.approved = approved
+        self.rejected = rejected
+        self.defaulted = defaulted
+        self.rejectedInstances = rejectedInstances
+        self.waited = waited
+        self.abandoned = abandoned
     }
 }

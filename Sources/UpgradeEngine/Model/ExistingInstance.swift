@@ -17,10 +17,13 @@ public struct ExistingInstance: Equatable, Sendable {
     public var protectFromScaleSetActions: Bool
     /// `protectionPolicy.protectFromScaleIn`.
     public var protectFromScaleIn: Bool
+    /// A Flexible scale set's VM name, which `az vmss list-instances` gives as its `instanceId`
+    /// (SPEC §6b); nil: the Uniform name `<scaleSet>_<id>`.
+    public var name: String?
 
     /// An instance `id` on the latest model, unprotected, placed by the engine unless given.
     public init(id: Int, zone: String? = nil, faultDomain: Int? = nil, updateDomain: Int? = nil, latestModelApplied: Bool = true,
-                protectFromScaleSetActions: Bool = false, protectFromScaleIn: Bool = false) {
+                protectFromScaleSetActions: Bool = false, protectFromScaleIn: Bool = false, name: String? = nil) {
         self.id = id
         self.zone = zone
         self.faultDomain = faultDomain
@@ -28,6 +31,7 @@ public struct ExistingInstance: Equatable, Sendable {
         self.latestModelApplied = latestModelApplied
         self.protectFromScaleSetActions = protectFromScaleSetActions
         self.protectFromScaleIn = protectFromScaleIn
+        self.name = name
     }
 }
 

@@ -1,14 +1,8 @@
 public import Formats
 
 /// Uniform or Flexible orchestration (SPEC §1).
-public enum Orchestration: String, Sendable, CaseIterable {
+public enum Orchestration: String, Sendable, ParsesCaseInsensitively {
     case uniform = "Uniform", flexible = "Flexible"
-
-    /// Parses case-insensitively.
-    public init?(parsing text: String) {
-        guard let o = Self.allCases.first(where: { $0.rawValue.lowercased() == text.lowercased() }) else { return nil }
-        self = o
-    }
 }
 
 /// How long operations take on the virtual clock, in milliseconds. A fault script may set one
@@ -79,6 +73,10 @@ public struct ScaleSetDefinition: Equatable, Sendable {
     /// The instances as they are now, when a document listed them; nil: `capacity` new
     /// instances, ids 0… on the latest model.
     public var fleet: [ExistingInstance]?
+    /// `lifecycleHooksProfile.lifecycleHooks` (SPEC §6b): at most one hook of each type.
+    public var lifecycleHooks: [LifecycleHook] = []
+    /// `automaticRepairsPolicy` (SPEC §6b); nil: repairs off.
+    public var automaticRepairs: AutomaticRepairsPolicy?
 
     /// A scale set of `capacity` instances with every other field at its default.
     public init(name: String, capacity: Int) {
@@ -175,6 +173,8 @@ public struct ScaleSetDefinition: Equatable, Sendable {
                 problems.append(Problem(field: "protected", "instance \(id) does not exist; ids run 0–\(capacity - 1)"))
             }
         }
+        problems += Self.hookProblems(lifecycleHooks)
+        problems += repairProblems
         if let quota, quota < capacity { problems.append(Problem(field: "quota", "\(quota) is below the capacity \(capacity)")) }
         let allowedFDs = Self.allowedFaultDomains(orchestration, zonal: !zones.isEmpty)
         if let faultDomainCount, !allowedFDs.contains(faultDomainCount) {

@@ -11,6 +11,8 @@ public enum LeftBehind: String, Sendable, CaseIterable {
     /// No upgrade covered it: Manual mode without a manual upgrade, or Automatic mode's upgrade
     /// not done yet.
     case notUpgraded
+    /// A lifecycle hook event rejected it: skipped for the latest upgrade (SPEC §6b).
+    case rejectedByHook
 }
 
 /// Where one instance ended a run.
@@ -79,6 +81,7 @@ extension Simulation {
     /// Each instance's final state and, when it is not on the newest model, why.
     public var instanceOutcomes: [InstanceOutcome] {
         let skipped = Set(upgrades.current?.skipped ?? []), failed = Set(upgrades.current?.failed ?? [])
+        let rejected = Set(upgrades.current?.hookRejected ?? [])
         let newest = modelVersion
         return instances.map { vm in
             let exists = vm.lifecycle != .deleted
@@ -86,6 +89,7 @@ extension Simulation {
             if exists && vm.modelVersion != newest {
                 if vm.protectFromScaleSetActions { reason = .protected }
                 else if skipped.contains(vm.id) { reason = .skipped }
+                else if rejected.contains(vm.id) { reason = .rejectedByHook }
                 else if failed.contains(vm.id) { reason = .failed }
                 else if upgrades.current != nil { reason = .notReached }
                 else { reason = .notUpgraded }

@@ -17,6 +17,8 @@ struct OSUpgradeTerms {
     var restoreFailed: Bool
     /// `osRollingUpgradeDeferral`: each instance may defer its upgrade until approved.
     var deferral: Bool
+    /// The `UpgradeAutoOSRollingBatchStarting` hook: each batch waits for its event (SPEC §6b).
+    var batchHook: LifecycleHook? = nil
 }
 
 /// An instance's answer when told its OS upgrade is coming (`osRollingUpgradeDeferral`).

@@ -10,11 +10,9 @@ extension RollingUpgrade {
         while true {
             guard !queue.isEmpty else { return complete(fleet, &steps) }
             let unhealthy = fleet.unhealthyPresent
-            let verdict = Thresholds.beforeBatch(unhealthy: unhealthy, capacity: capacity,
-                                                 thresholdPercent: policy.maxUnhealthyInstancePercent,
-                                                 firstBatch: batchNumber == 0, scaleSet: terms.scaleSet)
-            steps.append(.emit(.preBatchCheck(verdict.check), batch: batchNumber + 1))
-            if let error = verdict.error { return fault(error, fleet, &steps) }
+            // With a batch hook the check runs once the event completes, on the instances that go.
+            let hook = terms.os?.batchHook
+            if hook == nil, let error = preBatchCheck(unhealthy, &steps) { return fault(error, fleet, &steps) }
             let size = Planner.batchSize(capacity: capacity, percent: policy.maxBatchInstancePercent)
             // Only a batch that takes instances down shrinks to the unhealthy budget: a MaxSurge
             // batch creates its new instances first, an in-place change stops nothing (SPEC §4.3).
@@ -30,31 +28,70 @@ extension RollingUpgrade {
                 fleet.isPresent($0) && fleet.modelVersion(of: $0) != target && !fleet.isBusy($0)
             }
             guard !ids.isEmpty else { continue }
-            batchNumber += 1
-            batchPhase = planned.phase
-            steps.append(.emit(.batchStarted(instances: ids, shrunk: shrunk), batch: batchNumber, phase: batchPhase))
-            if policy.maxSurge && !tally.surgeFellBack {
-                let existing = fleet.existingCount
-                if let quota = terms.quota, existing + ids.count > quota {
-                    tally.surgeFellBack = true
-                    steps.append(.emit(.surgeFallback(needed: existing + ids.count, quota: quota), batch: batchNumber, phase: batchPhase))
-                } else {
-                    return startSurgeBatch(ids, fleet, &steps)
-                }
+            if let hook {
+                state = .awaitingHook(PlannedBatch(ids: ids, shrunk: shrunk, phase: planned.phase))
+                steps.append(.raiseBatchHook(ids, hook: hook, batch: batchNumber + 1, phase: planned.phase))
+                return
             }
-            for id in ids {
-                tally.previousVersion[id] = fleet.modelVersion(of: id)
-                inFlight.insert(id)
-                watching.insert(id)
+            return launchBatch(ids, shrunk: shrunk, phase: planned.phase, fleet, &steps)
+        }
+    }
+
+    /// The pre-batch check on the instances unhealthy now, as an event; the error when it fails.
+    private func preBatchCheck(_ unhealthy: [Int], _ steps: inout [RollingStep]) -> UpgradeError? {
+        let verdict = Thresholds.beforeBatch(unhealthy: unhealthy, capacity: terms.capacity,
+                                             thresholdPercent: terms.policy.maxUnhealthyInstancePercent,
+                                             firstBatch: batchNumber == 0, scaleSet: terms.scaleSet)
+        steps.append(.emit(.preBatchCheck(verdict.check), batch: batchNumber + 1))
+        return verdict.error
+    }
+
+    /// The batch's lifecycle hook event completed (SPEC §6b): rejected instances stay on their
+    /// model, skipped for this upgrade; the pre-batch check runs; the approved ones start as the
+    /// batch, or the batch is passed over when none is left.
+    mutating func batchHookCompleted(approved: [Int], rejected: [Int], waited: Millis, _ fleet: some FleetView) -> [RollingStep] {
+        handle { run, steps in
+            guard case .awaitingHook(let planned) = run.state else { return }
+            run.state = .idle
+            run.tally.hookRejected += rejected
+            run.tally.hookWaits.append(waited)
+            guard run.track.code == .rollingForward else { return }
+            let target = run.terms.targetVersion
+            let ids = planned.ids.filter { id in
+                approved.contains(id) && fleet.isPresent(id) && fleet.modelVersion(of: id) != target && !fleet.isBusy(id)
             }
-            state = .upgrading(Batch(ids: ids), Deferrals())
-            // Instances told their OS upgrade is coming answer first (`deferralsAnswered`).
-            if terms.os?.deferral == true {
-                steps.append(.askDeferrals(ids))
+            guard !ids.isEmpty else { return run.startNextBatch(fleet, &steps) }
+            if let error = run.preBatchCheck(fleet.unhealthyPresent, &steps) { return run.fault(error, fleet, &steps) }
+            run.launchBatch(ids, shrunk: planned.shrunk, phase: planned.phase, fleet, &steps)
+        }
+    }
+
+    /// Starts batch `ids` (the next number): in place, or creating new instances under MaxSurge.
+    private mutating func launchBatch(_ ids: [Int], shrunk: Bool, phase: Int?, _ fleet: some FleetView, _ steps: inout [RollingStep]) {
+        let policy = terms.policy, target = terms.targetVersion
+        batchNumber += 1
+        batchPhase = phase
+        steps.append(.emit(.batchStarted(instances: ids, shrunk: shrunk), batch: batchNumber, phase: batchPhase))
+        if policy.maxSurge && !tally.surgeFellBack {
+            let existing = fleet.existingCount
+            if let quota = terms.quota, existing + ids.count > quota {
+                tally.surgeFellBack = true
+                steps.append(.emit(.surgeFallback(needed: existing + ids.count, quota: quota), batch: batchNumber, phase: batchPhase))
             } else {
-                steps += ids.map { .begin(.upgrade, id: $0, targetVersion: target) }
+                return startSurgeBatch(ids, fleet, &steps)
             }
-            return
+        }
+        for id in ids {
+            tally.previousVersion[id] = fleet.modelVersion(of: id)
+            inFlight.insert(id)
+            watching.insert(id)
+        }
+        state = .upgrading(Batch(ids: ids), Deferrals())
+        // Instances told their OS upgrade is coming answer first (`deferralsAnswered`).
+        if terms.os?.deferral == true {
+            steps.append(.askDeferrals(ids))
+        } else {
+            steps += ids.map { .begin(.upgrade, id: $0, targetVersion: target) }
         }
     }
 
@@ -106,7 +143,7 @@ extension RollingUpgrade {
             if inFlight.isEmpty { finishBatch(batch, surgeFailed: failed, fleet, &steps) }
         case .surgeDeleting(let batch, _, let failed):
             finishBatch(batch, surgeFailed: failed, fleet, &steps)
-        case .idle, .restoring, .pausing, .done:
+        case .idle, .restoring, .awaitingHook, .pausing, .done:
             return
         }
     }

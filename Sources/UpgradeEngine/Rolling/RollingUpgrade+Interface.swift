@@ -56,6 +56,11 @@ enum RollingStep {
     /// Tell these instances their OS upgrade is coming and hand their answers back, in this
     /// order, to `deferralsAnswered` (the upgrade never calls a behaviour itself).
     case askDeferrals([Int])
+    /// Raise the batch hook's lifecycle hook event for these instances, before batch `batch`;
+    /// when it completes, hand the outcome to `batchHookCompleted`.
+    case raiseBatchHook([Int], hook: LifecycleHook, batch: Int, phase: Int?)
+    /// The batch hook's event still waiting no longer matters (the upgrade was cancelled): complete it.
+    case abandonHook
 }
 
 /// What an owner asks of a rolling upgrade most often (before every event, at every health

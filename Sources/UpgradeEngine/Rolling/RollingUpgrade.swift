@@ -22,6 +22,9 @@ struct RollingUpgrade {
         /// Automatic OS upgrade: the finished batch's failed instances go back to their previous
         /// image; the batch is judged once they are back.
         case restoring(FinishedBatch)
+        /// Automatic OS upgrade with a batch hook: the next batch's lifecycle hook event waits
+        /// for answers (SPEC §6b).
+        case awaitingHook(PlannedBatch)
         /// The pause between batches runs.
         case pausing
         /// Nothing more moves: completed, faulted (perhaps rolling back), or cancelled and settled.
@@ -35,6 +38,14 @@ struct RollingUpgrade {
         var operationFailed: InstanceIDSet = []
         /// Where the scan for instances still awaiting health resumes (`batchAwaitsHealth`).
         var waitCursor = 0
+    }
+
+    /// A batch taken from the queue that waits for its lifecycle hook event.
+    struct PlannedBatch {
+        let ids: [Int]
+        /// The unhealthy budget made it smaller than maxBatchInstancePercent.
+        let shrunk: Bool
+        let phase: Int?
     }
 
     /// A batch just finished, as the check that judges it reads it.
@@ -83,6 +94,10 @@ struct RollingUpgrade {
         var surgeFellBack = false
         /// Automatic OS upgrades: when each upgraded instance's time to become Healthy runs out (ms).
         var healthDeadline: [Int: Millis] = [:]
+        /// Instances a batch hook's event rejected: skipped for this upgrade (SPEC §6b).
+        var hookRejected: [Int] = []
+        /// How long each batch hook's event waited, in the order raised (ms).
+        var hookWaits: [Millis] = []
     }
 
     let terms: RollingTerms
@@ -125,12 +140,14 @@ struct RollingUpgrade {
     var failed: [Int] { tally.failed }
     var rolledBack: Int { tally.rolledBack }
     var rollbackFailed: [Int] { tally.rollbackFailed }
+    var hookRejected: [Int] { tally.hookRejected }
+    var hookWaits: [Millis] { tally.hookWaits }
 
     /// The batch in progress, if one is (in place, or creating or deleting under MaxSurge).
     var batch: Batch? {
         switch state {
         case .upgrading(let batch, _), .surgeCreating(let batch, _), .surgeDeleting(let batch, _, _): return batch
-        case .idle, .restoring, .pausing, .done: return nil
+        case .idle, .restoring, .awaitingHook, .pausing, .done: return nil
         }
     }
 
@@ -154,7 +171,7 @@ struct RollingUpgrade {
     var isWorking: Bool {
         switch state {
         case .upgrading, .surgeCreating, .surgeDeleting, .restoring: return true
-        case .idle, .pausing, .done: return false
+        case .idle, .awaitingHook, .pausing, .done: return false
         }
     }
 
@@ -178,7 +195,7 @@ struct RollingUpgrade {
     // MARK: Inputs
 
     /// Runs one input's handling and hands back the steps it produced.
-    private mutating func handle(_ body: (inout Self, inout [RollingStep]) -> Void) -> [RollingStep] {
+    mutating func handle(_ body: (inout Self, inout [RollingStep]) -> Void) -> [RollingStep] {
         var steps: [RollingStep] = []
         body(&self, &steps)
         return steps
@@ -275,6 +292,12 @@ struct RollingUpgrade {
         track.endTime = now
         if case .pausing = state { state = .done }
         returnDeferred()
+        // A batch waiting for its hook event never starts: its instances are pending again.
+        if case .awaitingHook(let planned) = state {
+            tally.returnedToPending += planned.ids.count
+            state = .done
+            return [.emit(.upgradeCancelled(upgrade: terms.number, supersededBy: reason)), .abandonHook, .settled]
+        }
         // A batch waiting only for its instances' health settles now: nothing stays in
         // progress, and MaxSurge deletes the old instances whose new ones are Healthy.
         return [.emit(.upgradeCancelled(upgrade: terms.number, supersededBy: reason)), .schedule(.settle, at: now)]
@@ -321,7 +344,7 @@ struct RollingUpgrade {
             state = .idle
             change(&batch)
             state = .surgeDeleting(batch, created: created, failed: failed)
-        case .idle, .restoring, .pausing, .done:
+        case .idle, .restoring, .awaitingHook, .pausing, .done:
             return
         }
     }

@@ -20,6 +20,12 @@ enum Scheduled: Sendable {
     case settle(upgrade: Int32)
     /// A deferral of instance `id`'s OS upgrade in upgrade number `upgrade` ends.
     case approve(upgrade: Int32, id: Int32)
+    /// Lifecycle hook event number `event` reaches its `waitUntil`, if that is still now.
+    case hookDeadline(event: Int32)
+    /// A delayed answer to a lifecycle hook event (number `index` of those held) arrives.
+    case hookAnswer(index: Int32)
+    /// Automatic instance repairs look for instances whose grace period has ended.
+    case repairCheck
 
     static func probe(_ id: Int, generation: Int) -> Scheduled { .probe(id: Int32(id), generation: Int32(truncatingIfNeeded: generation)) }
 }

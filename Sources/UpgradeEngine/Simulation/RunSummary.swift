@@ -61,12 +61,14 @@ public struct RunSummary: Equatable, Sendable {
     /// ran, or it had not ended.
     public var upgradeStarted: Millis?
     public var upgradeEnded: Millis?
+    /// What lifecycle hooks did in the run (SPEC §6b); empty when none was raised.
+    public var hooks = HookSummary()
 
     /// A summary of every field; the lists default to empty.
     public init(endTime: Millis, status: RollingUpgradeStatus?, skipped: [Int], protected: [Int], availability: Availability?,
                 hitTimeLimit: Bool, probes: Int, capacity: Int, rollbackFailed: [Int] = [], rolledBack: Int = 0,
                 awaitingApproval: [Int] = [], osUpgradeHistory: [OSUpgradeRecord] = [], failed: [Int] = [],
-                upgradeStarted: Millis? = nil, upgradeEnded: Millis? = nil) {
+                upgradeStarted: Millis? = nil, upgradeEnded: Millis? = nil, hooks: HookSummary = HookSummary()) {
         self.endTime = endTime
         self.status = status
         self.skipped = skipped
@@ -82,5 +84,29 @@ public struct RunSummary: Equatable, Sendable {
         self.failed = failed
         self.upgradeStarted = upgradeStarted
         self.upgradeEnded = upgradeEnded
+        self.hooks = hooks
     }
+}
+
+/// Lifecycle hooks in a run: the time each batch of the latest upgrade waited for its event, the
+/// instances its events rejected, and how many events and targets got the default action.
+public struct HookSummary: Equatable, Sendable {
+    /// Events raised in the run.
+    public var events = 0
+    /// Events in which at least one target got the `defaultAction` at `waitUntil`.
+    public var defaultedEvents = 0
+    /// Targets that got the `defaultAction`.
+    public var defaultedTargets = 0
+    /// Per batch event of the latest upgrade, in order, how long it waited (ms).
+    public var batchWaits: [Millis] = []
+    /// The latest upgrade's instances its batch events rejected, in the order rejected.
+    public var rejected: [Int] = []
+    /// Scheduling events the scale set's answer (or default) rejected: those upgrades never ran.
+    public var rejectedSchedules = 0
+
+    /// Nothing raised.
+    public init() {}
+
+    /// The whole wait of the latest upgrade for its batch events (ms).
+    public var totalBatchWait: Millis { batchWaits.reduce(0, +) }
 }

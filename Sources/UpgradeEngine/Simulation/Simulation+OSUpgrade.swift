@@ -53,8 +53,19 @@ extension Simulation {
         let terms = OSUpgradeTerms(startedBy: .platform, image: version, reference: imageReference,
                                    usesDefaultPolicy: !automatic.useRollingUpgradePolicy,
                                    healthWait: automaticOSUpgradeHealthWait, restoreFailed: !automatic.disableAutomaticRollback,
-                                   deferral: automatic.osRollingUpgradeDeferral)
-        try platformUpgrade(attribute: "image", value: version, what: "automatic OS image upgrade", os: terms)
+                                   deferral: automatic.osRollingUpgradeDeferral, batchHook: hook(.upgradeAutoOSRollingBatchStarting))
+        // With a scheduling hook the upgrade waits for its event's approval (SPEC §6b).
+        if let scheduling = hook(.upgradeAutoOSScheduling) {
+            hooks.scheduling = terms
+            try raiseHook(scheduling, targets: [], upgrade: nil, batch: nil, phase: nil)
+            return
+        }
+        try startAutomaticOSUpgrade(terms)
+    }
+
+    /// The automatic OS upgrade of `terms` starts: the model's image becomes its version.
+    func startAutomaticOSUpgrade(_ terms: OSUpgradeTerms) throws {
+        try platformUpgrade(attribute: "image", value: terms.image, what: "automatic OS image upgrade", os: terms)
     }
 
     /// An extension upgrade: the model's `extensions` becomes `version` (default: a new version)
@@ -118,9 +129,14 @@ extension Simulation {
         script.left == 0 && upgrades.outline.code == .rollingForward && upgrades.outline.waitsOnlyOnApprovals
     }
 
-    /// The run's OS image upgrades, oldest first, as `az vmss get-os-upgrade-history` reports them.
+    /// How many OS image upgrade attempts the history keeps: the last five (Azure's automatic OS
+    /// upgrade page, 2026 revision).
+    public static let osUpgradeHistoryLength = 5
+
+    /// The run's last five OS image upgrades, oldest first, as `az vmss get-os-upgrade-history`
+    /// reports them.
     public var osUpgradeHistory: [OSUpgradeRecord] {
-        upgrades.osUpgrades.map { run in
+        upgrades.osUpgrades.suffix(Self.osUpgradeHistoryLength).map { run in
             let status = statusOf(run)
             var reference = run.os?.reference ?? [:]
             reference["version"] = run.os?.image

@@ -81,6 +81,7 @@ extension Simulation {
             removeInstance(id)
         }
         emit(.operationFinished(kind: op.kind, name: fleet.instances[id].name, succeeded: succeeded), instance: id, batch: op.batch)
+        repairsSawOperationEnd(id)
         if let number = op.upgrade, upgrades.outline.number == number {
             try drive { $0.operationFinished(id, succeeded: succeeded, kind: op.kind, self) }
         }

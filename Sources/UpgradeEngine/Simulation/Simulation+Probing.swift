@@ -5,7 +5,7 @@ extension Simulation {
     // MARK: Instances and probes
 
     @discardableResult
-    func addInstance(lifecycle: Lifecycle, version: Int, place: (zone: String?, faultDomain: Int, updateDomain: Int)?) -> Int {
+    func addInstance(lifecycle: Lifecycle, version: Int, place: (zone: String?, faultDomain: Int, updateDomain: Int)?, name: String? = nil) -> Int {
         let id = fleet.instances.count
         if id >= limits.instances { reachLimit("instances", limits.instances, detail: "creating \(definition.name)_\(id)") }
         let spot: (zone: String?, faultDomain: Int, updateDomain: Int)
@@ -16,7 +16,7 @@ extension Simulation {
             spot = fleet.spreader.place()
         }
         let settings = probeSettings(ofVersion: version)
-        var instance = Instance(id: id, name: "\(definition.name)_\(id)", zone: spot.zone, faultDomain: spot.faultDomain,
+        var instance = Instance(id: id, name: name ?? "\(definition.name)_\(id)", zone: spot.zone, faultDomain: spot.faultDomain,
                                 updateDomain: spot.updateDomain, modelVersion: version,
                                 protectFromScaleSetActions: definition.protected.contains(id),
                                 protectFromScaleIn: definition.protectedFromScaleIn.contains(id), lifecycle: lifecycle,
@@ -51,7 +51,7 @@ extension Simulation {
             }
             let place = vm.faultDomain.map { (zone: vm.zone, faultDomain: $0, updateDomain: vm.updateDomain ?? 0) }
                 ?? vm.zone.map { self.fleet.spreader.spot(inZone: $0) }
-            let added = addInstance(lifecycle: .running, version: vm.latestModelApplied ? models.count : 1, place: place)
+            let added = addInstance(lifecycle: .running, version: vm.latestModelApplied ? models.count : 1, place: place, name: vm.name)
             updateInstance(added) {
                 $0.protectFromScaleSetActions = $0.protectFromScaleSetActions || vm.protectFromScaleSetActions
                 $0.protectFromScaleIn = $0.protectFromScaleIn || vm.protectFromScaleIn
@@ -243,6 +243,7 @@ extension Simulation {
     }
 
     func healthChanged(_ id: Int) throws {
+        repairsSawHealth(id)
         // Most health changes concern no batch: the outline says so without touching the upgrade.
         guard upgrades.outline.code == .rollingForward, upgrades.outline.watching.contains(id) else { return }
         try drive { $0.healthChanged(id, self) }

@@ -92,6 +92,10 @@ extension Simulation {
                 // The instances' answers, asked in batch order; a behaviour may run for each.
                 let answers = try ids.map { id in (id: id, answer: try setup.behaviours.deferrals?.deferral(of: fleet.instances[id], at: now) ?? .untilApproved) }
                 try drive { $0.deferralsAnswered(answers, self) }
+            case .raiseBatchHook(let ids, let hook, let batch, let phase):
+                try raiseHook(hook, targets: ids, upgrade: upgrades.outline.number, batch: batch, phase: phase)
+            case .abandonHook:
+                if let index = hooks.active, hooks.events[index].upgrade != nil { try completeActiveHook(abandoned: true) }
             }
         }
     }

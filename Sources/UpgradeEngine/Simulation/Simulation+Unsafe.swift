@@ -39,6 +39,10 @@ public final class Simulation {
     @exclusivity(unchecked) var script = ScheduledActions()
     /// Serving instances over time.
     @exclusivity(unchecked) var meter = AvailabilityMeter()
+    /// Lifecycle hooks: the profile, the events raised, the answers held (SPEC §6b).
+    @exclusivity(unchecked) var hooks: HookState
+    /// Automatic instance repairs: who is unhealthy since when, the grace's start, the repairs running.
+    @exclusivity(unchecked) var repairs = RepairState()
 
     /// The state before any instance exists; `init(_:health:phases:faults:deferrals:)` builds the
     /// fleet after it.
@@ -46,6 +50,7 @@ public final class Simulation {
         self.definition = definition
         self.setup = setup
         probes = ProbeScheduler(plan: plan)
+        hooks = HookState(profile: definition.lifecycleHooks)
         fleet = Fleet(spreader: Spreader(zones: definition.zones, faultDomains: definition.effectiveFaultDomains,
                                          updateDomains: definition.effectiveUpdateDomains),
                       models: [definition.model], capacity: definition.capacity, policy: definition.policy)

@@ -89,7 +89,8 @@ extension Simulation {
     var hasWork: Bool {
         guard !stalledOnApproval else { return false }
         return script.left > 0 || !fleet.operations.isEmpty || upgrades.pending != nil || upgrades.outline.code == .rollingForward
-            || upgrades.outline.isWorking
+            || upgrades.outline.isWorking || hooks.active != nil
+            || repairs.checkAt != nil || !repairs.settling.isEmpty
     }
 
     /// Runs until no upgrade runs, no operation is in flight and no action is left, or until
@@ -126,7 +127,7 @@ extension Simulation {
                           rollbackFailed: upgrades.current?.rollbackFailed.sorted() ?? [], rolledBack: upgrades.current?.rolledBack ?? 0,
                           awaitingApproval: upgrades.current?.untilApproved.sorted() ?? [], osUpgradeHistory: osUpgradeHistory,
                           failed: upgrades.current?.failed ?? [], upgradeStarted: upgrades.current?.terms.startTime,
-                          upgradeEnded: upgrades.current?.endTime)
+                          upgradeEnded: upgrades.current?.endTime, hooks: hookSummary)
     }
 
     /// The latest rolling upgrade as `get-latest` reports it.
@@ -173,6 +174,12 @@ extension Simulation {
             let id = Int(narrow)
             guard upgrades.outline.number == Int(number), upgrades.current?.deferred.contains(id) == true else { return }
             try drive { $0.approve(id, byAction: false) }
+        case .hookDeadline(let number):
+            try hookDeadlineDue(Int(number))
+        case .hookAnswer(let index):
+            try delayedHookAnswerDue(Int(index))
+        case .repairCheck:
+            try repairCheckDue()
         }
     }
 

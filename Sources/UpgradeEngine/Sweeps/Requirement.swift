@@ -20,6 +20,10 @@ public struct Requirement: Equatable, Sendable, CustomStringConvertible {
         /// The run's lowest healthy stayed at or above this share (0...1) of its capacity
         /// (`lowestHealthy.80`: at least 80% of the capacity kept serving throughout).
         case lowestHealthy(Double)
+        /// A lifecycle hook event's `defaultAction` fired (SPEC §6b).
+        case defaultAction
+        /// A lifecycle hook event rejected an instance.
+        case hookRejected
     }
 
     /// `<=` (the share may be at most the limit) or `>=` (at least).
@@ -60,8 +64,8 @@ public struct Requirement: Equatable, Sendable, CustomStringConvertible {
     /// What `parse` accepts, said for an error message.
     public static let allowedForm = "SHARE <= P% or SHARE >= P%, with SHARE a final code (Completed, Faulted, Cancelled, RollingForward, "
         + "RollingBack), an error code a rolling upgrade faults with (\(Thresholds.errorCodes.joined(separator: ", "))), deadline, expect, "
-        + "expect.KEY or lowestHealthy.C (runs whose lowest healthy stayed at C% of capacity or more), and P a decimal number from 0 to 100 "
-        + "(e.g. \"Faulted <= 1%\", \"lowestHealthy.80 >= 95%\")"
+        + "expect.KEY, lowestHealthy.C (runs whose lowest healthy stayed at C% of capacity or more), defaultAction or hookRejected "
+        + "(lifecycle hooks), and P a decimal number from 0 to 100 (e.g. \"Faulted <= 1%\", \"lowestHealthy.80 >= 95%\")"
 
     /// Reads `SHARE OP P%`; the problem otherwise (what is wrong, without the allowed form).
     public static func parse(_ text: String) -> Result<Requirement, RequirementError> {
@@ -121,6 +125,8 @@ public struct Requirement: Equatable, Sendable, CustomStringConvertible {
                 seen = true
             }
             return seen
+        case .defaultAction: return run.defaultActionFired
+        case .hookRejected: return !run.hookRejected.isEmpty
         }
     }
 
@@ -154,6 +160,10 @@ extension Requirement.Measure: CustomStringConvertible {
             self = .deadline
         } else if name == "expect" {
             self = .expectations
+        } else if name == "defaultAction" {
+            self = .defaultAction
+        } else if name == "hookRejected" {
+            self = .hookRejected
         } else if name.hasPrefix("expect."), let key = Expectation.Key(rawValue: String(name.dropFirst(7))) {
             self = .expectation(key)
         } else if name.hasPrefix("lowestHealthy."), let share = Requirement.percentage(name.dropFirst(14)) {
@@ -173,6 +183,8 @@ extension Requirement.Measure: CustomStringConvertible {
         case .expectations: return "expect"
         case .expectation(let key): return "expect.\(key.rawValue)"
         case .lowestHealthy(let share): return "lowestHealthy.\(Requirement.percentText(share))"
+        case .defaultAction: return "defaultAction"
+        case .hookRejected: return "hookRejected"
         }
     }
 }

@@ -24,6 +24,13 @@ public struct RunDigest: Equatable, Sendable {
     /// The capacity the run ended with (what `lowestHealthy.C` requirements measure against);
     /// nil when not known (a part written without it).
     public var capacity: Int?
+    /// Lifecycle hooks (SPEC §6b): whether any event was raised, whether a `defaultAction`
+    /// fired in one, how long the latest upgrade's batches waited in all (seconds), and the
+    /// instances its events rejected. Not carried by sweep parts (`--shard`).
+    public var hooksRaised = false
+    public var defaultActionFired = false
+    public var hookWait: Double?
+    public var hookRejected: [Int] = []
 
     /// A digest of every field.
     public init(seed: UInt64, code: RunningCode?, errorCode: UpgradeErrorCode?, timeToFinish: Double?, lowestHealthy: Int?, unavailable: Double?,
@@ -49,6 +56,11 @@ public struct RunDigest: Equatable, Sendable {
                   unavailable: summary.availability?.unavailableInstanceSeconds, hitTimeLimit: summary.hitTimeLimit,
                   held: record.expectations.map { HeldKey($0.key, $0.held) }, failed: summary.failed.sorted(),
                   leftBehind: record.instances.filter { $0.leftBehind != nil }.map(\.id), capacity: summary.capacity)
+        let hooks = summary.hooks
+        hooksRaised = hooks.events > 0
+        defaultActionFired = hooks.defaultedEvents > 0
+        hookWait = hooks.batchWaits.isEmpty ? nil : Double(hooks.totalBatchWait) / 1000
+        hookRejected = hooks.rejected.sorted()
     }
 
     /// Whether the run kept at least `share` (0...1) of its capacity serving throughout its

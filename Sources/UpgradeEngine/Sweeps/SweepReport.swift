@@ -97,6 +97,18 @@ public struct SweepReport: Equatable, Sendable {
     /// Instance-seconds unavailable, over runs with upgrade activity.
     public var unavailable: Distribution { runs.unavailable }
 
+    /// Lifecycle hooks: the share of runs in which a `defaultAction` fired, over every run; nil
+    /// when no run raised an event.
+    public var defaultActionFired: Share? {
+        guard runs.contains(where: \.hooksRaised) else { return nil }
+        return Share(runs.count(where: \.defaultActionFired), of: total)
+    }
+    /// How long each run's latest upgrade waited for its batch events in all, in seconds, over
+    /// the runs with batch events.
+    public var hookWait: Distribution { Distribution(runs.compactMap(\.hookWait)) }
+    /// The instances lifecycle hook events rejected in the most runs, at most `limit`.
+    public func hookRejectedMostOften(limit: Int = 10) -> [(id: Int, share: Share)] { mostOften(\.hookRejected, limit: limit) }
+
     /// The instances counted failed in the most runs, most first (then by id), at most `limit`.
     public func failedMostOften(limit: Int = 10) -> [(id: Int, share: Share)] { mostOften(\.failed, limit: limit) }
     /// The instances left on an older model in the most runs, at most `limit`.

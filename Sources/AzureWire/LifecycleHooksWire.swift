@@ -1,0 +1,183 @@
+public import Formats
+public import UpgradeEngine
+
+/// Lifecycle hooks on the wire (SPEC §6b; Compute api-version 2025-11-01): the scale set's
+/// `lifecycleHooksProfile`, the `lifecycleHookEvents/{name}` resource as GET and LIST answer it,
+/// and the body of its PATCH (`az vmss lifecycle-hook-event approve/reject/update`).
+public enum LifecycleHooksWire {
+    /// Reads `lifecycleHooksProfile` (`{"lifecycleHooks": [{type, waitDuration, defaultAction}]}`):
+    /// the hooks and every problem at once, fields named under `prefix`. `waitDuration` left out
+    /// takes the type's default; `defaultAction` left out is Approve (azure-cli #33328). The
+    /// limits (`ScaleSetDefinition.hookProblems`) are the definition's check.
+    public static func profile(_ value: JSON, prefix: String = "lifecycleHooksProfile") -> ([LifecycleHook], [Problem]) {
+        var reader = FieldReader(prefix: prefix)
+        guard let members = value.object else {
+            return ([], [Problem(field: prefix, "is \(value.kindName); expected an object with lifecycleHooks")])
+        }
+        reader.refuseUnknown(members, known: ["lifecycleHooks"])
+        guard let list = value.field("lifecycleHooks") else { return ([], reader.problems) }
+        guard case .array(let items) = list else {
+            reader.problem("lifecycleHooks", "is \(list.kindName); expected a list of {type, waitDuration, defaultAction}")
+            return ([], reader.problems)
+        }
+        var hooks: [LifecycleHook] = []
+        for (i, item) in items.enumerated() {
+            let path = "lifecycleHooks[\(i)]"
+            guard reader.object(item, path, known: ["type", "waitDuration", "defaultAction"]) else { continue }
+            let allowedTypes = LifecycleHookType.allCases.map(\.rawValue).joined(separator: ", ")
+            guard case .string(let text)? = item.field("type"), let type = LifecycleHookType(parsing: text) else {
+                let given = item.field("type").map { $0.serialized(pretty: false) + " is not a hook type" } ?? "is required"
+                reader.problem("\(path).type", "\(given); allowed \(allowedTypes)")
+                continue
+            }
+            var hook = LifecycleHook(type: type)
+            if let wait = reader.duration(item, path, "waitDuration") { hook.waitDuration = wait }
+            if let action = item.field("defaultAction") {
+                if case .string(let text) = action, let parsed = LifecycleHookAction(parsing: text) { hook.defaultAction = parsed } else {
+                    reader.problem("\(path).defaultAction", "\(action.serialized(pretty: false)) is not an action; allowed Approve, Reject")
+                }
+            }
+            hooks.append(hook)
+        }
+        return (hooks, reader.problems)
+    }
+
+    /// The profile as a scale set's `properties.lifecycleHooksProfile` shows it.
+    public static func profileJSON(_ hooks: [LifecycleHook]) -> JSON {
+        .object(["lifecycleHooks": .array(hooks.map { hook in
+            .object(["type": .string(hook.type.rawValue), "waitDuration": .string(ISODuration.format(hook.waitDuration)),
+                     "defaultAction": .string(hook.defaultAction.rawValue)])
+        })])
+    }
+
+    /// The event resource as GET answers it: `id`, `name` and `properties` (`type`, `timeCreated`,
+    /// `waitUntil`, `maxWaitUntil`, `defaultAction`, `targetResources[]` with `resource.id` and
+    /// `actionState`, `state`), times as ISO 8601 instants after `epoch`. `scaleSetID` is the
+    /// scale set's ARM id; a target's id is `…/virtualMachines/{instance id or VM name}`.
+    public static func eventJSON(_ event: LifecycleHookEvent, scaleSetID: String, orchestration: Orchestration,
+                                 epoch: Int = Timestamp.defaultEpoch) -> JSON {
+        let targets = event.targets.map { target -> JSON in
+            let id = target.instance.map { "\(scaleSetID)/virtualMachines/\(orchestration == .flexible ? target.name : String($0))" } ?? scaleSetID
+            return .object(["resource": .object(["id": .string(id)]), "actionState": .string(target.actionState.rawValue)])
+        }
+        let properties: [String: JSON] = [
+            "type": .string(event.type.rawValue),
+            "timeCreated": .string(Timestamp.format(event.timeCreated, epoch: epoch)),
+            "waitUntil": .string(Timestamp.format(event.waitUntil, epoch: epoch)),
+            "maxWaitUntil": .string(Timestamp.format(event.maxWaitUntil, epoch: epoch)),
+            "defaultAction": .string(event.defaultAction.rawValue),
+            "targetResources": .array(targets),
+            "state": .string(event.state),
+        ]
+        return .object(["name": .string(event.name), "id": .string("\(scaleSetID)/lifecycleHookEvents/\(event.name)"),
+                        "properties": .object(properties)])
+    }
+
+    /// LIST's body: `{"value": [event…], "nextLink": null}` (the List example's shape), only Active ones when `$filter` is
+    /// `properties/state eq 'Active'`.
+    public static func listJSON(_ events: [LifecycleHookEvent], activeOnly: Bool, scaleSetID: String, orchestration: Orchestration,
+                                epoch: Int = Timestamp.defaultEpoch) -> JSON {
+        .object(["value": .array(events.filter { !activeOnly || $0.isActive }.map {
+            eventJSON($0, scaleSetID: scaleSetID, orchestration: orchestration, epoch: epoch)
+        }), "nextLink": .null])
+    }
+
+    /// Reads a PATCH body of an event: `properties.targetResources[]` (each `resource.id` ending
+    /// in an instance id, or a Flexible VM name, and `actionState` Approved or Rejected) and
+    /// `properties.waitUntil` (an instant after `epoch`, as a time after the event's creation).
+    /// `nameToID` turns a VM name into its instance id (nil: no such instance).
+    public static func patch(_ body: JSON, event: LifecycleHookEvent, epoch: Int = Timestamp.defaultEpoch,
+                             nameToID: (String) -> Int?) throws(ValidationFailure) -> HookResponse {
+        var reader = FieldReader(prefix: "properties")
+        guard let properties = body.field("properties"), let members = properties.object else {
+            throw ValidationFailure([Problem(field: "properties", "is required: an object with targetResources and/or waitUntil")])
+        }
+        reader.refuseUnknown(members, known: ["targetResources", "waitUntil"])
+        var approve: [Int] = [], reject: [Int] = []
+        if let list = properties.field("targetResources") {
+            if case .array(let items) = list {
+                for (i, item) in items.enumerated() {
+                    let path = "targetResources[\(i)]"
+                    guard reader.object(item, path, known: ["resource", "actionState"]) else { continue }
+                    guard case .string(let id)? = item.field("resource")?.field("id"), let last = id.split(separator: "/").last else {
+                        reader.problem("\(path).resource.id", "is required: the VM's resource id")
+                        continue
+                    }
+                    guard let instance = Int(last) ?? nameToID(String(last)) else {
+                        reader.problem("\(path).resource.id", "\(last) is not an instance of this scale set")
+                        continue
+                    }
+                    switch item.field("actionState") {
+                    case .string(let s)? where s.lowercased() == "approved": approve.append(instance)
+                    case .string(let s)? where s.lowercased() == "rejected": reject.append(instance)
+                    case let other: reader.problem("\(path).actionState", "\(other?.serialized(pretty: false) ?? "nothing") is not an answer; allowed Approved, Rejected")
+                    }
+                }
+            } else {
+                reader.problem("targetResources", "is \(list.kindName); expected a list")
+            }
+        }
+        var waitFor: Millis?
+        if let until = properties.field("waitUntil") {
+            if case .string(let text) = until, let instant = instant(text, epoch: epoch) {
+                waitFor = instant - event.timeCreated
+            } else {
+                reader.problem("waitUntil", "\(until.serialized(pretty: false)) is not an ISO 8601 instant such as 2026-01-01T10:00:00Z")
+            }
+        }
+        guard reader.problems.isEmpty else { throw ValidationFailure(reader.problems) }
+        return HookResponse(reject: reject.isEmpty ? nil : .instances(reject), approve: approve.isEmpty ? nil : .instances(approve), waitFor: waitFor)
+    }
+
+    /// An ISO 8601 UTC instant (`2024-01-01T10:00:00Z`, with optional fraction, `Z` or `+00:00`)
+    /// as milliseconds after `epoch` (Unix seconds); nil when it is not one.
+    public static func instant(_ text: String, epoch: Int = Timestamp.defaultEpoch) -> Millis? {
+        var body = Substring(text)
+        if body.hasSuffix("Z") { body = body.dropLast() } else if body.hasSuffix("+00:00") { body = body.dropLast(6) } else { return nil }
+        let parts = body.split(separator: "T", omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        let date = parts[0].split(separator: "-", omittingEmptySubsequences: false).map { Int($0) }
+        var clock = parts[1], fraction = 0
+        if let dot = clock.firstIndex(of: ".") {
+            let digits = clock[clock.index(after: dot)...]
+            guard !digits.isEmpty, digits.allSatisfy(\.isNumber), let value = Int(digits.prefix(3)) else { return nil }
+            fraction = value * [100, 10, 1][min(digits.count, 3) - 1]
+            clock = clock[..<dot]
+        }
+        let time = clock.split(separator: ":", omittingEmptySubsequences: false).map { Int($0) }
+        guard date.count == 3, time.count == 3, let y = date[0], let m = date[1], let d = date[2], let h = time[0], let mi = time[1], let s = time[2],
+              (1...9999).contains(y), (1...12).contains(m), (1...31).contains(d), (0...23).contains(h), (0...59).contains(mi), (0...59).contains(s)
+        else { return nil }
+        // Days since 1970-01-01 from a civil date (Howard Hinnant's algorithm).
+        let year = m <= 2 ? y - 1 : y
+        let era = (year >= 0 ? year : year - 399) / 400
+        let yoe = year - era * 400
+        let doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        let days = era * 146_097 + doe - 719_468
+        return ((days * 86_400 + h * 3600 + mi * 60 + s) - epoch) * 1000 + fraction
+    }
+}
+
+extension AutomaticRepairsPolicy {
+    /// Reads ARM's `automaticRepairsPolicy` (`enabled`, `gracePeriod`, `repairAction`), every
+    /// problem at once under `prefix`; nil when it is not an object. Limits are the definition's check.
+    public static func read(_ value: JSON, prefix: String = "automaticRepairsPolicy") -> (AutomaticRepairsPolicy?, [Problem]) {
+        guard let members = value.object else {
+            return (nil, [Problem(field: prefix, "is \(value.kindName); expected an object with enabled, gracePeriod, repairAction")])
+        }
+        var reader = FieldReader(prefix: prefix)
+        reader.refuseUnknown(members, known: ["enabled", "gracePeriod", "repairAction"])
+        var policy = AutomaticRepairsPolicy(enabled: false)
+        if let enabled = reader.bool(value, "", "enabled", acceptStrings: false) { policy.enabled = enabled }
+        if let grace = reader.duration(value, "", "gracePeriod") { policy.gracePeriod = grace }
+        if let action = value.field("repairAction") {
+            if case .string(let text) = action, let parsed = RepairAction(parsing: text) { policy.repairAction = parsed } else {
+                reader.problem("repairAction", "\(action.serialized(pretty: false)) is not a repair action; allowed Replace, Restart, Reimage")
+            }
+        }
+        // `bool` and `duration` name a field `prefix..key` when given an empty path.
+        let problems = reader.problems.map { Problem(field: $0.field.replacing("..", with: "."), $0.message) }
+        return (policy, problems)
+    }
+}

@@ -1,0 +1,82 @@
+import AzureWire
+import Formats
+import UpgradeEngine
+import XCTest
+
+/// The wire shapes of lifecycle hooks (Compute api-version 2025-11-01): the profile, the event
+/// resource as GET answers it (the fields of `VirtualMachineScaleSetLifeCycleHookEvent_Get.json`),
+/// LIST with `$filter=properties/state eq 'Active'`, and the PATCH body a client sends.
+final class LifecycleHooksWireTests: XCTestCase {
+    let scaleSetID = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/web"
+
+    func testProfileReadsBothTypesWithDefaultsAndRefusesWhatAzureRefuses() throws {
+        let json = try JSON.parse("""
+            {"lifecycleHooks": [{"type": "UpgradeAutoOSRollingBatchStarting", "waitDuration": "PT30M", "defaultAction": "Approve"},
+                                {"type": "UpgradeAutoOSScheduling"}]}
+            """)
+        let (hooks, problems) = LifecycleHooksWire.profile(json)
+        XCTAssertEqual(problems, [])
+        XCTAssertEqual(hooks, [LifecycleHook(type: .upgradeAutoOSRollingBatchStarting, waitDuration: 1_800_000, defaultAction: .approve),
+                               LifecycleHook(type: .upgradeAutoOSScheduling, waitDuration: 3_600_000, defaultAction: .approve)])
+        let bad = try JSON.parse("""
+            {"lifecycleHooks": [{"type": "UpgradeAutoOSNow"}, {"type": "UpgradeAutoOSScheduling", "defaultAction": "Maybe", "extra": 1}]}
+            """)
+        let (_, found) = LifecycleHooksWire.profile(bad)
+        XCTAssertEqual(found.map(\.field), ["lifecycleHooksProfile.lifecycleHooks[0].type", "lifecycleHooksProfile.lifecycleHooks[1].extra",
+                                            "lifecycleHooksProfile.lifecycleHooks[1].defaultAction"])
+        // Round trip through the scale set's shape.
+        XCTAssertEqual(LifecycleHooksWire.profile(LifecycleHooksWire.profileJSON(hooks)).0, hooks)
+    }
+
+    func testEventResourceHasTheGetExamplesFields() throws {
+        // Raised 6 h 17 min 55 s after the epoch, waiting 3 h, at most 6 h (the example's figures).
+        let created: Millis = (6 * 3600 + 17 * 60 + 55) * 1000
+        var event = LifecycleHookEvent(number: 1, name: LifecycleHookEvent.name(1), type: .upgradeAutoOSRollingBatchStarting,
+                                       timeCreated: created, waitUntil: created + 3 * 3_600_000, maxWaitUntil: created + 6 * 3_600_000,
+                                       defaultAction: .approve,
+                                       targets: [HookTarget(instance: 0, name: "web_0", actionState: .approved),
+                                                 HookTarget(instance: 1, name: "web_1", actionState: .approved)])
+        event.isActive = false
+        let json = LifecycleHooksWire.eventJSON(event, scaleSetID: scaleSetID, orchestration: .uniform)
+        XCTAssertEqual(json.field("name"), .string("00000000-0000-4000-8000-000000000001"))
+        XCTAssertEqual(json.field("id"), .string(scaleSetID + "/lifecycleHookEvents/00000000-0000-4000-8000-000000000001"))
+        let properties = try XCTUnwrap(json.field("properties"))
+        XCTAssertEqual(properties.field("type"), .string("UpgradeAutoOSRollingBatchStarting"))
+        XCTAssertEqual(properties.field("timeCreated"), .string("2024-01-01T06:17:55.0000000+00:00"))
+        XCTAssertEqual(properties.field("waitUntil"), .string("2024-01-01T09:17:55.0000000+00:00"))
+        XCTAssertEqual(properties.field("maxWaitUntil"), .string("2024-01-01T12:17:55.0000000+00:00"))
+        XCTAssertEqual(properties.field("defaultAction"), .string("Approve"))
+        XCTAssertEqual(properties.field("state"), .string("Completed"))
+        guard case .array(let targets)? = properties.field("targetResources") else { return XCTFail("no targetResources") }
+        XCTAssertEqual(targets.map { $0.field("resource")?.field("id") }, [.string(scaleSetID + "/virtualMachines/0"), .string(scaleSetID + "/virtualMachines/1")])
+        XCTAssertEqual(targets.map { $0.field("actionState") }, [.string("Approved"), .string("Approved")])
+        // A Flexible scale set's targets are VM names.
+        let flexible = LifecycleHooksWire.eventJSON(event, scaleSetID: scaleSetID, orchestration: .flexible)
+        guard case .array(let named)? = flexible.field("properties")?.field("targetResources") else { return XCTFail("no targetResources") }
+        XCTAssertEqual(named.first?.field("resource")?.field("id"), .string(scaleSetID + "/virtualMachines/web_0"))
+        // LIST with the Active filter leaves the completed one out.
+        XCTAssertEqual(LifecycleHooksWire.listJSON([event], activeOnly: true, scaleSetID: scaleSetID, orchestration: .uniform),
+                       .object(["value": .array([]), "nextLink": .null]))
+    }
+
+    func testPatchBodyBecomesAnAnswer() throws {
+        let event = LifecycleHookEvent(number: 2, name: LifecycleHookEvent.name(2), type: .upgradeAutoOSRollingBatchStarting,
+                                       timeCreated: 600_000, waitUntil: 2_400_000, maxWaitUntil: 15_000_000, defaultAction: .approve,
+                                       targets: [HookTarget(instance: 2, name: "web_2", actionState: .waiting),
+                                                 HookTarget(instance: 3, name: "web_3", actionState: .waiting)])
+        let body = try JSON.parse("""
+            {"properties": {"targetResources": [
+               {"resource": {"id": "\(scaleSetID)/virtualMachines/2"}, "actionState": "Approved"},
+               {"resource": {"id": "\(scaleSetID)/virtualMachines/web_3"}, "actionState": "Rejected"}],
+             "waitUntil": "2024-01-01T01:00:00Z"}}
+            """)
+        let response = try LifecycleHooksWire.patch(body, event: event) { $0 == "web_3" ? 3 : nil }
+        // 01:00 is 3,600 s after the epoch, 3,000 s after the event's creation at 600 s.
+        XCTAssertEqual(response, HookResponse(reject: .instances([3]), approve: .instances([2]), waitFor: 3_000_000))
+        XCTAssertThrowsError(try LifecycleHooksWire.patch(try JSON.parse(#"{"properties": {"waitUntil": "tomorrow"}}"#), event: event) { _ in nil }) { error in
+            XCTAssertEqual((error as? ValidationFailure)?.problems.map(\.field), ["properties.waitUntil"])
+        }
+        XCTAssertEqual(LifecycleHooksWire.instant("2024-01-02T00:00:00.5+00:00"), 86_400_500)
+        XCTAssertNil(LifecycleHooksWire.instant("2024-13-02T00:00:00Z"))
+    }
+}
