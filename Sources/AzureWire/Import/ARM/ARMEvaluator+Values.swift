@@ -117,11 +117,11 @@ extension ARMEvaluator {
         }
     }
 
-    /// Charges a search through `text` to the budget, one unit per 4 bytes it reads (reading is
-    /// dearer than holding: a unit of a value is 64 bytes): a template that searches a long
-    /// generated string again and again runs out of budget after 16 MiB read, not of time.
+    /// Charges a search through `text` to the budget as the text it reads, a unit per 64 bytes:
+    /// a template that searches a long generated string again and again runs out of budget
+    /// (256 MiB read in all at most), not of time.
     func chargeSearch(_ text: String) throws(ARMFailure) {
-        try charge(text.utf8.count >> 2)
+        try charge(text.utf8.count >> 6)
     }
 
     /// Where `needle` first (or last) occurs in `haystack`, or -1: in time linear in both
