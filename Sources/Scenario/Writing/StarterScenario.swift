@@ -46,6 +46,19 @@ public enum StarterScenario {
         w.indent = 0
         w.code("}")
         w.blank()
+        if d.policy.mode != .rolling, let change = definition.timeline.lazy.compactMap({ entry -> String? in
+            if case .perform(let action) = entry.action, case .updateModel = action { return call(action) } else { return nil }
+        }).first {
+            // Manual and Automatic: what the mode does today beside the Rolling alternative.
+            let ids = (d.fleet.map { $0.filter { !$0.protectFromScaleSetActions }.map(\.id) } ?? Array(0..<d.capacity)).filter { !d.protected.contains($0) }
+            ModeStarter.write(&w, mode: d.policy.mode, change: change, ids: ids, hasHealthSource: d.hasHealthSource)
+            for entry in definition.timeline {
+                guard case .perform(let action) = entry.action, case .releaseImage = action else { continue }
+                for line in comments(action, at: entry.time, mode: d.policy.mode) { w.comment(line) }
+                w.code("at(\(LuaWriter.string(time(entry.time))), function() \(call(action)) end)")
+            }
+            return w.text
+        }
         if d.hasHealthSource {
             w.comment("Every probe answers Healthy. Script your application here: how long it takes to answer")
             w.comment("after a restart (now - vm.startedAt), boots that never answer, phases (PhaseOrderingNumber).")
