@@ -5,10 +5,10 @@ public import UpgradeEngine
 /// The starting scenario `rehearse import` prints for a scale set document: the scale set read
 /// from the document (`from`, so the document stays the one source), what was read as a Lua
 /// table (`document`: values as literals, never in comments, so no value can become code), the
-/// warnings as data, and the actions that fit the upgrade mode: Rolling updates the model and
-/// expects the rolling upgrade to complete; Automatic updates the model, which upgrades every
-/// instance at once and starts no rolling upgrade; Manual updates the model and upgrades every
-/// instance with `manual_upgrade("*")`; with automatic OS image upgrades on, an image is
+/// warnings as data, and the actions that fit the upgrade mode: Rolling updates the model (the
+/// next version of what the document names, `NextModel`) and expects the rolling upgrade to
+/// complete; Manual and Automatic rehearse what the mode does beside adopting Rolling, chosen by
+/// the parameter `rollout` (`ModeStarter`); with automatic OS image upgrades on, an image is
 /// released too. Its `expect` holds when every probe answers Healthy; a team then scripts its
 /// own health, timing and faults.
 public enum StarterScenario {
