@@ -17,7 +17,7 @@ extension ScenarioDefinition {
             scaleSet.fleet = fleet
             scaleSet.capacity = fleet.count
         }
-        var timeline = [TimelineEntry(time: 60_000, action: .perform(.updateModel(["image": "next"])))]
+        var timeline = [TimelineEntry(time: 60_000, action: .perform(.updateModel(NextModel.changes(from: scaleSet.model))))]
         if scaleSet.policy.mode == .manual { timeline.append(TimelineEntry(time: 120_000, action: .perform(.manualUpgrade(ids: nil)))) }
         let osUpgrades = scaleSet.policy.automaticOS.enableAutomaticOSUpgrade
         if osUpgrades { timeline.append(TimelineEntry(time: 3_600_000, action: .perform(.releaseImage(version: "next")))) }

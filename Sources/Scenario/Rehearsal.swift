@@ -195,7 +195,8 @@ public enum Rehearsal {
         }
         let scaleSet: ScaleSetDefinition
         if let checked { scaleSet = checked } else { scaleSet = try Self.scaleSet(described, overrides: inputs.overrides) }
-        let sim = try session.makeSimulation(scaleSet, inputs: inputs, timeline: described.timeline)
+        let timeline = inputs.scriptTimeline ? described.timeline : described.timeline.filter { $0.location == nil }
+        let sim = try session.makeSimulation(scaleSet, inputs: inputs, timeline: timeline)
         return Prepared(session: session, simulation: sim, scaleSet: scaleSet, expectations: described.expectations)
     }
 

@@ -28,6 +28,9 @@ public struct RunInputs: Sendable {
     /// Whether the engine asks the health source for runs of probes due at one instant (the
     /// default) or for one probe at a time; the events are the same (tests compare the two).
     var probesInRuns = true
+    /// Whether a Lua program's own `at` callbacks run (`diff` rehearses only the change it
+    /// reads, with the program's behaviours, and turns them off); typed actions always run.
+    public var scriptTimeline = true
 
     /// Inputs of a run with `seed` and `overrides`: the definition's parameter values, the default
     /// limits, a 7-day time limit, events kept, custom metrics judged leniently.

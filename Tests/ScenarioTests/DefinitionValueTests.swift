@@ -176,7 +176,7 @@ final class DefinitionValueTests: XCTestCase {
         let text = try String(contentsOfFile: repositoryRoot + "/Tests/Import/az-vmss-show-zonal.json", encoding: .utf8)
         let imported = try ScaleSetImport.read(try JSON.parse(text, maxBytes: 16 << 20))
         let definition = ScenarioDefinition(imported: imported, path: "az-vmss-show-zonal.json")
-        XCTAssertEqual(definition.timeline, [.init(time: 60_000, action: .perform(.updateModel(["image": "next"])))])
+        XCTAssertEqual(definition.timeline, [.init(time: 60_000, action: .perform(.updateModel(["imageReference.version": "next"])))], "the document's image version, latest, becomes next")
         let record = try Rehearsal.run(definition, RunInputs(seed: 0))
         XCTAssertEqual(record.upgrades, imported.definition.policy.mode == .rolling ? 1 : 0)
         XCTAssertEqual(record.failedExpectations, [])

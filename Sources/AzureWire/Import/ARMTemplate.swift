@@ -24,6 +24,8 @@ enum ARMTemplate {
         var copy: [String: Int]
         /// Why its `condition` could not be evaluated, if it could not.
         var condition: ARMFailure?
+        /// Why its `name` could not be evaluated, if it could not.
+        var nameFailure: ARMFailure?
     }
 
     static func read(_ template: JSON, resource chosen: String?, parameters file: JSON?,
@@ -71,8 +73,15 @@ enum ARMTemplate {
         let caused = reader.problems.filter { problem in projection.unevaluated.contains { problem.field == $0 || problem.field.hasPrefix($0 + ".") } }
         var found = projection.problems + reader.problems.filter { !caused.contains($0) }
         var warnings = reader.warnings
-        if picked.name == nil { definition.name = picked.label }
-        ScaleSetImport.usableName(&definition, at: "\(picked.path).name", warnings: &warnings)
+        if let failure = picked.nameFailure {
+            // A name that waits on a parameter: say which, not that its path is no name.
+            let source = failure.path.isEmpty ? "" : "\(failure.path) "
+            warnings.append(Problem(field: "\(picked.path).name", "could not be evaluated (\(source)\(failure.message)): the scale set is called vmss; give the parameter's value (--parameters FILE) to name it"))
+            definition.name = "vmss"
+        } else {
+            if picked.name == nil { definition.name = picked.label }
+            ScaleSetImport.usableName(&definition, at: "\(picked.path).name", warnings: &warnings)
+        }
         // A profile that could not be evaluated may hold the health source: a problem when the
         // scale set needs one and has none, otherwise a warning.
         if !projection.deferred.isEmpty {
@@ -171,9 +180,16 @@ enum ARMTemplate {
                 }
                 if isScaleSet {
                     var name: String?
-                    if let raw = item.member("name"), case .string(let text)? = try? evaluator.value(raw, at: "\(path).name") { name = text }
+                    var nameFailure: ARMFailure?
+                    if let raw = item.member("name") {
+                        do {
+                            if case .string(let text) = try evaluator.value(raw, at: "\(path).name") { name = text }
+                        } catch {
+                            nameFailure = error
+                        }
+                    }
                     candidates.append(Candidate(path: path, label: symbolic.map { s in index.map { "\(s)[\($0)]" } ?? s } ?? name ?? at, name: name,
-                                                resource: item, scope: scope, copy: loopCopy, condition: conditionFailure))
+                                                resource: item, scope: scope, copy: loopCopy, condition: conditionFailure, nameFailure: nameFailure))
                     continue
                 }
                 if let conditionFailure {

@@ -31,20 +31,7 @@ enum TerraformPlan {
         guard !found.isEmpty else {
             throw ValidationFailure([Problem(field: "planned_values", "holds no \(types.joined(separator: ", ")) resource")])
         }
-        let picked: Found
-        if let chosen {
-            guard let match = found.first(where: { $0.address == chosen || $0.address.hasSuffix(".\(chosen)") }) else {
-                throw ValidationFailure([Problem(at: .setting(.resource, value: chosen), "no scale set of that address; the plan has \(found.map(\.address).joined(separator: ", "))")])
-            }
-            picked = match
-        } else {
-            guard found.count == 1 else {
-                var problem = Problem(field: "planned_values", "holds \(found.count) scale sets (\(found.map(\.address).joined(separator: ", "))); choose one")
-                problem.remedy = Remedy(.resource, placeholder: "ADDRESS", scriptForm: "resource = \"ADDRESS\"")
-                throw ValidationFailure([problem])
-            }
-            picked = found[0]
-        }
+        let picked = found[try pick(found.map(\.address), chosen: chosen, field: "planned_values")]
         var reader = Reader(path: picked.path, flexible: picked.type.contains("orchestrated"))
         let definition = reader.read(picked.values)
         // Values the plan does not know yet (known after apply).
@@ -57,6 +44,23 @@ enum TerraformPlan {
         }
         guard reader.problems.isEmpty else { throw ValidationFailure(reader.problems) }
         return ImportedScaleSet(definition: definition, warnings: reader.warnings, format: .terraformPlan, resource: picked.address)
+    }
+
+    /// The index of the scale set `chosen` names among `addresses` (its address, or its end
+    /// after a dot), or of the only one; otherwise a problem at `field` listing them.
+    static func pick(_ addresses: [String], chosen: String?, field: String) throws(ValidationFailure) -> Int {
+        if let chosen {
+            guard let match = addresses.firstIndex(where: { $0 == chosen || $0.hasSuffix(".\(chosen)") }) else {
+                throw ValidationFailure([Problem(at: .setting(.resource, value: chosen), "no scale set of that address; the plan has \(addresses.joined(separator: ", "))")])
+            }
+            return match
+        }
+        guard addresses.count == 1 else {
+            var problem = Problem(field: field, "holds \(addresses.count) scale sets (\(addresses.joined(separator: ", "))); choose one")
+            problem.remedy = Remedy(.resource, placeholder: "ADDRESS", scriptForm: "resource = \"ADDRESS\"")
+            throw ValidationFailure([problem])
+        }
+        return 0
     }
 
     static func collect(_ module: JSON, path: String, into found: inout [Found]) {
@@ -136,6 +140,7 @@ enum TerraformPlan {
                     if case .string(let text)? = image.field(tf) { d.model["imageReference.\(attribute)"] = text }
                 }
             }
+            if case .string(let id)? = values.field("source_image_id"), !id.isEmpty { d.model["imageReference.id"] = id }
             readExtensions(values, into: &d)
             if let repair = block(values, "automatic_instance_repair") {
                 // azurerm: enabled, grace_period (ISO 8601), action (Replace, Restart, Reimage).

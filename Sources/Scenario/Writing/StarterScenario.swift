@@ -5,10 +5,10 @@ public import UpgradeEngine
 /// The starting scenario `rehearse import` prints for a scale set document: the scale set read
 /// from the document (`from`, so the document stays the one source), what was read as a Lua
 /// table (`document`: values as literals, never in comments, so no value can become code), the
-/// warnings as data, and the actions that fit the upgrade mode: Rolling updates the model and
-/// expects the rolling upgrade to complete; Automatic updates the model, which upgrades every
-/// instance at once and starts no rolling upgrade; Manual updates the model and upgrades every
-/// instance with `manual_upgrade("*")`; with automatic OS image upgrades on, an image is
+/// warnings as data, and the actions that fit the upgrade mode: Rolling updates the model (the
+/// next version of what the document names, `NextModel`) and expects the rolling upgrade to
+/// complete; Manual and Automatic rehearse what the mode does beside adopting Rolling, chosen by
+/// the parameter `rollout` (`ModeStarter`); with automatic OS image upgrades on, an image is
 /// released too. Its `expect` holds when every probe answers Healthy; a team then scripts its
 /// own health, timing and faults.
 public enum StarterScenario {
@@ -46,6 +46,19 @@ public enum StarterScenario {
         w.indent = 0
         w.code("}")
         w.blank()
+        if d.policy.mode != .rolling, let change = definition.timeline.lazy.compactMap({ entry -> String? in
+            if case .perform(let action) = entry.action, case .updateModel = action { return call(action) } else { return nil }
+        }).first {
+            // Manual and Automatic: what the mode does today beside the Rolling alternative.
+            let ids = (d.fleet.map { $0.filter { !$0.protectFromScaleSetActions }.map(\.id) } ?? Array(0..<d.capacity)).filter { !d.protected.contains($0) }
+            ModeStarter.write(&w, mode: d.policy.mode, change: change, ids: ids, hasHealthSource: d.hasHealthSource)
+            for entry in definition.timeline {
+                guard case .perform(let action) = entry.action, case .releaseImage = action else { continue }
+                for line in comments(action, at: entry.time, mode: d.policy.mode) { w.comment(line) }
+                w.code("at(\(LuaWriter.string(time(entry.time))), function() \(call(action)) end)")
+            }
+            return w.text
+        }
         if d.hasHealthSource {
             w.comment("Every probe answers Healthy. Script your application here: how long it takes to answer")
             w.comment("after a restart (now - vm.startedAt), boots that never answer, phases (PhaseOrderingNumber).")

@@ -27,20 +27,37 @@ struct ImportCommand: ParsableCommand {
     }
 
     func run() throws {
-        let imported = try reading.read(files[0])
+        // The two documents are told apart by what they hold, in either order.
+        let (document, list) = try ordered(files)
+        let imported = try reading.read(document)
         var fleet: [ExistingInstance]?
-        if files.count == 2 {
-            let listed = try importFleet(files[1])
+        if let list {
+            let listed = try importFleet(list)
             if listed.count != imported.definition.capacity {
-                warn("lists \(listed.count) instance(s) where \(files[0]) says the capacity is \(imported.definition.capacity): the scenario takes the list", location: .file(files[1]))
+                warn("lists \(listed.count) instance(s) where \(document) says the capacity is \(imported.definition.capacity): the scenario takes the list", location: .file(list))
             }
             fleet = listed
         }
         // The definition an import makes; the Lua starter is its rendering.
-        let path = relative(files[0]), parametersPath = reading.parameters.map(relative)
+        let path = relative(document), parametersPath = reading.parameters.map(relative)
         let definition = ScenarioDefinition(imported: imported, path: path, parameters: parametersPath, fleet: fleet)
         print(StarterScenario.text(definition, imported: imported, path: path, resource: reading.resource, parameters: parametersPath,
-                                   instances: files.count == 2 ? (relative(files[1]), fleet ?? []) : nil, context: reading.context), terminator: "")
+                                   instances: list.map { (relative($0), fleet ?? []) }, context: reading.context), terminator: "")
+    }
+
+    /// The scale set document and the instance list among `files`, by content: a second file is
+    /// the list when it reads as one and the first does not, else the first is.
+    func ordered(_ files: [String]) throws -> (document: String, list: String?) {
+        guard files.count == 2 else { return (files[0], nil) }
+        let first = try readJSONDocument(files[0]), second = try readJSONDocument(files[1])
+        switch (InstanceList.matches(first), InstanceList.matches(second)) {
+        case (true, false): return (files[1], files[0])
+        case (false, true): return (files[0], files[1])
+        case (true, true):
+            throw CommandFailure([Diagnostic("both files are instance lists (az vmss list-instances); give the scale set document too (az vmss show, a template or a plan)", location: .file(files[1]))], exitCode: 2)
+        case (false, false):
+            throw CommandFailure([Diagnostic("neither file is an instance list; allowed a scale set document and the output of az vmss list-instances, in either order", location: .file(files[1]))], exitCode: 2)
+        }
     }
 
     /// `file` (as given, from the current folder) as a path from the `--save-in` folder; an

@@ -20,8 +20,15 @@ struct PlanCommand: ParsableCommand {
 
     /// `--json` or `--output json`.
     var json: Bool { format.json }
-    /// The seed of the plan and of the run that measures the boot.
+    /// The seed of the plan and of the first run that measures the boot.
     var seed: UInt64 { seeded.seed }
+
+    @Option(name: .customLong("boot-runs"), help: ArgumentHelp("Runs (seeds from --seed on) that measure the scenario's own boot for the duration's range; 0: the arithmetic alone.", discussion: "Each run stops when its first rolling upgrade ends, 24 h of virtual time after it started, or after 50,000,000 script instructions; no run starts once 600 upgraded instances are measured."))
+    var bootRuns: Int = 20
+
+    func validate() throws {
+        guard (0...1_000).contains(bootRuns) else { throw ValidationError("--boot-runs \(bootRuns) is not allowed; allowed 0 to 1000") }
+    }
 
     func run() throws {
         let overrides = try policy.overrides()
@@ -46,14 +53,14 @@ struct PlanCommand: ParsableCommand {
         let startIDs = scaleSet.fleet.map { $0.map(\.id) } ?? Array(0..<scaleSet.capacity)
         let protectedAtStart = scaleSet.protected.union(scaleSet.fleet.map { $0.filter(\.protectFromScaleSetActions).map(\.id) } ?? [])
         let atOnce = startIDs.filter { !protectedAtStart.contains($0) }.sorted()
-        // One run of the same seed says how long the application takes to be Healthy after an
-        // upgrade, which the shortest duration otherwise leaves out.
-        var boot: MeasuredBoot?
-        if !modeOnly && !plan.batches.isEmpty {
-            var measured = inputs
-            measured.recordEvents = true
-            boot = (try? Rehearsal.run(loaded, measured)).flatMap { MeasuredBoot($0.events) }
+        // Bounded runs from the same seed on say how long the upgrade takes with the application's
+        // own boot, which the arithmetic leaves out: each batch waits for its slowest instance.
+        var range: PlanRange?
+        if !modeOnly && !plan.assumed && !plan.batches.isEmpty && bootRuns > 0 {
+            range = Rehearsal.range(of: plan, pause: scaleSet.policy.rolling.pauseTimeBetweenBatches, loaded, inputs,
+                                    bounds: PlanRangeBounds(runs: bootRuns))
         }
+        let boot = range?.boot
         let withBoot = boot.map { $0.shortest(batches: plan.batches.count, pause: scaleSet.policy.rolling.pauseTimeBetweenBatches) }
         if json {
             // The plan's fields, with the policy in numbers after the batches.
@@ -67,6 +74,7 @@ struct PlanCommand: ParsableCommand {
                     .ordered([JSONField("operationSeconds", .double(Double($0.operation) / 1000)), JSONField("toHealthySeconds", .double(Double($0.toHealthy) / 1000)),
                               JSONField("upgrades", .int($0.upgrades)), JSONField("seed", .string(String(seed)))])
                 } ?? .null))
+                numbers.append(JSONField("withBootRange", range.map(Self.json) ?? .null))
                 policy = .ordered(numbers)
             }
             fields.insert(JSONField("mode", .string(mode.rawValue)), at: 1)
@@ -93,8 +101,42 @@ struct PlanCommand: ParsableCommand {
         } else {
             printText("  (the shortest duration excludes the application's boot: no upgraded instance became Healthy in a run with seed \(seed))")
         }
+        if let range { printText(Self.text(range)) }
         printText("")
         for line in RunText.plan(plan) { printText(line) }
         for fragile in arithmetic.fragilities { warn(fragile.message, location: .document(path: nil, field: fragile.field)) }
+    }
+
+    /// The range as `policy.withBootRange`: the percentiles in seconds and what was measured.
+    static func json(_ range: PlanRange) -> JSON {
+        let b = range.bounds
+        return .ordered([
+            JSONField("p50Seconds", range.p50.map { .int($0 / 1000) } ?? .null), JSONField("p95Seconds", range.p95.map { .int($0 / 1000) } ?? .null),
+            JSONField("runs", .int(range.runs)), JSONField("upgradesEnded", .int(range.upgradesEnded)), JSONField("instances", .int(range.instances)),
+            JSONField("trials", .int(range.trials)), JSONField("firstSeed", .string(String(range.seed))), JSONField("stopped", .string(range.stopped.rawValue)),
+            JSONField("failure", range.failure.map(JSON.string) ?? .null),
+            JSONField("bounds", .ordered([JSONField("runs", .int(b.runs)), JSONField("instances", .int(b.instances)),
+                                          JSONField("virtualTimeSeconds", .int(b.virtualTime / 1000)), JSONField("instructions", .int(b.instructions))])),
+        ])
+    }
+
+    /// The range in one line: the percentiles, what they were drawn from and why the runs stopped.
+    static func text(_ range: PlanRange) -> String {
+        guard let p50 = range.p50, let p95 = range.p95 else {
+            return "  with the boot, range  unknown: no upgraded instance was measured in \(range.runs) run(s) from seed \(range.seed) (\(why(range)))"
+        }
+        let seeds = range.runs == 1 ? "seed \(range.seed)" : "seeds \(range.seed)–\(range.seed &+ UInt64(range.runs - 1))"
+        return "  with the boot, range  p50 \(ISODuration.format(p50)), p95 \(ISODuration.format(p95)) (\(range.trials) upgrades drawn from \(range.instances) instances measured in \(range.runs) run(s), \(seeds), \(range.upgradesEnded) upgrade(s) ended; \(why(range)))"
+    }
+
+    static func why(_ range: PlanRange) -> String {
+        switch range.stopped {
+        case .allRuns: return "every run's upgrade ended"
+        case .instances: return "stopped: \(range.bounds.instances) instances were enough"
+        case .virtualTime: return "stopped: a run's upgrade had not ended \(ISODuration.format(range.bounds.virtualTime)) after it started, or by the run's time limit"
+        case .instructions: return "stopped: a run spent its \(range.bounds.instructions) script instructions"
+        case .noUpgrade: return "stopped: a run started no rolling upgrade"
+        case .failed: return "stopped: \(range.failure ?? "a run failed")"
+        }
     }
 }

@@ -1,0 +1,95 @@
+import Formats
+import UpgradeEngine
+
+/// The part of an imported starter that rehearses what a Manual or Automatic scale set really
+/// does, beside the Rolling alternative, chosen by the script parameter `rollout`, so that
+/// `rehearse compare STARTER --set param.rollout=…` compares the two in one command:
+/// - Manual: `manual` is the team's rollout (the model is updated, then `az vmss update-instances`
+///   in batches of `batch` instances, each started once the previous one answers Healthy on the
+///   new model, checked every `wait`; after `patience` without an answer the team stops); `rolling`
+///   is seed 001's adoption of Rolling (the Application Health extension added to the model when
+///   the document has none, every instance upgraded to install it, the policy switched to Rolling
+///   with the seeds' 20% batches and 20% budgets, then the same model change rolled out).
+/// - Automatic: `automatic` is the model change upgrading every instance at once; `rolling` is
+///   the same change after switching to Rolling with that policy.
+enum ModeStarter {
+    /// The policy the seeds recommend for a first Rolling upgrade (seed 001).
+    static let rollingPolicy = "{ mode = \"Rolling\", rollingUpgradePolicy = { maxBatchInstancePercent = 20, maxUnhealthyInstancePercent = 20, maxUnhealthyUpgradedInstancePercent = 20, pauseTimeBetweenBatches = \"PT30S\" } }"
+
+    /// Writes the parameters, the health callback and the timeline of `mode` into `w`; `change`
+    /// is the `update_model` call of the next model; `ids` the instances (ascending).
+    static func write(_ w: inout LuaWriter, mode: UpgradeMode, change: String, ids: [Int], hasHealthSource: Bool) {
+        let first = mode == .manual ? "manual" : "automatic"
+        w.comment("The rollout is a parameter: \"\(first)\" is what this \(mode.rawValue) scale set does today, \"rolling\"")
+        w.comment("adopts Rolling as seed 001 does. Compare the two over many seeds in one command:")
+        w.comment("  rehearse compare THIS.lua --set param.rollout=\(first),rolling --seeds 0..199")
+        w.code("local rollout = param(\"rollout\", \(LuaWriter.string(first)))")
+        if mode == .manual {
+            w.code("local batch = param(\"batch\", \(max(1, ids.count / 5)))        -- instances per az vmss update-instances")
+            w.code("local wait = duration(param(\"wait\", \"PT30S\"))       -- how often the team looks at health")
+            w.code("local patience = duration(param(\"patience\", \"PT30M\")) -- how long it waits for one batch")
+        }
+        w.blank()
+        w.comment("Every probe answers Healthy. Script your application here: how long it takes to answer")
+        w.comment("after a restart (now - vm.startedAt), boots that never answer. `answered` keeps the model")
+        w.comment("version each instance last answered Healthy on: the team's health wait reads it.")
+        w.code("local answered = {}")
+        w.code("health(function(vm, now)")
+        w.code("  local answer = { applicationHealthState = \"Healthy\" }")
+        w.code("  if answer.applicationHealthState == \"Healthy\" then answered[vm.id] = vm.model.version end")
+        w.code("  return answer")
+        w.code("end)")
+        w.blank()
+        if !ids.isEmpty, ids == Array(0..<ids.count) {
+            w.code("local ids = {}")
+            w.code("for id = 0, \(ids.count - 1) do ids[#ids + 1] = id end")
+        } else {
+            w.code("local ids = { \(ids.map(String.init).joined(separator: ", ")) }")
+        }
+        w.blank()
+        if mode == .manual {
+            w.comment("The team's rollout: the model, then the instances in batches, each once the previous")
+            w.comment("one answers Healthy on the new model (version 2).")
+            w.code("local function upgrade(from, time)")
+            w.code("  if from > #ids then return end")
+            w.code("  at(time, function()")
+            w.code("    local chosen = {}")
+            w.code("    for i = from, math.min(from + batch - 1, #ids) do chosen[#chosen + 1] = ids[i] end")
+            w.code("    manual_upgrade(chosen)")
+            w.code("    local function check(t)")
+            w.code("      at(t, function()")
+            w.code("        for _, id in ipairs(chosen) do")
+            w.code("          if answered[id] ~= 2 then")
+            w.code("            if t - time < patience then check(t + wait) else print(\"instance \" .. id .. \" never answered: the team stops\") end")
+            w.code("            return")
+            w.code("          end")
+            w.code("        end")
+            w.code("        upgrade(from + batch, t)")
+            w.code("      end)")
+            w.code("    end")
+            w.code("    check(time + wait)")
+            w.code("  end)")
+            w.code("end")
+            w.blank()
+        }
+        w.code("if rollout == \(LuaWriter.string(first)) then")
+        w.code("  at(\"PT1M\", function() \(change) end)")
+        if mode == .manual { w.code("  upgrade(1, 120)") }
+        w.code("else")
+        if hasHealthSource {
+            w.code("  at(\"PT1M\", function() update_policy \(rollingPolicy) end)")
+            w.code("  at(\"PT2M\", function() \(change) end)")
+        } else {
+            w.code("  -- Rolling needs a health source: add the extension, install it everywhere, then switch.")
+            w.code("  at(\"PT1M\", function()")
+            w.code("    update_model { healthExtension = { protocol = \"http\", port = 80, requestPath = \"/health\", gracePeriod = 600 } }")
+            w.code("  end)")
+            if mode == .manual { w.code("  at(\"PT2M\", function() manual_upgrade(\"*\") end)") }
+            w.code("  at(\"PT10M\", function() update_policy \(rollingPolicy) end)")
+            w.code("  at(\"PT11M\", function() \(change) end)")
+        }
+        w.code("end")
+        w.blank()
+        w.code("if rollout == \"rolling\" then expect { code = \"Completed\", upgrades = 1 } else expect { upgrades = 0 } end")
+    }
+}

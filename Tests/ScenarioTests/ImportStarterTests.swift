@@ -1,0 +1,101 @@
+import AzureWire
+import Formats
+import Foundation
+import Scenario
+import UpgradeEngine
+import XCTest
+
+/// Starters that fit the document and the mode: the next model bumps what the document names,
+/// a name waiting on a parameter names it, and Manual and Automatic starters rehearse what the
+/// mode does beside the Rolling alternative.
+final class ImportStarterTests: XCTestCase {
+    let folder = repositoryRoot + "/Tests/Import"
+
+    func testTheNextModelBumpsTheDocumentsVersion() {
+        XCTAssertEqual(NextModel.changes(from: ["imageReference.version": "22.04.202410020"]), ["imageReference.version": "22.04.202410021"])
+        XCTAssertEqual(NextModel.changes(from: ["imageReference.version": "1.0.9"]), ["imageReference.version": "1.0.10"])
+        XCTAssertEqual(NextModel.changes(from: ["imageReference.version": "latest"]), ["imageReference.version": "next"])
+        let gallery = "/subscriptions/0/resourceGroups/rg/providers/Microsoft.Compute/galleries/g/images/web/versions/1.2.3"
+        XCTAssertEqual(NextModel.changes(from: ["imageReference.id": gallery]), ["imageReference.id": String(gallery.dropLast(5)) + "1.2.4"])
+        XCTAssertEqual(NextModel.changes(from: ["sku.name": "Standard_D2s_v5"]), ["image": "next"])
+        // The importer's definition updates that field, and its run upgrades every instance.
+        let text = try? String(contentsOfFile: folder + "/az-vmss-show-zonal.json", encoding: .utf8)
+        guard let text, let imported = try? ScaleSetImport.read(try JSON.parse(text, maxBytes: 16 << 20)) else { return XCTFail("fixture") }
+        let definition = ScenarioDefinition(imported: imported, path: "az-vmss-show-zonal.json")
+        XCTAssertEqual(definition.timeline, [.init(time: 60_000, action: .perform(.updateModel(["imageReference.version": "next"])))])
+    }
+
+    func testANameWaitingOnAParameterNamesIt() throws {
+        var text = try String(contentsOfFile: folder + "/arm-flexible-health-extension.json", encoding: .utf8)
+        text = text.replacingOccurrences(of: "\"vmssName\": {\"type\": \"string\", \"defaultValue\": \"orders-api\"}", with: "\"vmssName\": {\"type\": \"string\"}")
+        text = text.replacingOccurrences(of: "\"defaultValue\": \"orders-api\"", with: "\"metadata\": {}")
+        let imported = try ScaleSetImport.read(try JSON.parse(text))
+        XCTAssertEqual(imported.definition.name, "vmss")
+        let warning = try XCTUnwrap(imported.warnings.first { $0.field == "resources[1].name" })
+        XCTAssertTrue(warning.message.contains("parameters.vmssName"), warning.message)
+        XCTAssertFalse(warning.message.contains("is not a scale set name"), warning.message)
+    }
+
+    /// The starter of a Manual or Automatic document as a Lua scenario, loaded.
+    func starter(mode: String, capacity: Int, health: Bool) throws -> ScenarioDefinition {
+        var resource: [String: JSON] = [
+            "type": .string("Microsoft.Compute/virtualMachineScaleSets"), "name": .string("web"),
+            "sku": .object(["name": .string("Standard_D2s_v5"), "capacity": .int(capacity)]),
+            "properties": .object(["upgradePolicy": .object(["mode": .string(mode)]),
+                                   "virtualMachineProfile": .object(["storageProfile": .object(["imageReference": .object(["version": .string("1.0.4")])])])]),
+        ]
+        if health {
+            resource["properties"] = .object(["upgradePolicy": .object(["mode": .string(mode)]), "virtualMachineProfile": .object([
+                "storageProfile": .object(["imageReference": .object(["version": .string("1.0.4")])]),
+                "extensionProfile": .object(["extensions": .array([.object(["name": .string("health"), "properties": .object([
+                    "publisher": .string("Microsoft.ManagedServices"), "type": .string("ApplicationHealthLinux"), "typeHandlerVersion": .string("2.0"),
+                    "settings": .object(["protocol": .string("http"), "port": .int(80), "requestPath": .string("/health")]),
+                ])])])]),
+            ])])
+        }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("starter-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try JSON.object(resource).serialized(pretty: true).write(toFile: dir + "/vmss.json", atomically: true, encoding: .utf8)
+        let imported = try ScaleSetImport.read(.object(resource))
+        try StarterScenario.text(imported, path: "vmss.json", resource: nil, parameters: nil).write(toFile: dir + "/starter.lua", atomically: true, encoding: .utf8)
+        return try ScenarioDefinition(luaScript: dir + "/starter.lua", options: options())
+    }
+
+    func rollout(_ definition: ScenarioDefinition, _ value: String) throws -> RunRecord {
+        try Rehearsal.run(definition, RunInputs(seed: 0, parameterValues: ["rollout": value]))
+    }
+
+    func testAManualStarterComparesTheTeamsBatchesWithAdoptingRolling() throws {
+        // 10 instances with the extension: the team upgrades 2 at a time, each batch once Healthy.
+        let definition = try starter(mode: "Manual", capacity: 10, health: true)
+        let manual = try rollout(definition, "manual")
+        XCTAssertEqual(manual.upgrades, 0)
+        XCTAssertEqual(manual.failedExpectations, [])
+        let batches = manual.events.compactMap { if case .manualUpgrade(let ids, _, _) = $0.payload { return ids?.count } else { return nil } }
+        XCTAssertEqual(batches, [2, 2, 2, 2, 2])
+        XCTAssertEqual(manual.instances.filter { $0.leftBehind != nil }.count, 0)
+        // Rolling: the seeds' policy, 20% batches of 10 instances: five batches of 2, one rolling upgrade.
+        let rolling = try rollout(definition, "rolling")
+        XCTAssertEqual(rolling.upgrades, 1)
+        XCTAssertEqual(rolling.failedExpectations, [])
+        XCTAssertEqual(rolling.events.count { if case .batchStarted = $0.payload { return true } else { return false } }, 5)
+    }
+
+    func testAManualStarterWithoutTheExtensionAddsItBeforeSwitching() throws {
+        let definition = try starter(mode: "Manual", capacity: 5, health: false)
+        let rolling = try rollout(definition, "rolling")
+        XCTAssertEqual(rolling.upgrades, 1)
+        XCTAssertEqual(rolling.failedExpectations, [])
+    }
+
+    func testAnAutomaticStarterShowsTheOutageBesideRolling() throws {
+        let definition = try starter(mode: "Automatic", capacity: 10, health: true)
+        let automatic = try rollout(definition, "automatic")
+        // Every instance at once: none serves at the lowest.
+        XCTAssertEqual(automatic.summary.availability?.lowestHealthy, 0)
+        let rolling = try rollout(definition, "rolling")
+        // Batches of 2: 8 of 10 serve at the lowest.
+        XCTAssertEqual(rolling.summary.availability?.lowestHealthy, 8)
+        XCTAssertEqual(rolling.failedExpectations, [])
+    }
+}
