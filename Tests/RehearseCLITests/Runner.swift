@@ -106,3 +106,15 @@ func writeHostileScenario(_ body: String, scaleSet: String = hostileScaleSet) th
     try (scaleSet + body).write(toFile: path, atomically: true, encoding: .utf8)
     return path
 }
+
+/// SHA-256 of a file, hex, through the machine's sha256sum.
+func sha256sum(_ path: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+        process.arguments = [path]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        process.waitUntilExit()
+        return String(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).prefix(64))
+}
