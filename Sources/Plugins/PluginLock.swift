@@ -23,6 +23,12 @@ public struct PluginLock: Sendable, Equatable {
         public var folder: String
         /// SHA-256 of every file, by path relative to the folder.
         public var files: [String: String]
+        /// The versions asked for (`install NAME@RANGE`, or `^VERSION` of the first install):
+        /// `plugins update` moves only inside it. Nil in a lock written before ranges were kept.
+        public var range: SemVerRange? = nil
+        /// The repository it came from (an http(s) URL or an absolute folder), which
+        /// `plugins outdated` and `plugins update` ask; nil in an older lock.
+        public var repository: String? = nil
         /// One hash of all of them: `sha256:` and the hex of the sorted "hash  path" lines.
         public var contentHash: String { BundleFiles.contentHash(files) }
     }
@@ -72,8 +78,24 @@ public struct PluginLock: Sendable, Equatable {
                 guard case .string(let h) = hash else { throw PluginProblem("\(path): bundles[\(i)].files.\(file) is not a hash") }
                 files[file] = h
             }
-            let entry = Entry(name: name, version: version, source: try text("source"), archiveSHA256: try text("sha256"),
+            var entry = Entry(name: name, version: version, source: try text("source"), archiveSHA256: try text("sha256"),
                               folder: folder, files: files)
+            switch item.field("range") {
+            case nil, .null?: break
+            case .string(let rangeText)?:
+                do { entry.range = try SemVerRange(rangeText) } catch {
+                    throw PluginProblem("\(path): bundles[\(i)].range: \(error.message)")
+                }
+                guard entry.range!.contains(version) else {
+                    throw PluginProblem("\(path): bundles[\(i)] (\(name)): version \(version) is outside its range \(rangeText); the lock file was edited")
+                }
+            default: throw PluginProblem("\(path): bundles[\(i)].range is not a version range such as \"^1.1\"")
+            }
+            switch item.field("repository") {
+            case nil, .null?: break
+            case .string(let repository)?: entry.repository = repository
+            default: throw PluginProblem("\(path): bundles[\(i)].repository is not a string")
+            }
             if case .string(let recorded)? = item.field("contentHash"), recorded != entry.contentHash {
                 throw PluginProblem("\(path): bundles[\(i)] (\(name)): contentHash does not match its files list; the lock file was edited")
             }
@@ -85,9 +107,13 @@ public struct PluginLock: Sendable, Equatable {
     /// The lock file's text: keys sorted, entries by name.
     public var text: String {
         let bundles = entries.sorted { $0.name < $1.name }.map { e -> JSON in
-            .object(["name": .string(e.name), "version": .string(e.version.description), "source": .string(e.source),
-                     "sha256": .string(e.archiveSHA256), "folder": .string(e.folder), "contentHash": .string(e.contentHash),
-                     "files": .object(e.files.mapValues(JSON.string))])
+            var fields: [String: JSON] = [
+                "name": .string(e.name), "version": .string(e.version.description), "source": .string(e.source),
+                "sha256": .string(e.archiveSHA256), "folder": .string(e.folder), "contentHash": .string(e.contentHash),
+                "files": .object(e.files.mapValues(JSON.string))]
+            if let range = e.range { fields["range"] = .string(range.text) }
+            if let repository = e.repository { fields["repository"] = .string(repository) }
+            return .object(fields)
         }
         return JSON.object(["lockfileVersion": .int(Self.formatVersion), "bundles": .array(bundles)]).serialized() + "\n"
     }
@@ -105,7 +131,7 @@ public struct PluginLock: Sendable, Equatable {
         var found: [String] = []
         for file in Set(entry.files.keys).union(actual.keys).sorted() {
             switch (entry.files[file], actual[file]) {
-            case (let locked?, let now?) where locked != now: found.append("\(shownAs)/\(file) changed (locked sha256 \(locked.prefix(12))…, now \(now.prefix(12))…)")
+            case (let locked?, let now?) where locked != now: found.append("\(shownAs)/\(file) changed (locked sha256 \(locked), now \(now))")
             case (_?, nil): found.append("\(shownAs)/\(file) is missing")
             case (nil, _?): found.append("\(shownAs)/\(file) was added")
             default: break

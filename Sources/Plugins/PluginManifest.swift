@@ -43,7 +43,7 @@ public struct PluginManifest: Sendable, Equatable {
     public static let fileName = "rehearse-plugin.json"
     /// The largest manifest read, in bytes (checked before reading).
     public static let maxBytes = 64 * 1024
-    static let fields = ["name", "version", "api", "description", "entry", "dependencies", "exports"]
+    static let fields = ["name", "version", "api", "description", "entry", "dependencies", "exports", "options"]
 
     /// The bundle's name, which is also its `require` name: lowercase letters, digits, '-'.
     public var name: String
@@ -58,6 +58,9 @@ public struct PluginManifest: Sendable, Equatable {
     public var dependencies: [Dependency]
     /// The names its entry module returns, each with a one-line description.
     public var exports: [String: String]
+    /// The options its exported functions read from the table a script passes them, sorted by
+    /// name; nil when the manifest declares none (such a bundle's options are not checked).
+    public var options: [PluginOption]? = nil
 
     /// Another bundle this one requires, and the versions it accepts.
     public struct Dependency: Sendable, Equatable {
@@ -140,20 +143,27 @@ public struct PluginManifest: Sendable, Equatable {
             }
         case let other?: problems.append("\"exports\" is \(other.kindName); expected an object of name → description")
         }
+        var options: [PluginOption]?
+        if let declared = fields["options"], declared != .null {
+            options = PluginOption.parse(declared, exports: Set(exports.keys), problems: &problems)
+        }
         let description = string("description", required: true) ?? ""
         guard problems.isEmpty, let version, let api else {
             throw PluginProblem("\(file): " + problems.joined(separator: "; "))
         }
         return PluginManifest(name: name, version: version, api: api, description: description, entry: entry,
-                              dependencies: dependencies, exports: exports)
+                              dependencies: dependencies, exports: exports, options: options)
     }
 
     /// The manifest as JSON (the index repeats it).
     var json: JSON {
-        .object(["name": .string(name), "version": .string(version.description), "api": .string(api.text),
-                 "description": .string(description), "entry": .string(entry),
-                 "dependencies": .object(Dictionary(uniqueKeysWithValues: dependencies.map { ($0.name, JSON.string($0.range.text)) })),
-                 "exports": .object(exports.mapValues(JSON.string))])
+        var fields: [String: JSON] = [
+            "name": .string(name), "version": .string(version.description), "api": .string(api.text),
+            "description": .string(description), "entry": .string(entry),
+            "dependencies": .object(Dictionary(uniqueKeysWithValues: dependencies.map { ($0.name, JSON.string($0.range.text)) })),
+            "exports": .object(exports.mapValues(JSON.string))]
+        if let options { fields["options"] = .object(Dictionary(uniqueKeysWithValues: options.map { ($0.name, $0.json) })) }
+        return .object(fields)
     }
 
     static func isBundleName(_ s: String) -> Bool {

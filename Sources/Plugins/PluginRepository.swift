@@ -81,6 +81,12 @@ public enum PluginRepository {
         /// The versions wanted; nil is any.
         public var range: SemVerRange?
 
+        /// `name` within `range` (nil: any, or the lock's range when installed again).
+        public init(name: String, range: SemVerRange?) {
+            self.name = name
+            self.range = range
+        }
+
         /// Parses `NAME@RANGE` or `NAME`.
         public init(parsing text: String) throws(PluginProblem) {
             let parts = text.split(separator: "@", maxSplits: 1).map(String.init)
@@ -93,7 +99,7 @@ public enum PluginRepository {
     }
 
     /// Where a repository is: served over HTTP(S), or a folder on this machine.
-    public enum Source: Sendable, Equatable {
+    public enum Source: Sendable, Hashable {
         /// An http(s) URL; the index and relative archive names are under it.
         case web(String)
         /// An absolute folder path; nothing outside it is read.
@@ -170,19 +176,26 @@ public enum PluginRepository {
 
     /// Installs `requirements` from the repository `source` into
     /// `project/plugins/NAME-VERSION`, dependencies included, and records each in
-    /// `project/rehearse.lock`. `fetch` reads a location. Every archive's SHA-256 must match
-    /// the index before anything is unpacked; a folder already there must hold the same files.
+    /// `project/rehearse.lock` with the range asked for and the repository. A requirement without
+    /// a range stays inside the range the lock records for it (`^VERSION` of a lock that has
+    /// none), so a new major is installed only when asked for (`NAME@^2`). `fetch` reads a
+    /// location. Every archive's SHA-256 must match the index before anything is unpacked; a
+    /// folder already there must hold the same files. The folder of a version replaced is
+    /// removed when it still holds what the lock recorded.
     public static func install(_ requirements: [Requirement], from source: Source, project: String,
-                               fetch: (Location) throws -> [UInt8]) throws(PluginProblem) -> [PluginLock.Entry] {
+                               fetch: (Location) throws -> [UInt8]) throws(PluginProblem) -> [Change] {
         let indexLocation = source.location(of: indexName)
         let indexURL = indexLocation.description
-        let indexBytes: [UInt8]
-        do { indexBytes = try fetch(indexLocation) } catch { throw PluginProblem("cannot read the index: \(error)") }
-        let index = try parseIndex(String(decoding: indexBytes, as: UTF8.self), source: indexURL)
-        let resolver = BundleResolver<Entry>(candidates: { index[$0] ?? [] }, lookedIn: indexURL)
-        for requirement in requirements { try resolver.select(requirement.name, range: requirement.range, by: "the install request") }
+        let index = try readIndex(source, fetch: fetch)
         let lockPath = project + "/" + PluginLock.fileName
         var lock = FileManager.default.fileExists(atPath: lockPath) ? try PluginLock.read(lockPath) : PluginLock()
+        let resolver = BundleResolver<Entry>(candidates: { index[$0] ?? [] }, lookedIn: indexURL)
+        var asked: [String: SemVerRange] = [:]
+        for requirement in requirements {
+            let range = requirement.range ?? lock.entry(named: requirement.name).map(\.allowedRange)
+            try resolver.select(requirement.name, range: range, by: requirement.range == nil && range != nil ? "the lock's range" : "the install request")
+            if let range = requirement.range { asked[requirement.name] = range }
+        }
         // All or nothing: every archive is downloaded, checked and read before anything is
         // written; every new bundle is unpacked into a staging folder before any is moved into
         // place; a failure anywhere removes what this install wrote, and the lock is written last.
@@ -202,8 +215,10 @@ public enum PluginRepository {
                 throw PluginProblem("\(url): the archive holds \(manifest.label), the index says \(entry.manifest.label); nothing was installed")
             }
             let folder = "plugins/\(manifest.name)-\(manifest.version)"
-            let locked = PluginLock.Entry(name: manifest.name, version: manifest.version, source: url, archiveSHA256: digest,
+            var locked = PluginLock.Entry(name: manifest.name, version: manifest.version, source: url, archiveSHA256: digest,
                                           folder: folder, files: files.mapValues { PluginArchive.sha256($0) })
+            locked.range = asked[name] ?? lock.entry(named: name)?.range ?? PluginLock.Entry.caret(manifest.version)
+            locked.repository = source.description
             if FileManager.default.fileExists(atPath: project + "/" + folder) {
                 let differences = PluginLock.differences(locked, project: project)
                 guard differences.isEmpty else {
@@ -246,16 +261,30 @@ public enum PluginRepository {
             undo()
             throw PluginProblem("\(error); nothing was installed")
         }
+        var changes: [Change] = []
+        let before = lock
         for (entry, _) in fetched {
             lock.entries.removeAll { $0.name == entry.name }
             lock.entries.append(entry)
         }
-        let installed = fetched.map(\.entry)
         do { try OutputFile.write(lock.text, to: lockPath, role: "the lock file") } catch {
             for (_, destination) in staged { try? FileManager.default.removeItem(atPath: destination) }
             throw PluginProblem("\(error); nothing was installed")
         }
-        return installed
+        for (entry, _) in fetched {
+            var change = Change(entry: entry, from: before.entry(named: entry.name)?.version)
+            if let old = before.entry(named: entry.name), old.folder != entry.folder,
+               FileManager.default.fileExists(atPath: project + "/" + old.folder) {
+                // Only a folder still as installed goes: one edited by hand is kept and named.
+                if PluginLock.differences(old, project: project).isEmpty, (try? FileManager.default.removeItem(atPath: project + "/" + old.folder)) != nil {
+                    change.removedFolder = old.folder
+                } else {
+                    change.keptFolder = old.folder
+                }
+            }
+            changes.append(change)
+        }
+        return changes
     }
 
     /// `name` under `base` (a folder or a URL).

@@ -72,9 +72,9 @@ public enum CompareText {
     public static func table(_ rows: [Row]) -> [String] {
         let bestIndex = best(rows)
         let lines = rows.enumerated().map { i, row in
-            let faulted = row.faulted, (lower, upper) = faulted.interval
+            let faulted = row.faulted
             return Line(mark: i == bestIndex ? "*" : "", combination: row.report.overrides.joined(separator: " "),
-                        faulted: SweepText.percent(faulted.fraction), interval: "\(SweepText.percent(lower))–\(SweepText.percent(upper))",
+                        faulted: SweepText.percent(faulted.fraction), interval: Figures.interval(faulted),
                         p50: SweepText.figure(row.report.timeToFinish.percentile(50)), p95: SweepText.figure(row.report.timeToFinish.percentile(95)),
                         lowest: SweepText.figure(row.report.lowestHealthy.percentile(5)),
                         deadline: row.report.pastDeadline.map { SweepText.percent(1 - $0.fraction) } ?? "-",
@@ -85,13 +85,16 @@ public enum CompareText {
              Column(title: "P(Faulted)", value: $0.faulted, align: .right), Column(title: "95% CI", value: $0.interval, align: .right),
              Column(title: "Finish p50 (s)", value: $0.p50, align: .right), Column(title: "Finish p95 (s)", value: $0.p95, align: .right),
              Column(title: "Lowest healthy p5", value: $0.lowest, align: .right)]
-                + (rows.contains { $0.report.deadline != nil } ? [Column(title: "Within deadline", value: $0.deadline, align: .right)] : [])
+                + (rows.contains { $0.report.deadline != nil }
+                    ? [Column(title: "Within " + (rows.compactMap(\.report.deadline).first.map(Figures.both) ?? "deadline"), value: $0.deadline, align: .right)] : [])
                 + (rows.contains { !$0.requirements.isEmpty } ? [Column(title: "Requirements", value: $0.verdicts)] : [])
         }
-        var text = (table.string(for: lines, style: Style.simple) ?? "").split(separator: "\n").map(String.init)
-        for (group, why) in identical(rows) {
-            text.append("Rows \(group.map { String($0 + 1) }.joined(separator: ", ")) ran identically: \(why).")
-        }
-        return text
+        let text = (table.string(for: lines, style: Style.simple) ?? "").split(separator: "\n").map(String.init)
+        return text + notes(rows)
+    }
+
+    /// The sentences under the table: which rows ran identically, and why.
+    public static func notes(_ rows: [Row]) -> [String] {
+        identical(rows).map { group, why in "Rows \(group.map { String($0 + 1) }.joined(separator: ", ")) ran identically: \(why)." }
     }
 }

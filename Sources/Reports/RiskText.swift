@@ -18,7 +18,7 @@ public enum RiskText {
         let lines = results.map { r in
             RequirementLine(requirement: ScriptText.escaped(r.requirement.description), runs: "\(r.share.count)/\(r.share.total)",
                             share: SweepText.percent(r.share.fraction),
-                            interval: "\(SweepText.percent(r.lower))–\(SweepText.percent(r.upper))", verdict: r.verdict.rawValue)
+                            interval: Figures.range(r.lower, r.upper), verdict: r.verdict.rawValue)
         }
         let level = Requirement.percentText(confidence)
         let table = TextTable<RequirementLine> {
@@ -32,7 +32,7 @@ public enum RiskText {
     /// One requirement's result in a line: `Faulted <= 5%: failed, 77 of 1000 runs (7.7%), interval 5.2%–10.8% at 95%`.
     public static func summary(_ r: RequirementResult) -> String {
         "\(r.requirement): \(r.verdict.rawValue), \(r.share.count) of \(r.share.total) runs (\(SweepText.percent(r.share.fraction))), interval "
-            + "\(SweepText.percent(r.lower))–\(SweepText.percent(r.upper)) at \(Requirement.percentText(r.confidence))%"
+            + "\(Figures.range(r.lower, r.upper)) at \(Requirement.percentText(r.confidence))%"
     }
 
     /// The requirements as JSON: each with its share, interval, runs and verdict.
@@ -55,6 +55,22 @@ public enum RiskText {
         var objective: String
         var p95: String
         var lowest: String
+        var decidedBy: String
+    }
+
+    /// The requirements that decided a candidate's standing: for an infeasible one those that
+    /// failed, for an undecided one those still undecided, each with its share and interval
+    /// (`Faulted <= 2%: 9 of 60 (15.0%, 7.8%–26.1%)`); empty for the others.
+    public static func decidedBy(_ c: Tune.Result) -> [String] {
+        let verdict: Requirement.Verdict
+        switch c.standing {
+        case .infeasible: verdict = .failed
+        case .undecided: verdict = .undecided
+        case .feasible, .dominated: return []
+        }
+        return c.requirements.filter { $0.verdict == verdict }.map { r in
+            "\(ScriptText.escaped(r.requirement.description)) \(r.verdict.rawValue): \(r.share.count) of \(r.share.total) (\(SweepText.percent(r.share.fraction)), \(Figures.range(r.lower, r.upper)))"
+        }
     }
 
     /// `tune`'s outcome: every candidate (the best marked `*`, the Pareto front `+`), then the runs
@@ -62,19 +78,20 @@ public enum RiskText {
     public static func tune(_ outcome: Tune.Outcome, objective: Tune.Objective) -> [String] {
         let lines = outcome.candidates.enumerated().map { i, c in
             let faulted = c.runs.faulted
-            let (lower, upper) = faulted.interval
             let mark = (i == outcome.best ? "*" : "") + (outcome.front.contains(i) ? "+" : "")
             return CandidateLine(mark: mark, label: ScriptText.escaped(c.label.joined(separator: " ")), standing: c.standing.rawValue,
                                  runs: String(c.runs.count),
-                                 faulted: "\(SweepText.percent(faulted.fraction)) (\(SweepText.percent(lower))–\(SweepText.percent(upper)))",
+                                 faulted: "\(SweepText.percent(faulted.fraction)) (\(Figures.interval(faulted)))",
                                  objective: SweepText.figure(c.objective.estimate), p95: SweepText.figure(c.runs.timeToFinish.percentile(95)),
-                                 lowest: SweepText.figure(c.runs.lowestHealthy.percentile(5)))
+                                 lowest: SweepText.figure(c.runs.lowestHealthy.percentile(5)),
+                                 decidedBy: decidedBy(c).joined(separator: "; "))
         }
         let table = TextTable<CandidateLine> {
             [Column(title: "", value: $0.mark), Column(title: "Candidate", value: $0.label), Column(title: "Standing", value: $0.standing),
              Column(title: "Runs", value: $0.runs, align: .right), Column(title: "P(Faulted) (95% CI)", value: $0.faulted, align: .right),
              Column(title: "Objective", value: $0.objective, align: .right), Column(title: "Finish p95 (s)", value: $0.p95, align: .right),
              Column(title: "Lowest healthy p5", value: $0.lowest, align: .right)]
+                + (lines.contains { !$0.decidedBy.isEmpty } ? [Column(title: "Decided by", value: $0.decidedBy)] : [])
         }
         var text = table.string(for: lines, style: Style.simple)!.split(separator: "\n").map(String.init)
         text.append("")
@@ -102,6 +119,9 @@ public enum RiskText {
                 return .ordered([
                     JSONField("index", .int(i)), JSONField("overrides", .array(c.label.map(JSON.string))),
                     JSONField("standing", .string(c.standing.rawValue)), JSONField("runs", .int(c.runs.count)),
+                    JSONField("decidedBy", .array(c.requirements.filter { r in
+                        (c.standing == .infeasible && r.verdict == .failed) || (c.standing == .undecided && r.verdict == .undecided)
+                    }.map { .string($0.requirement.description) })),
                     JSONField("decidedAfter", c.decidedAfter.map { .int($0) } ?? .null),
                     JSONField("requirements", json(c.requirements, confidence: confidence)),
                     JSONField("objective", .ordered([JSONField("estimate", c.objective.estimate.map { .double(SweepJSON.rounded($0)) } ?? .null),

@@ -152,8 +152,15 @@ public enum RunReport {
         let status = record.summary.status
         let steps = capacity(record.events)
         let low = record.summary.availability.map { (time: $0.lowestHealthyAt, serving: $0.lowestHealthy) }
+        let upgradeDuration = record.summary.upgradeStarted.map { (record.summary.upgradeEnded ?? record.summary.endTime) - $0 }
         return .ordered([
             JSONField("scenario", .string(scenario)), JSONField("scaleSet", .string(scaleSet.name)), JSONField("seed", .string(String(record.seed))),
+            // The answer first: how long the upgrade took and how many instances failed, as the text says it.
+            JSONField("headline", .ordered([
+                JSONField("upgradeDuration", upgradeDuration.map { .string(Figures.both($0)) } ?? .null),
+                JSONField("failed", .int(record.summary.failed.count)),
+                JSONField("ended", .string(Figures.both(record.summary.endTime))),
+            ])),
             JSONField("end", .int(record.summary.endTime)), JSONField("capacity", .int(scaleSet.capacity)),
             JSONField("threshold", .int(scaleSet.capacity - budget)),
             JSONField("code", status.map { .string($0.code.rawValue) } ?? .null),

@@ -41,7 +41,7 @@ public enum RunText {
         }
         if let start = summary.upgradeStarted {
             if let end = summary.upgradeEnded {
-                lines.append("The latest rolling upgrade took \(ISODuration.format(end - start)) (\(ISODuration.format(start)) to \(ISODuration.format(end)))"
+                lines.append("The latest rolling upgrade took \(Figures.both(end - start)) (\(ISODuration.format(start)) to \(ISODuration.format(end)))"
                     + (summary.endTime > end ? "; the run ended at \(ISODuration.format(summary.endTime)), after the operations still running then" : ""))
             } else {
                 lines.append("The latest rolling upgrade started at \(ISODuration.format(start)) and had not ended when the run stopped at \(ISODuration.format(summary.endTime))")

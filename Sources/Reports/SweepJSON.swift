@@ -10,7 +10,7 @@ public enum SweepJSON {
         var fields: [JSONField] = [
             JSONField("scenario", .string(r.scenario)), JSONField("seeds", .string(r.seeds.description)),
             JSONField("overrides", .array(r.overrides.map(JSON.string))), JSONField("runs", .int(r.total)),
-            JSONField("outcomes", .array(r.outcomes.map { share($0.share, [JSONField("code", .string($0.code))]) })),
+            JSONField("outcomes", .array(Figures.outcomes(r).map { share($0.share, [JSONField("code", .string($0.code))]) })),
             JSONField("errorCodes", .array(r.errorCodes.map { share($0.share, [JSONField("code", .string($0.code))]) })),
             JSONField("expectations", .array(r.held.map {
                 share($0.share, [JSONField("location", .string($0.key.location)), JSONField("key", .string($0.key.key.rawValue)),

@@ -20,9 +20,12 @@ public enum SweepReportPage {
         public var requirements: [RequirementResult]
         /// `tune`'s standing, when the page is a search's.
         public var standing: String?
+        /// The requirements that decided the standing (`RiskText.decidedBy`), when infeasible or undecided.
+        public var decidedBy: [String] = []
 
         /// An entry of `report`.
-        public init(report: SweepReport, requirements: [RequirementResult] = [], standing: String? = nil) {
+        public init(report: SweepReport, requirements: [RequirementResult] = [], standing: String? = nil, decidedBy: [String] = []) {
+            self.decidedBy = decidedBy
             self.report = report
             self.requirements = requirements
             self.standing = standing
@@ -35,8 +38,9 @@ public enum SweepReportPage {
     }
 
     /// The page of `entries`, `best` marked; `title` names the kind of page.
-    public static func html(entries: [Entry], best: Int? = nil, title: String? = nil) throws -> String {
-        let json = data(entries, best: best, title: title).serialized(pretty: false).replacingOccurrences(of: "<", with: "\\u003c")
+    /// `notes` are sentences the text prints under its table (rows that ran identically).
+    public static func html(entries: [Entry], best: Int? = nil, title: String? = nil, notes: [String] = []) throws -> String {
+        let json = data(entries, best: best, title: title, notes: notes).serialized(pretty: false).replacingOccurrences(of: "<", with: "\\u003c")
         guard let url = Bundle.module.url(forResource: "sweep", withExtension: "mustache", subdirectory: "Templates") else {
             throw CocoaError(.fileNoSuchFile)
         }
@@ -45,7 +49,7 @@ public enum SweepReportPage {
     }
 
     /// Everything the page draws.
-    static func data(_ entries: [Entry], best: Int?, title: String?) -> JSON {
+    static func data(_ entries: [Entry], best: Int?, title: String?, notes: [String] = []) -> JSON {
         // One scale for every policy's histogram of a figure, so two can be compared by eye.
         func shared(_ values: [[Double]]) -> (Double, Double)? {
             let all = values.flatMap { $0 }.filter(\.isFinite)
@@ -60,8 +64,9 @@ public enum SweepReportPage {
         let faultedLimits = Set(entries.flatMap(\.requirements).compactMap { r -> Double? in
             r.requirement.measure == .code(.faulted) && r.requirement.comparison == .atMost ? r.requirement.limit : nil
         }).sorted()
-        let chartX = Axis.ticks(0, max(0.01, (entries.map { $0.report.runs.faulted.interval.upper }
+        var chartX = Axis.ticks(0, max(0.01, (entries.map { $0.report.runs.faulted.interval.upper }
             + faultedLimits).max() ?? 0.01), most: 6)
+        chartX.percent = true
         let finite = points.map(\.finishP95).filter(\.isFinite)
         let chartY = Axis.ticks(0, max(1, finite.max() ?? 1), most: 6)
         let runCounts = entries.map(\.report.total)
@@ -72,20 +77,25 @@ public enum SweepReportPage {
             JSONField("best", best.map(JSON.int) ?? .null),
             JSONField("front", .array(front.map(JSON.int))),
             JSONField("faultedLimits", .array(faultedLimits.map(JSON.double))),
+            JSONField("faultedLimitLabels", .array(faultedLimits.map { .string(SweepText.percent($0)) })),
+            JSONField("notes", .array(notes.map(JSON.string))),
             JSONField("chart", .ordered([JSONField("x", chartX.json), JSONField("y", chartY.json)])),
             JSONField("entries", .array(entries.indices.map { i in
                 let e = entries[i]
                 let time = Histogram(times[i], range: timeRange), lowest = Histogram(lowests[i], range: lowestRange)
                 return .ordered([
                     JSONField("report", SweepJSON.report(e.report)),
-                    JSONField("requirements", RiskText.json(e.requirements, confidence: e.requirements.first?.confidence ?? 0.95)),
+                    JSONField("shares", shareRows(e.report)),
+                    JSONField("figures", figures(e.report)),
+                    JSONField("requirements", requirementRows(e.requirements)),
                     JSONField("passed", e.requirements.isEmpty ? .null : .bool(e.requirements.allSatisfy { $0.verdict == .held })),
                     JSONField("standing", e.standing.map(JSON.string) ?? .null),
+                    JSONField("decidedBy", .array(e.decidedBy.map(JSON.string))),
                     JSONField("point", .ordered([JSONField("faulted", .double(SweepJSON.rounded(points[i].faulted))),
                                                  JSONField("finishP95", points[i].finishP95.isFinite ? .double(points[i].finishP95) : .null)])),
                     JSONField("histograms", .ordered([
                         JSONField("timeToFinish", time.json(axis: timeRange.map { Axis.ticks($0.0, $0.1, most: 6) })),
-                        JSONField("lowestHealthy", lowest.json(axis: lowestRange.map { Axis.ticks($0.0, $0.1, most: 6) })),
+                        JSONField("lowestHealthy", lowest.json(axis: lowestRange.map { Axis.integers($0.0, $0.1, most: 6) })),
                     ])),
                 ])
             })),
@@ -101,6 +111,8 @@ struct Axis: Equatable {
     var high: Double
     /// The tick values, ascending.
     var ticks: [Double]
+    /// Whether its labels are percentages (the values are fractions).
+    var percent = false
 
     static func ticks(_ low: Double, _ high: Double, most: Int) -> Axis {
         guard low.isFinite, high.isFinite else { return Axis(low: 0, high: 1, ticks: [0, 1]) }
@@ -118,8 +130,17 @@ struct Axis: Equatable {
         return Axis(low: first, high: max(last, first + step), ticks: values)
     }
 
+    /// Ticks for a count (runs, instances): whole numbers only, a step of at least 1.
+    static func integers(_ low: Double, _ high: Double, most: Int) -> Axis {
+        let axis = ticks(low.rounded(.down), high.rounded(.up), most: most)
+        guard axis.ticks.count > 1, axis.ticks[1] - axis.ticks[0] < 1 else { return axis }
+        let first = low.rounded(.down), last = max(high.rounded(.up), first + 1)
+        return Axis(low: first, high: last, ticks: Array(stride(from: first, through: last, by: 1)))
+    }
+
     var json: JSON {
-        .ordered([JSONField("low", .double(low)), JSONField("high", .double(high)), JSONField("ticks", .array(ticks.map(JSON.double)))])
+        .ordered([JSONField("low", .double(low)), JSONField("high", .double(high)), JSONField("ticks", .array(ticks.map(JSON.double))),
+                  JSONField("labels", .array(ticks.map { .string(percent ? SweepText.percent($0) : SweepText.figure($0)) }))])
     }
 }
 
@@ -160,7 +181,7 @@ struct Histogram: Equatable {
         .ordered([JSONField("runs", .int(runs)), JSONField("min", lowest.map(JSON.double) ?? .null),
                   JSONField("max", highest.map(JSON.double) ?? .null), JSONField("most", .int(counts.max() ?? 0)),
                   JSONField("counts", .array(counts.map(JSON.int))), JSONField("axis", axis?.json ?? .null),
-                  JSONField("countTicks", Axis.ticks(0, Double(max(1, counts.max() ?? 1)), most: 4).json)])
+                  JSONField("countTicks", Axis.integers(0, Double(max(1, counts.max() ?? 1)), most: 4).json)])
     }
 
     /// The histogram alone, for tests.

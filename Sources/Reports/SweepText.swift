@@ -13,10 +13,7 @@ public enum SweepText {
         var share: Share
         var runs: String { String(share.count) }
         var percent: String { SweepText.percent(share.fraction) }
-        var interval: String {
-            let (lower, upper) = share.interval
-            return "\(SweepText.percent(lower))–\(SweepText.percent(upper))"
-        }
+        var interval: String { Figures.interval(share) }
     }
 
     /// A distribution row: what, then one value per column.
@@ -59,7 +56,7 @@ public enum SweepText {
         var lines = ["Sweep of \(r.scenario), seeds \(r.seeds) (\(r.total) run\(r.total == 1 ? "" : "s"))"]
         if !r.overrides.isEmpty { lines.append("Overrides: " + r.overrides.joined(separator: ", ")) }
         lines.append("")
-        lines += shareTable("Outcome", r.outcomes.map { ShareRow(label: $0.code, share: $0.share) })
+        lines += shareTable("Outcome", Figures.outcomes(r).map { ShareRow(label: $0.code, share: $0.share) })
         if !r.errorCodes.isEmpty {
             lines.append("")
             lines += shareTable("Error code", r.errorCodes.map { ShareRow(label: $0.code, share: $0.share) })
@@ -74,6 +71,7 @@ public enum SweepText {
         let high: [Double] = [50, 90, 95, 99, 100]
         lines += figureTable(["p50", "p90", "p95", "p99", "max"], [
             FigureRow(label: "Time to finish (s)", values: high.map { figure(r.timeToFinish.percentile($0)) }),
+            FigureRow(label: "Time to finish", values: high.map { r.timeToFinish.percentile($0).map { Figures.human(seconds: $0) } ?? "-" }),
             FigureRow(label: "Unavailable (instance-s)", values: high.map { figure(r.unavailable.percentile($0)) }),
         ])
         lines.append("")
@@ -83,7 +81,7 @@ public enum SweepText {
         ])
         if let deadline = r.deadline, let past = r.pastDeadline {
             let row = ShareRow(label: "", share: past)
-            lines += ["", "Not ended by \(ISODuration.format(deadline)): \(past.count) of \(r.total) runs (\(row.percent), 95% CI \(row.interval))"]
+            lines += ["", "Not ended by \(Figures.both(deadline)): \(past.count) of \(r.total) runs (\(row.percent), 95% CI \(row.interval))"]
         }
         let failed = r.failedMostOften(), behind = r.leftBehindMostOften()
         if !failed.isEmpty || !behind.isEmpty { lines.append("") }

@@ -5,7 +5,8 @@ import Foundation
 /// and the editor see them as Lua.
 enum BuiltinLibrary {
     /// `require` name → source.
-    static let modules: [String: String] = ["rehearse.faults": load("rehearse/faults")]
+    static let modules: [String: String] = ["rehearse.faults": load("rehearse/faults"),
+                                           "rehearse.bundle_options": load("rehearse/bundle_options")]
 
     /// The module's text, or one that explains it is missing (an installation without the
     /// resources folder) when required.

@@ -25,13 +25,13 @@ public enum DiffRehearsal {
         var timeline: [ScenarioDefinition.TimelineEntry] = []
         if !start.validate().isEmpty {
             start.policy = before.policy
-            timeline.append(.init(time: changeAt, action: .perform(.updatePolicy(after.policy))))
+            timeline.append(.init(time: changeAt, action: .perform(.updatePolicy(PolicyPatch(whole: after.policy)))))
         }
         if before.capacity != after.capacity { timeline.append(.init(time: changeAt, action: .perform(.scale(to: after.capacity)))) }
         if !diff.modelChanges.isEmpty {
             timeline.append(.init(time: changeAt, action: .perform(.updateModel(diff.modelChanges))))
         } else if before.policy != after.policy, !timeline.contains(where: { if case .perform(.updatePolicy) = $0.action { return true } else { return false } }) {
-            timeline.append(.init(time: changeAt, action: .perform(.updatePolicy(after.policy))))
+            timeline.append(.init(time: changeAt, action: .perform(.updatePolicy(PolicyPatch(whole: after.policy)))))
         }
         guard var definition = team else {
             return ScenarioDefinition(path: path, scaleSet: start, behaviour: .swift(SwiftBehaviours { _ in Behaviours() }), timeline: timeline,

@@ -60,10 +60,14 @@ final class PluginSession {
             }
             let rest = name.count > head.count ? String(name.dropFirst(head.count + 1)) : bundle.manifest.entry
             let found = try ModuleFinder(folders: [bundle.folder]).find(rest)
-            loaded[name] = LuaProgram.ModuleSource(source: found.source, path: found.displayPath)
-            return (found.source, found.displayPath)
+            // The entry module of a bundle that declares its options checks what scripts pass.
+            let source = name == head ? BundleOptionGuard.wrap(found.source, manifest: bundle.manifest) : found.source
+            loaded[name] = LuaProgram.ModuleSource(source: source, path: found.displayPath)
+            return (source, found.displayPath)
         } catch let problem as PluginProblem {
-            throw LuaArgumentError(position: 1, problem: problem.message)
+            // rehearse's own sentence (a tampered bundle names the file and both hashes), not
+            // wrapped in Lua's "bad argument #1 to 'require'".
+            throw LuaError(kind: .runtime, message: problem.message)
         }
     }
 }

@@ -111,6 +111,10 @@ final class BundleRoundTripTests: XCTestCase {
         XCTAssertEqual(rerun.status, 2)
         XCTAssertTrue(rerun.stderr.contains("init.lua changed"), rerun.stderr)
         XCTAssertTrue(rerun.stderr.contains("bundle slow-boot 1.2.0 differs from rehearse.lock"), rerun.stderr)
+        // rehearse's own sentence, with both hashes in full: the lock's and the file's now.
+        let lockedHash = try XCTUnwrap((locked["files"] as? [String: String])?["init.lua"])
+        XCTAssertTrue(rerun.stderr.contains("(locked sha256 \(lockedHash), now \(try sha256sum(tampered)))"), rerun.stderr)
+        XCTAssertFalse(rerun.stderr.contains("bad argument"), rerun.stderr)
     }
 
     func testInstallRefusesAnArchiveWhoseDigestDiffersFromTheIndex() throws {

@@ -25,16 +25,7 @@ final class HostilePluginSourceTests: XCTestCase {
     func rehearse(_ arguments: String...) throws -> CLIOutput { try runRehearse(arguments) }
 
     /// SHA-256 of a file, hex, through the machine's sha256sum.
-    func sha256(_ path: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-        process.arguments = [path]
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        process.waitUntilExit()
-        return String(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).prefix(64))
-    }
+    func sha256(_ path: String) throws -> String { try sha256sum(path) }
 
     /// A repository holding zone-outage-drill 0.3.0, its index's archive URL replaced by `url`.
     func repository(archiveURL url: String) throws -> String {

@@ -13,10 +13,11 @@ final class ReportBrowserTests: XCTestCase {
     }
 
     /// The DOM after the page's script ran.
-    func dom(_ report: String) throws -> String {
+    func dom(_ report: String, width: Int? = nil) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try chromium())
-        process.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000", "--dump-dom", "file://" + report]
+        process.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000"]
+            + (width.map { ["--window-size=\($0),1000"] } ?? []) + ["--dump-dom", "file://" + report]
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice

@@ -111,3 +111,15 @@ func firstLine(_ pipe: Pipe) -> String {
     }
     return String(decoding: line, as: UTF8.self)
 }
+
+/// SHA-256 of a file, hex, through the machine's sha256sum.
+func sha256sum(_ path: String) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+    process.arguments = [path]
+    let out = Pipe()
+    process.standardOutput = out
+    try process.run()
+    process.waitUntilExit()
+    return String(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).prefix(64))
+}

@@ -80,8 +80,10 @@ final class SweepCLITests: XCTestCase {
         ])
         // Allowing every upgraded instance to be unhealthy never faults on it.
         for report in reports[2...] {
-            let codes = (report["outcomes"] as? [[String: Any]] ?? []).compactMap { $0["code"] as? String }
-            XCTAssertEqual(codes, ["Completed"])
+            // Faulted is listed at 0 (with its interval): the row a team looks for.
+            let outcomes = report["outcomes"] as? [[String: Any]] ?? []
+            XCTAssertEqual(outcomes.compactMap { $0["code"] as? String }, ["Completed", "Faulted"])
+            XCTAssertEqual(outcomes.last?["runs"] as? Int, 0)
         }
         let text = try runRehearse(["compare", scenario, "--seeds", "0..9",
                                     "--set", "rollingUpgradePolicy.maxUnhealthyUpgradedInstancePercent=10,100"])

@@ -52,3 +52,28 @@ public struct PolicyPatch: Equatable, Sendable {
         return policy
     }
 }
+
+extension PolicyPatch {
+    /// The patch that makes any policy `policy`: every field, the rolling booleans only where
+    /// `policy` set them (so the status's `policy` leaves out the same ones). `rehearse diff`
+    /// rehearses a document's whole new policy this way.
+    public init(whole policy: UpgradePolicy) {
+        let rolling = policy.rolling, os = policy.automaticOS
+        var settings: [Setting] = [
+            .mode(policy.mode), .maxBatchInstancePercent(rolling.maxBatchInstancePercent),
+            .maxUnhealthyInstancePercent(rolling.maxUnhealthyInstancePercent),
+            .maxUnhealthyUpgradedInstancePercent(rolling.maxUnhealthyUpgradedInstancePercent),
+            .pauseTimeBetweenBatches(rolling.pauseTimeBetweenBatches),
+        ]
+        let booleans: [(String, Setting)] = [
+            ("prioritizeUnhealthyInstances", .prioritizeUnhealthyInstances(rolling.prioritizeUnhealthyInstances)),
+            ("enableCrossZoneUpgrade", .enableCrossZoneUpgrade(rolling.enableCrossZoneUpgrade)),
+            ("maxSurge", .maxSurge(rolling.maxSurge)),
+            ("rollbackFailedInstancesOnPolicyBreach", .rollbackFailedInstancesOnPolicyBreach(rolling.rollbackFailedInstancesOnPolicyBreach)),
+        ]
+        settings += booleans.filter { rolling.setBooleans.contains($0.0) }.map(\.1)
+        settings += [.enableAutomaticOSUpgrade(os.enableAutomaticOSUpgrade), .disableAutomaticRollback(os.disableAutomaticRollback),
+                     .useRollingUpgradePolicy(os.useRollingUpgradePolicy), .osRollingUpgradeDeferral(os.osRollingUpgradeDeferral)]
+        self.init(settings)
+    }
+}

@@ -55,7 +55,7 @@ struct CompareCommand: ParsableCommand {
                                         unhealthyBudget: scaleSet.map { Planner.unhealthyAllowance(capacity: $0.capacity, percent: rolling!.maxUnhealthyInstancePercent) }))
         }
         if let reportFile = page.reportFile { try writePage(try openOutput(reportFile, option: "--report", role: "the report")) { try SweepReportPage.html(entries: rows.map { SweepReportPage.Entry(report: $0.report, requirements: $0.requirements) },
-                                                                                                                                     best: CompareText.best(rows), title: "compare") } }
+                                                                                                                                     best: CompareText.best(rows), title: "compare", notes: CompareText.notes(rows)) } }
         if json {
             print(JSON.array(rows.map { row in
                 guard !row.requirements.isEmpty, case .ordered(let fields) = SweepJSON.report(row.report) else { return SweepJSON.report(row.report) }

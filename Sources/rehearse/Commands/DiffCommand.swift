@@ -72,7 +72,7 @@ struct DiffCommand: ParsableCommand {
                     .ordered([JSONField("requirement", .string(r.requirement.description)), JSONField("count", .int(r.share.count)),
                               JSONField("total", .int(r.share.total)), JSONField("verdict", .string(r.verdict.rawValue))])
                 })))
-                fields.append(JSONField("passed", .bool(RiskQuestion.passed(judged))))
+                fields.append(JSONField("passed", .bool(RiskVerdict(judged).passed)))
                 fields.append(JSONField("confidence", .double(question.confidence)))
                 json = .ordered(fields)
             }
@@ -86,7 +86,7 @@ struct DiffCommand: ParsableCommand {
                 printText("```")
             }
         }
-        if let judged, !RiskQuestion.passed(judged) { throw CommandFailure.shown(exitCode: 1) }
+        if let judged, !RiskVerdict(judged).passed { throw CommandFailure.shown(exitCode: 1) }
     }
 
     /// The two versions, whether the tool replaces the scale set, and what to call the change.

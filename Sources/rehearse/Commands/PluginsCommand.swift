@@ -11,8 +11,8 @@ import UpgradeEngine
 struct PluginsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "plugins",
-        abstract: "List, show, check, pack, index, install and verify plugin bundles.",
-        subcommands: [List.self, Show.self, Check.self, Pack.self, Index.self, Install.self, Verify.self]
+        abstract: "List, show, check, pack, index, install, update and verify plugin bundles.",
+        subcommands: [List.self, Show.self, Check.self, Pack.self, Index.self, Install.self, Outdated.self, Update.self, Verify.self]
     )
 
     struct PathOptions: ParsableArguments {
@@ -136,25 +136,17 @@ struct PluginsCommand: ParsableCommand {
     }
 
     struct Install: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "install", abstract: "Install bundles (NAME@RANGE) and their dependencies from a repository into ./plugins, recording them in rehearse.lock.")
+        static let configuration = CommandConfiguration(commandName: "install", abstract: "Install bundles (NAME@RANGE) and their dependencies from a repository into ./plugins, recording them and the range in rehearse.lock; NAME alone stays inside the range locked.")
         @Argument(help: "What to install, e.g. 'slow-boot@^1.1'.") var requirements: [String]
         @Option(help: "The repository: an http(s) URL or a folder holding rehearse-index.json.") var repo: String
         @Option(help: "The project folder (plugins/ and rehearse.lock go there).") var project = "."
+        @OptionGroup var format: JSONOutputOptions
 
         func run() throws {
             let wanted = try requirements.map { text throws(PluginProblem) in try PluginRepository.Requirement(parsing: text) }
             guard !wanted.isEmpty else { throw PluginProblem("name at least one bundle, e.g. slow-boot@^1.1") }
-            let installed = try PluginRepository.install(wanted, from: try PluginRepository.Source(parsing: repo), project: project, fetch: fetch)
-            for entry in installed { printText("\(entry.name) \(entry.version) -> \(entry.folder) (sha256 \(entry.archiveSHA256))") }
-            printText("wrote \(PluginRepository.join(project, PluginLock.fileName))")
-        }
-
-        /// A URL through the downloader; a file of a folder repository only inside it.
-        func fetch(_ location: PluginRepository.Location) throws -> [UInt8] {
-            switch location {
-            case .web(let url): return try Download.get(url, maxBytes: PluginArchive.maxArchiveBytes)
-            case .file(let folder, let name): return try BoundedFile.readInside(folder, name, maxBytes: PluginArchive.maxArchiveBytes)
-            }
+            let changes = try PluginRepository.install(wanted, from: try PluginRepository.Source(parsing: repo), project: project, fetch: PluginsCommand.fetch)
+            PluginsCommand.report(changes, json: format.json, lockPath: PluginRepository.join(project, PluginLock.fileName))
         }
     }
 
@@ -202,7 +194,11 @@ struct BundleSummary {
                      .object(["version": .string(b.manifest.version.description), "folder": .string(b.folder), "api": .string(b.manifest.api.text),
                               "compatible": .bool(b.isCompatible), "description": .string(b.manifest.description), "entry": .string(b.manifest.entry),
                               "dependencies": .object(Dictionary(uniqueKeysWithValues: b.manifest.dependencies.map { ($0.name, JSON.string($0.range.text)) })),
-                              "exports": .object(b.manifest.exports.mapValues(JSON.string))])
+                              "exports": .object(b.manifest.exports.mapValues(JSON.string)),
+                              "options": b.manifest.options.map { options -> JSON in JSON.array(options.map { o -> JSON in
+                                  JSON.object(["name": .string(o.name), "type": .string(o.kind.rawValue), "default": o.defaultValue ?? .null, "doc": .string(o.doc),
+                                               "exports": o.exports.map { JSON.array($0.map(JSON.string)) } ?? .null])
+                              }) } ?? .null])
                  })])
     }
 
@@ -215,6 +211,11 @@ struct BundleSummary {
             lines.append("    \(m.description)")
             if !m.dependencies.isEmpty { lines.append("    depends on " + m.dependencies.map { "\($0.name) \($0.range)" }.joined(separator: ", ")) }
             for export in m.exports.keys.sorted() { lines.append("    \(export): \(m.exports[export]!)") }
+            if let options = m.options {
+                for o in options { lines.append("    option \(o.summary)\(o.exports.map { " for " + $0.joined(separator: ", ") } ?? ""): \(o.doc)") }
+            } else {
+                lines.append("    options not declared: what scripts pass its functions is not checked")
+            }
         }
         return lines
     }

@@ -89,6 +89,10 @@ struct RunCommand: ParsableCommand {
         }
         let failed = result.failedExpectations
         if !failed.isEmpty { throw CommandFailure(failed.flatMap { Diagnostic.of($0) }, exitCode: 1) }
-        if !quiet && !loaded.expectations.isEmpty { printText("All \(loaded.expectations.count) expectation(s) held.") }
+        if !quiet && !loaded.expectations.isEmpty {
+            // Counted per key: expect { code = "Completed", successful = 10 } is two checks.
+            let keys = result.expectations.count, calls = loaded.expectations.count
+            printText("All \(keys) expected value\(keys == 1 ? "" : "s") held (\(calls) expect call\(calls == 1 ? "" : "s")).")
+        }
     }
 }

@@ -79,7 +79,7 @@ struct TuneCommand: ParsableCommand {
             let entries = outcome.candidates.enumerated().map { i, c in
                 SweepReportPage.Entry(report: SweepReport(scenario: scenario.scenario, seeds: SeedRange(range.first, range.first &+ UInt64(max(c.runs.count, 1) - 1)),
                                                           overrides: c.label, runs: c.runs, expectations: c.keys, deadline: question.deadline),
-                                      requirements: c.requirements, standing: c.standing.rawValue)
+                                      requirements: c.requirements, standing: c.standing.rawValue, decidedBy: RiskText.decidedBy(c))
             }
             try writePage(pageFile) { try SweepReportPage.html(entries: entries, best: outcome.best, title: "tune") }
         }
