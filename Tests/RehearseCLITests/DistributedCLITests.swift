@@ -39,7 +39,7 @@ final class DistributedCLITests: XCTestCase {
         let part = try object(try String(contentsOfFile: parts[0], encoding: .utf8))
         XCTAssertEqual(part["requirements"] as? [String], ["Faulted <= 2%", "Faulted <= 10%"])
         XCTAssertEqual(part["confidence"] as? Double, 0.9)
-        XCTAssertEqual(part["deadline"] as? String, "PT60M")
+        XCTAssertEqual(part["deadline"] as? String, "PT1H")
         let merged = try runRehearse(["merge", "--json"] + parts)
         XCTAssertEqual(merged.status, one.status, merged.stderr)
         XCTAssertEqual(merged.stdout, one.stdout, "two blocks, one in two shards, merged equal one sweep of 0..199 byte for byte")
@@ -95,8 +95,7 @@ final class DistributedCLITests: XCTestCase {
     }
 
     func testTuneAskTellEqualsOneProcessTune() throws {
-        let search = ["tune", scenario, "--vary", "rollingUpgradePolicy.maxUnhealthyUpgradedInstancePercent=5,15,20",
-                      "--vary", "rollingUpgradePolicy.maxBatchInstancePercent=20,50", "--seeds", "0..799"]
+        let search = ["tune", scenario, "--vary", "rollingUpgradePolicy.maxUnhealthyUpgradedInstancePercent=5,15,20", "--seeds", "0..299"]
         let one = try runRehearse(search)
         let oneJSON = try runRehearse(search + ["--json"])
         let state = folder + "/state.json"
@@ -118,7 +117,7 @@ final class DistributedCLITests: XCTestCase {
             let tell = try runRehearse(search + ["--state", state, "--tell"] + parts)
             XCTAssertEqual(tell.status, 0, tell.stderr)
             rounds += 1
-            XCTAssertLessThan(rounds, 20, "the race has at most 8 rounds of 100 seeds and a confirmation")
+            XCTAssertLessThan(rounds, 5, "the race has at most 3 rounds of 100 seeds and a confirmation")
         }
         let result = try runRehearse(search + ["--state", state, "--result"])
         XCTAssertEqual(result.status, one.status, result.stderr)
@@ -126,7 +125,7 @@ final class DistributedCLITests: XCTestCase {
         let resultJSON = try runRehearse(search + ["--state", state, "--result", "--json"])
         XCTAssertEqual(resultJSON.stdout, oneJSON.stdout)
         let spent = try XCTUnwrap(try object(oneJSON.stdout)["runsSpent"] as? Int)
-        XCTAssertGreaterThan(spent, 6 * 100, "every candidate ran at least one round")
+        XCTAssertGreaterThanOrEqual(spent, 3 * 100, "every candidate ran at least one round")
 
         // tune --shard: every candidate on all its seeds, told at once; the race reads what it needs.
         let shards = try (1...2).map { try saved("s\($0).json", search + ["--shard", "\($0)/2"]) }
