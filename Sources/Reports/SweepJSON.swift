@@ -70,9 +70,16 @@ public enum SweepJSON {
         ])
     }
 
-    /// What one shard prints for `merge`: what was swept, which part, and every run of it.
-    public static func part(_ r: SweepReport, shard: Shard) -> JSON {
-        .ordered([
+    /// What one shard prints for `merge`: what was swept and asked (the requirements, their
+    /// confidence, whether it is a sequential gate), by which binary, which part, every run of it.
+    public static func part(_ p: SweepPart) -> JSON {
+        let r = p.report, shard = p.shard
+        var asked: [JSONField] = p.binary.map { [JSONField("binary", .string($0))] } ?? []
+        if let question = p.question {
+            asked += [JSONField("requirements", .array(question.requirements.map { .string($0.description) })),
+                      JSONField("confidence", .double(question.confidence)), JSONField("untilDecided", .bool(p.untilDecided))]
+        }
+        return .ordered([
             JSONField("rehearseSweepPart", .int(1)), JSONField("scenario", .string(r.scenario)),
             JSONField("seeds", .string(r.seeds.description)), JSONField("shard", .string(shard.description)),
             JSONField("overrides", .array(r.overrides.map(JSON.string))),
@@ -81,7 +88,6 @@ public enum SweepJSON {
                 .ordered([JSONField("location", .string($0.location)), JSONField("key", .string($0.key.rawValue)),
                           JSONField("expected", .string($0.expected))])
             })),
-            JSONField("runs", .array(r.runs.map(run))),
-        ])
+        ] + asked + [JSONField("runs", .array(r.runs.map(run)))])
     }
 }

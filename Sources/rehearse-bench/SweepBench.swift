@@ -19,6 +19,10 @@ struct SweepBenchCommand: ParsableCommand {
     @Option(help: "Seeds of the timed sweeps.") var seeds = 200
     @Option(help: "Seeds of the memory check (peak_rss_mb is read after this sweep too).") var large = 2_000
     @Option(help: "Seeds of the 2-job sweep timed against the floor (0: skip).") var thousand = 1_000
+    @Option(name: .customLong("jobs-list"), help: "Counts of jobs, e.g. 1,2,4,8,16: runs per second and efficiency at each (--seeds seeds each), then the distributed gate against one process; nothing else.")
+    var jobsList: String?
+    @Option(help: "The seeds the gate may use (its budget), with --jobs-list.") var gateSeeds = 2_000
+    @Option(name: .customLong("rehearse"), help: "The rehearse binary the distributed gate runs (default: beside rehearse-bench).") var rehearseBinary: String?
 
     func run() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-bench-sweep-\(getpid()).lua").path
@@ -27,6 +31,15 @@ struct SweepBenchCommand: ParsableCommand {
         var options = ScenarioOptions()
         options.environment = [:]
         let definition = try ScenarioDefinition(luaScript: path, options: options)
+        if let jobsList {
+            let counts = jobsList.split(separator: ",").compactMap { Int($0) }
+            guard !counts.isEmpty, counts.count == jobsList.split(separator: ",").count, counts.allSatisfy({ $0 >= 1 }) else {
+                throw ValidationError("--jobs-list: expected counts of jobs such as 1,2,4,8,16")
+            }
+            try scaling(definition, counts: counts)
+            try distributedGate(scenario: path, jobs: min(counts.max()!, ProcessInfo.processInfo.activeProcessorCount), budget: gateSeeds)
+            return
+        }
         // The single-run wall time, in this process: the median of 5 runs.
         var singles: [Double] = []
         for seed in 0..<5 {

@@ -38,8 +38,7 @@ final class RiskGateCLITests: XCTestCase {
 
     func testBadRequirementsAreBadInput() throws {
         for arguments in [["--require", "Faulted < 1%"], ["--require", "Faulted <= 1"], ["--require", "Faulted <= nan%"],
-                          ["--require", "deadline >= 95%"], ["--confidence", "1"], ["--confidence", "inf"],
-                          ["--until-decided", "--shard", "1/2"]] {
+                          ["--require", "deadline >= 95%"], ["--confidence", "1"], ["--confidence", "inf"]] {
             let out = try runRehearse(["sweep", scenario, "--seeds", "0..9"] + arguments)
             XCTAssertEqual(out.status, 2, "\(arguments): \(out.stderr)")
             XCTAssertTrue(out.stderr.contains(arguments[0]), out.stderr)

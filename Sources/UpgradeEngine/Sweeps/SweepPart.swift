@@ -8,13 +8,24 @@ public import Formats
 public struct SweepPart: Equatable, Sendable {
     /// What was swept and this part's runs.
     public var report: SweepReport
-    /// Which part.
+    /// Which part (of the block of seeds `report.seeds`).
     public var shard: Shard
+    /// The question the sweep was asked with (`--require`, `--confidence`, a risk { }), judged
+    /// by `merge`; nil for a sweep that only measures. Its deadline is the report's.
+    public var question: RiskQuestion?
+    /// Whether the sweep was a sequential gate (`--until-decided`): `merge` then judges at the
+    /// same seed counts as one process does and keeps the runs up to the first that decides.
+    public var untilDecided: Bool
+    /// The version of rehearse that ran it; parts of different versions are not merged.
+    public var binary: String?
 
-    /// Part `shard` holding `report`'s runs.
-    public init(report: SweepReport, shard: Shard) {
+    /// Part `shard` holding `report`'s runs, asked `question`, run by `binary`.
+    public init(report: SweepReport, shard: Shard, question: RiskQuestion? = nil, untilDecided: Bool = false, binary: String? = nil) {
         self.report = report
         self.shard = shard
+        self.question = question
+        self.untilDecided = untilDecided
+        self.binary = binary
     }
 
     /// Why a part cannot be read, or parts cannot be merged: where (a field path such as
@@ -108,8 +119,50 @@ public struct SweepPart: Equatable, Sendable {
         for (i, item) in runItems.enumerated() {
             do throws(NumberOutOfRange) { runs.append(try digest(item, keys: keys)) } catch { return try fail("runs[\(i)].\(error.field)", error.problem.message) }
         }
+        let (question, untilDecided) = try readQuestion(value, deadline: deadline)
+        var binary: String?
+        switch value.field("binary") {
+        case nil, .null?: binary = nil
+        case .string(let text)?: binary = text
+        default: return try fail("binary", "expected the version of rehearse as a string")
+        }
         return SweepPart(report: SweepReport(scenario: scenario, seeds: seeds, overrides: overrides, runs: runs, expectations: keys,
-                                             deadline: deadline), shard: shard)
+                                             deadline: deadline), shard: shard, question: question, untilDecided: untilDecided, binary: binary)
+    }
+
+    /// The question a part carries (`requirements`, `confidence`, `untilDecided`), if any.
+    static func readQuestion(_ value: JSON, deadline: Millis?) throws(Failure) -> (RiskQuestion?, Bool) {
+        var untilDecided = false
+        switch value.field("untilDecided") {
+        case nil: break
+        case .bool(let flag)?: untilDecided = flag
+        default: throw Failure(field: "untilDecided", "expected true or false")
+        }
+        guard let requirementItems = value.field("requirements") else {
+            guard !untilDecided else { throw Failure(field: "requirements", "missing: a sequential gate's part needs its requirements") }
+            return (nil, false)
+        }
+        guard case .array(let items) = requirementItems, !items.isEmpty else {
+            throw Failure(field: "requirements", "expected a list of at least one requirement such as \"Faulted <= 1%\"")
+        }
+        var requirements: [Requirement] = []
+        for (i, item) in items.enumerated() {
+            guard case .string(let text) = item else { throw Failure(field: "requirements[\(i)]", "expected a string") }
+            switch Requirement.parse(text) {
+            case .success(let requirement): requirements.append(requirement)
+            case .failure(let error): throw Failure(field: "requirements[\(i)]", "\(error.problem); allowed \(Requirement.allowedForm)")
+            }
+        }
+        let confidence: Double
+        switch value.field("confidence") {
+        case .double(let d)?: confidence = d
+        default: throw Failure(field: "confidence", "expected a number above 0.5 and below 1")
+        }
+        guard confidence.isFinite, confidence > 0.5, confidence < 1 else { throw Failure(field: "confidence", "expected a number above 0.5 and below 1") }
+        if deadline == nil, requirements.contains(where: { $0.measure == .deadline }) {
+            throw Failure(field: "requirements", "a deadline requirement needs the part's deadline")
+        }
+        return (RiskQuestion(requirements: requirements, confidence: confidence, deadline: deadline), untilDecided)
     }
 
     /// A run line read back; the refusal names the field and what it allows.
@@ -174,43 +227,61 @@ public struct SweepPart: Equatable, Sendable {
     }
 
     /// The report of one sweep from its parts, `name` saying where each came from (its file):
-    /// the same parts give the same report in any order. Refused: parts of different sweeps,
-    /// a part missing or given twice, a seed outside the range, a seed whose runs in two parts
-    /// (or twice in one) differ (naming both), seeds left without a run.
+    /// the same parts give the same report in any order. The parts may cover adjacent blocks of
+    /// seeds (`0..99` in 2 shards, `100..199` in 3), each block whole. Refused: parts of different
+    /// sweeps (scenario, overrides, deadline, expectations, question, binary), a part missing or
+    /// given twice, blocks that overlap or leave a gap, a seed outside its block, a seed whose runs
+    /// in two parts (or twice in one) differ (naming both), seeds left without a run.
     public static func merge(_ given: [(name: String, part: SweepPart)]) throws(Failure) -> SweepReport {
         guard !given.isEmpty else { throw Failure(.command("merge"), "needs the parts of a sweep; allowed rehearse merge part1.json part2.json …") }
-        // By shard, then name: every message below is the same whatever the argument order.
-        let parts = given.sorted { ($0.part.shard.index, $0.name) < ($1.part.shard.index, $1.name) }
+        // By block, shard, then name: every message below is the same whatever the argument order.
+        let parts = given.sorted {
+            ($0.part.report.seeds.first, $0.part.shard.index, $0.name) < ($1.part.report.seeds.first, $1.part.shard.index, $1.name)
+        }
         let first = parts[0]
         for (name, part) in parts.dropFirst() {
-            let a = first.part.report, b = part.report
-            let differences = [("scenario", a.scenario != b.scenario), ("seeds", a.seeds != b.seeds), ("overrides", a.overrides != b.overrides),
-                               ("deadline", a.deadline != b.deadline), ("expectations", a.expectations != b.expectations),
-                               ("shard count", first.part.shard.count != part.shard.count)].filter(\.1).map(\.0)
+            let a = first.part, b = part
+            let differences = [("scenario", a.report.scenario != b.report.scenario), ("overrides", a.report.overrides != b.report.overrides),
+                               ("deadline", a.report.deadline != b.report.deadline), ("expectations", a.report.expectations != b.report.expectations),
+                               ("requirements", a.question != b.question), ("until-decided", a.untilDecided != b.untilDecided),
+                               ("binary", a.binary != b.binary)].filter(\.1).map(\.0)
             guard differences.isEmpty else {
                 throw Failure(.file(name), "not a part of the same sweep as \(first.name): its \(differences.joined(separator: ", ")) differ")
             }
         }
-        let count = first.part.shard.count
-        for (previous, next) in zip(parts, parts.dropFirst()) where previous.part.shard.index == next.part.shard.index {
-            throw Failure(.command("merge"), "part \(next.part.shard) is given more than once: \(previous.name), \(next.name)")
+        var blocks: [[(name: String, part: SweepPart)]] = []
+        for entry in parts {
+            if let last = blocks.last?.first, last.part.report.seeds.first == entry.part.report.seeds.first {
+                blocks[blocks.count - 1].append(entry)
+            } else {
+                blocks.append([entry])
+            }
         }
-        // Indices are distinct and within 1...count: the first gap is the first part missing.
-        if parts.count != count {
-            let missing = (parts.enumerated().first { $0.offset + 1 != $0.element.part.shard.index }?.offset ?? parts.count) + 1
-            throw Failure(.command("merge"), "part \(missing)/\(count) is missing; given: \(given.map(\.name).joined(separator: ", "))")
+        for (previous, next) in zip(blocks, blocks.dropFirst()) {
+            let a = previous[0], b = next[0]
+            guard a.part.report.seeds.last < b.part.report.seeds.first, a.part.report.seeds.last &+ 1 == b.part.report.seeds.first else {
+                throw Failure(.file(b.name), "its seeds \(b.part.report.seeds) do not follow \(a.part.report.seeds) of \(a.name); "
+                                  + "allowed the same seeds, or adjacent blocks (0..99, 100..199)")
+            }
         }
-        let range = first.part.report.seeds
+        let range = SeedRange(blocks[0][0].part.report.seeds.first, blocks[blocks.count - 1][0].part.report.seeds.last)
+        guard range.last - range.first < UInt64(SeedRange.mostSeeds) else {
+            throw Failure(.command("merge"), "the blocks cover seeds \(range), more than \(SeedRange.mostSeeds); allowed at most \(SeedRange.mostSeeds) seeds")
+        }
         var bySeed: [UInt64: (name: String, run: RunDigest)] = [:]
-        for (name, part) in parts {
-            for (i, run) in part.report.runs.enumerated() {
-                guard range.contains(run.seed) else { throw Failure(.file(name), "runs[\(i)].seed: seed \(run.seed) is not one of the seeds \(range)") }
-                if let earlier = bySeed[run.seed] {
-                    guard earlier.run == run else {
-                        throw Failure(.command("merge"), "seed \(run.seed) has different results in \(earlier.name) and \(name); allowed one result per seed")
+        for block in blocks {
+            try checkShards(block, given: given)
+            for (name, part) in block {
+                let seeds = part.report.seeds
+                for (i, run) in part.report.runs.enumerated() {
+                    guard seeds.contains(run.seed) else { throw Failure(.file(name), "runs[\(i)].seed: seed \(run.seed) is not one of the seeds \(seeds)") }
+                    if let earlier = bySeed[run.seed] {
+                        guard earlier.run == run else {
+                            throw Failure(.command("merge"), "seed \(run.seed) has different results in \(earlier.name) and \(name); allowed one result per seed")
+                        }
+                    } else {
+                        bySeed[run.seed] = (name, run)
                     }
-                } else {
-                    bySeed[run.seed] = (name, run)
                 }
             }
         }
@@ -218,7 +289,30 @@ public struct SweepPart: Equatable, Sendable {
             throw Failure(.command("merge"), "the parts do not hold exactly the runs of seeds \(range): \(bySeed.count) runs for \(range.count) seeds")
         }
         var report = first.part.report
+        report.seeds = range
         report.runs = bySeed.values.map(\.run).sorted { $0.seed < $1.seed }
         return report
+    }
+
+    /// Checks one block's parts (one seed range, sorted by shard): one shard count, every shard once.
+    static func checkShards(_ block: [(name: String, part: SweepPart)], given: [(name: String, part: SweepPart)]) throws(Failure) {
+        let first = block[0]
+        for (name, part) in block.dropFirst() {
+            let differences = [("seeds", part.report.seeds != first.part.report.seeds),
+                               ("shard count", part.shard.count != first.part.shard.count)].filter(\.1).map(\.0)
+            guard differences.isEmpty else {
+                throw Failure(.file(name), "not a part of the same sweep as \(first.name): its \(differences.joined(separator: ", ")) differ")
+            }
+        }
+        let count = first.part.shard.count
+        for (previous, next) in zip(block, block.dropFirst()) where previous.part.shard.index == next.part.shard.index {
+            throw Failure(.command("merge"), "part \(next.part.shard) is given more than once: \(previous.name), \(next.name)")
+        }
+        // Indices are distinct and within 1...count: the first gap is the first part missing.
+        if block.count != count {
+            let missing = (block.enumerated().first { $0.offset + 1 != $0.element.part.shard.index }?.offset ?? block.count) + 1
+            let of = given.count == block.count ? "" : " of seeds \(first.part.report.seeds)"
+            throw Failure(.command("merge"), "part \(missing)/\(count)\(of) is missing; given: \(given.map(\.name).joined(separator: ", "))")
+        }
     }
 }

@@ -112,6 +112,20 @@ public enum Tune {
         public var front: [Int]
     }
 
+    /// One candidate's runs for a block of seeds: what a round of the race asks for.
+    public struct Work: Equatable, Sendable {
+        /// The candidate's index.
+        public var candidate: Int
+        /// The seeds, a block that follows the candidate's earlier runs.
+        public var seeds: SeedRange
+
+        /// `candidate`'s runs of `seeds`.
+        public init(candidate: Int, seeds: SeedRange) {
+            self.candidate = candidate
+            self.seeds = seeds
+        }
+    }
+
     /// Races the candidates named by `labels` (each with the expectation keys its digests refer
     /// to) over `seeds` for `question` and `objective`. `runSeeds(candidate, seeds, done)` runs
     /// one candidate for the given seeds and returns their digests in seed order; `done` is how
@@ -119,6 +133,24 @@ public enum Tune {
     public static func run<Failure: Error>(labels: [[String]], keys: [[SweepReport.ExpectationKey]], seeds: SeedRange, question: RiskQuestion,
                                            objective: Objective,
                                            runSeeds: (Int, [UInt64], Int) throws(Failure) -> [RunDigest]) throws(Failure) -> Outcome {
+        try run(labels: labels, keys: keys, seeds: seeds, question: question, objective: objective) { (work, done) throws(Failure) in
+            var made: [[RunDigest]] = []
+            var done = done
+            for item in work {
+                made.append(try runSeeds(item.candidate, item.seeds.seeds(), done))
+                done += item.seeds.count
+            }
+            return made
+        }
+    }
+
+    /// The race with every round's work asked for at once: `runRound(work, done)` returns the
+    /// digests of each work item, in seed order, in the order asked; `done` is how many runs the
+    /// race has made before them. The outcome depends on the digests only, never on how or where
+    /// a round ran, so a round may be run by other processes (`tune --ask`, `--tell`).
+    public static func run<Failure: Error>(labels: [[String]], keys: [[SweepReport.ExpectationKey]], seeds: SeedRange, question: RiskQuestion,
+                                           objective: Objective,
+                                           runRound: ([Work], Int) throws(Failure) -> [[RunDigest]]) throws(Failure) -> Outcome {
         var results = labels.indices.map { i in
             Result(label: labels[i], standing: .undecided, runs: [], decidedAfter: nil, requirements: [],
                    objective: QuantileBounds(estimate: nil), keys: keys[i])
@@ -127,21 +159,26 @@ public enum Tune {
         var spent = 0
         // Each candidate's requirements counted as its runs come (linear in the seeds).
         var tallies = labels.indices.map { RiskTally(question, keys: keys[$0]) }
-        func extend(_ i: Int, to count: Int) throws(Failure) {
-            guard results[i].runs.count < count, results[i].runs.count < seeds.count else { return }
-            let from = seeds.first &+ UInt64(results[i].runs.count)
-            let to = seeds.first &+ UInt64(min(count, seeds.count) - 1)
-            let made = try runSeeds(i, Array(from...to), spent)
-            results[i].runs += made
-            spent += Int(to - from) + 1
-            tallies[i].add(made)
-            results[i].requirements = tallies[i].results
-            results[i].objective = objective.measure(results[i].runs, confidence: question.confidence)
+        func extend(_ candidates: [Int], to count: Int) throws(Failure) {
+            let work = candidates.compactMap { i -> Work? in
+                guard results[i].runs.count < count, results[i].runs.count < seeds.count else { return nil }
+                return Work(candidate: i, seeds: SeedRange(seeds.first &+ UInt64(results[i].runs.count), seeds.first &+ UInt64(min(count, seeds.count) - 1)))
+            }
+            guard !work.isEmpty else { return }
+            let made = try runRound(work, spent)
+            for (item, runs) in zip(work, made) {
+                let i = item.candidate
+                results[i].runs += runs
+                spent += item.seeds.count
+                tallies[i].add(runs)
+                results[i].requirements = tallies[i].results
+                results[i].objective = objective.measure(results[i].runs, confidence: question.confidence)
+            }
         }
         var round = 0
         while !active.isEmpty {
             round += 1
-            for i in active { try extend(i, to: round * lookEvery) }
+            try extend(active, to: round * lookEvery)
             for i in active {
                 switch RiskVerdict(results[i].requirements).outcome {
                 case .failed: results[i].standing = .infeasible
@@ -168,7 +205,7 @@ public enum Tune {
         }
         let finalists = results.indices.filter { results[$0].standing == .feasible }
         let confirmTo = finalists.map { results[$0].runs.count }.max() ?? 0
-        for i in finalists { try extend(i, to: confirmTo) }
+        try extend(finalists, to: confirmTo)
         // A finalist without a value of the objective (no run had upgrade activity) cannot be best.
         let best = finalists.filter { results[$0].objective.estimate != nil }.min { a, b in
             let x = results[a].objective.estimate!, y = results[b].objective.estimate!

@@ -27,6 +27,8 @@ struct CompareCommand: ParsableCommand {
     var set: [String] = []
     @OptionGroup var format: JSONOutputOptions
     @OptionGroup var page: ReportOption
+    @Option(help: "Run only part I of N of the seeds (interleaved) of every combination, and print the parts as JSON for rehearse merge.")
+    var shard: String?
 
     /// `--json` or `--output json`.
     var json: Bool { format.json }
@@ -35,6 +37,13 @@ struct CompareCommand: ParsableCommand {
         let (range, jobs, deadline) = try sweep.checked()
         guard !set.isEmpty else { throw InputError(.command("compare"), problem: "needs at least one --set", allowed: "--set PATH=V1,V2,…") }
         let (loaded, candidates) = try PolicyGrid(set, option: "--set", seedsEach: range.count).candidates(scenario, seed: range.first)
+        if let part = try parseShard(shard) {
+            let document = try candidateParts(loaded, candidates, scenario: scenario.scenario, seeds: range, shard: part, jobs: jobs, deadline: deadline) {
+                try risk.question(script: $0.risk, deadline: deadline, expectations: ExpectationText.keys(of: $0.expectations))
+            }
+            print(document.serialized())
+            return
+        }
         let seeds = range.seeds()
         var rows: [CompareText.Row] = []
         // Every combination's requirements are read before anything runs (a missing expect key is refused at load).
@@ -57,11 +66,7 @@ struct CompareCommand: ParsableCommand {
         if let reportFile = page.reportFile { try writePage(try openOutput(reportFile, option: "--report", role: "the report")) { try SweepReportPage.html(entries: rows.map { SweepReportPage.Entry(report: $0.report, requirements: $0.requirements) },
                                                                                                                                      best: CompareText.best(rows), title: "compare", notes: CompareText.notes(rows)) } }
         if json {
-            print(JSON.array(rows.map { row in
-                guard !row.requirements.isEmpty, case .ordered(let fields) = SweepJSON.report(row.report) else { return SweepJSON.report(row.report) }
-                return .ordered(fields + [JSONField("requirements", RiskText.json(row.requirements, confidence: row.requirements[0].confidence)),
-                                          JSONField("passed", .bool(RiskVerdict(row.requirements).passed))])
-            }).serialized())
+            print(compareJSON(rows).serialized())
         } else if format.output == .table {
             for line in CompareText.table(rows) { printText(line) }
         } else {
@@ -69,9 +74,21 @@ struct CompareCommand: ParsableCommand {
             printText("")
             for line in CompareText.table(rows) { printText(line) }
         }
-        // With requirements, a gate: exit 1 when no combination met every one (as tune: none was
-        // shown to meet them).
-        let judged = rows.filter { !$0.requirements.isEmpty }
-        if !judged.isEmpty, !judged.contains(where: { RiskVerdict($0.requirements).passed }) { throw CommandFailure.shown(exitCode: 1) }
+        if compareFailed(rows) { throw CommandFailure.shown(exitCode: 1) }
     }
+}
+
+/// The rows of a comparison as JSON: each combination's report, with its requirements and
+/// whether it passed when it has requirements (`compare --json`, `merge --json` of its parts).
+func compareJSON(_ rows: [CompareText.Row]) -> JSON {
+    JSON.array(rows.map { row in
+        guard !row.requirements.isEmpty, case .ordered(let fields) = SweepJSON.report(row.report) else { return SweepJSON.report(row.report) }
+        return .ordered(fields + [JSONField("requirements", RiskText.json(row.requirements, confidence: row.requirements[0].confidence)),
+                                  JSONField("passed", .bool(RiskVerdict(row.requirements).passed))])
+    })
+}
+
+/// With requirements, a comparison is a gate: it failed (exit 1) when no combination met every one.
+func compareFailed(_ rows: [CompareText.Row]) -> Bool {
+    rows.contains(where: { !$0.requirements.isEmpty }) && !rows.contains(where: { RiskVerdict($0.requirements).passed })
 }

@@ -56,7 +56,7 @@ struct SweepCommand: ParsableCommand {
     @OptionGroup var sweep: SweepArguments
     @OptionGroup var risk: RiskArguments
     @Flag(name: .customLong("until-decided"),
-          help: "Stop as soon as every requirement is held or failed (looks every 100 seeds; --seeds is the budget).")
+          help: "Stop as soon as every requirement is held or failed (looks every 100 seeds; --seeds is the budget). With --shard, the part runs all its seeds and merge stops where one process would.")
     var untilDecided = false
     @OptionGroup var policy: PolicySetOption
     @Option(help: "Run only part I of N of the seeds (interleaved), e.g. 2/4; with --json, print the part for rehearse merge.")
@@ -70,11 +70,7 @@ struct SweepCommand: ParsableCommand {
 
     func run() throws {
         let (range, jobs, deadline) = try sweep.checked()
-        var part: Shard?
-        if let shard {
-            guard let parsed = Shard(parsing: shard) else { throw InputError(option: "--shard", shard, allowed: "I/N with 1 ≤ I ≤ N, such as 2/4") }
-            part = parsed
-        }
+        let part = try parseShard(shard)
         let overrides = try policy.overrides()
         let runsFile = try runs.map { try openOutput($0, option: "--runs", role: "the runs file") }
         let pageFile = try page.reportFile.map { try openOutput($0, option: "--report", role: "the report") }
@@ -87,11 +83,11 @@ struct SweepCommand: ParsableCommand {
             guard question != nil else {
                 throw InputError(option: "--until-decided", problem: "there is no requirement to decide", allowed: "--require \"Faulted <= 1%\" or a risk { } in the script")
             }
-            guard part == nil else { throw InputError(option: "--until-decided", problem: "cannot be split with --shard", allowed: "one of the two") }
         }
         var digests: [RunDigest]
         var judged: [RequirementResult]?
-        if untilDecided, let question {
+        // A shard of a sequential gate runs its seeds whole: `merge` looks where one process would.
+        if untilDecided, part == nil, let question {
             let bar = ProgressBar(total: range.count)
             defer { bar.finish() }
             do {
@@ -118,8 +114,10 @@ struct SweepCommand: ParsableCommand {
         if format.output == .table && !format.jsonFlag {
             for line in Tables.runs(digests) { printText(line) }
         } else if json {
-            var document = part.map { SweepJSON.part(report, shard: $0) } ?? SweepJSON.report(report)
-            if let judged, let question, case .ordered(var fields) = document {
+            var document = part.map {
+                SweepJSON.part(SweepPart(report: report, shard: $0, question: question, untilDecided: untilDecided, binary: rehearseVersion))
+            } ?? SweepJSON.report(report)
+            if let judged, let question, part == nil, case .ordered(var fields) = document {
                 fields.append(JSONField("requirements", RiskText.json(judged, confidence: question.confidence)))
                 fields.append(JSONField("passed", .bool(RiskVerdict(judged, partial: partial).passed)))
                 document = .ordered(fields)

@@ -33,6 +33,17 @@ struct TuneCommand: ParsableCommand {
     @Option(help: "What to make largest: lowestHealthy.p5.") var maximize: String?
     @Flag(name: .customLong("json"), help: "Print the search as JSON.") var jsonFlag = false
     @OptionGroup var page: ReportOption
+    @Option(help: "Run every candidate for part I of N of the seeds (interleaved), no racing, and print the parts as JSON for --tell.")
+    var shard: String?
+    @Option(help: "The file that keeps a search run by other processes: what was asked and every run told (made when missing).")
+    var state: String?
+    @Flag(help: "With --state: print the next round's work as JSON (candidate, overrides, seeds, shard); done: true when none is left.")
+    var ask = false
+    @Option(parsing: .upToNextOption, help: "With --state: record these parts (sweep, compare or tune --shard --json) into the state.")
+    var tell: [String] = []
+    @Flag(help: "With --state: print the search from the runs told, the same bytes as one process; exit 2 while work is left.")
+    var result = false
+    @Option(help: "With --ask: split each candidate's block of seeds into this many shards, 1 to 1000 (default 1).") var parts = 1
 
     func run() throws {
         let (range, jobs, deadline) = try sweep.checked()
@@ -47,22 +58,67 @@ struct TuneCommand: ParsableCommand {
             _ = try risk.question(script: candidate.definition.risk, deadline: deadline, expectations: ExpectationText.keys(of: candidate.definition.expectations),
                                   candidate: candidate.combination.map(\.description).joined(separator: ", "))
         }
-        let pageFile = try page.reportFile.map { try openOutput($0, option: "--report", role: "the report") }
-        let bar = ProgressBar(total: candidates.count.multipliedReportingOverflow(by: range.count).partialValue)
-        defer { bar.finish() }
-        let outcome: Tune.Outcome
-        do {
-            outcome = try Tune.run(labels: candidates.map { $0.combination.map(\.description) },
-                                   keys: candidates.map { ExpectationText.keys(of: $0.definition.expectations) },
-                                   seeds: range, question: question, objective: objective) { (i, seeds, done) throws(any Error) in
-                try Sweep.run(loaded, candidates[i].inputs, seeds: seeds, jobs: jobs,
-                              progress: { bar.update(done + $0) })
+        let labels = candidates.map { $0.combination.map(\.description) }
+        let keys = candidates.map { ExpectationText.keys(of: $0.definition.expectations) }
+        let distributed = state != nil || ask || result || !tell.isEmpty
+        if let part = try parseShard(shard) {
+            guard !distributed else { throw InputError(option: "--shard", problem: "goes with none of --state, --ask, --tell, --result", allowed: "--shard alone, its parts told later") }
+            let document = try candidateParts(loaded, candidates, scenario: scenario.scenario, seeds: range, shard: part, jobs: jobs, deadline: deadline) {
+                try risk.question(script: $0.risk, deadline: deadline, expectations: ExpectationText.keys(of: $0.expectations))
             }
-        } catch {
-            bar.finish()
-            throw error
+            print(document.serialized())
+            return
         }
-        bar.finish()
+        var told: TuneState?
+        if distributed {
+            guard let state else { throw InputError(option: "--state", problem: "is needed by --ask, --tell and --result", allowed: "--state FILE") }
+            guard [ask, result, !tell.isEmpty].count(where: { $0 }) == 1 else {
+                throw InputError(option: "--state", problem: "needs one of --ask, --tell PARTS…, --result", allowed: "exactly one of them")
+            }
+            guard (1...1_000).contains(parts) else { throw InputError(option: "--parts", String(parts), allowed: "a whole number from 1 to 1000") }
+            var loadedState = try loadState(state, scenario: scenario.scenario, seeds: range, labels: labels, keys: keys)
+            if !tell.isEmpty {
+                for (name, part, _) in try readParts(tell) {
+                    do throws(SweepPart.Failure) { try loadedState.record(part, name: name, keys: keys) } catch { throw InputError(.file(name), problem: error.problem) }
+                }
+                try saveState(loadedState, to: state)
+                return
+            }
+            told = loadedState
+        }
+        let pageFile = try page.reportFile.map { try openOutput($0, option: "--report", role: "the report") }
+        let outcome: Tune.Outcome
+        if let told {
+            do throws(TuneState.Pending) {
+                outcome = try Tune.run(labels: labels, keys: keys, seeds: range, question: question, objective: objective) { (work, _) throws(TuneState.Pending) in
+                    try told.replay(work)
+                }
+            } catch {
+                guard ask else {
+                    throw InputError(option: "--result", problem: "the search needs \(error.work.count) more blocks of runs", allowed: "their parts told first: --ask lists them")
+                }
+                if !stateExists(state!) { try saveState(told, to: state!) }
+                print(workJSON(error.work, labels: labels, parts: parts).serialized())
+                return
+            }
+            if ask {
+                print(workJSON([], labels: labels, parts: parts).serialized())
+                return
+            }
+        } else {
+            let bar = ProgressBar(total: candidates.count.multipliedReportingOverflow(by: range.count).partialValue)
+            defer { bar.finish() }
+            do {
+                outcome = try Tune.run(labels: labels, keys: keys, seeds: range, question: question, objective: objective) { (i, seeds, done) throws(any Error) in
+                    try Sweep.run(loaded, candidates[i].inputs, seeds: seeds, jobs: jobs,
+                                  progress: { bar.update(done + $0) })
+                }
+            } catch {
+                bar.finish()
+                throw error
+            }
+            bar.finish()
+        }
         // The best policy against the scenario's own (no --vary change) over the same seeds: a
         // faster policy that keeps fewer instances serving is said, not hidden.
         var warning: Tune.CapacityWarning?
