@@ -25,7 +25,7 @@ final class HostileGateCLITests: XCTestCase {
         XCTAssertEqual(json.status, 1, json.stderr)
         let part = try object(json)
         XCTAssertEqual(part["passed"] as? Bool, false)
-        XCTAssertEqual((part["requirements"] as? [[String: Any]])?.first?["verdict"] as? String, "failed")
+        XCTAssertEqual((part["verdicts"] as? [[String: Any]])?.first?["verdict"] as? String, "failed")
         XCTAssertEqual((part["runs"] as? [Any])?.count, 100)
         // A part of two with an undecided requirement leaves it to the merge; a failed one fails the part.
         let half = try runRehearse(["sweep", "scripts/ten-at-twenty.lua", "--seeds", "0..9", "--require", "Completed >= 50%", "--shard", "1/2", "--json"])

@@ -101,8 +101,11 @@ struct SweepCommand: ParsableCommand {
             digests = try runSweep(definition, inputs, seeds: range.seeds(shard: part), jobs: jobs)
             judged = question?.judge(digests, keys: keys)
         }
-        // One part of several is judged on its own runs; a single part is the whole sweep.
-        let partial = (part?.count ?? 1) > 1
+        // A part (any --shard, 1/1 included: adjacent seed blocks merge) is judged on its own runs:
+        // a requirement failed there fails it, an undecided one is left to the merge. A part of a
+        // distributed sequential gate is not judged at all: the merge's looks decide (SequentialGate).
+        let partial = part != nil
+        if part != nil, untilDecided { judged = nil }
         let ran = digests.isEmpty ? range : SeedRange(digests.first!.seed, digests.last!.seed)
         let report = SweepReport(scenario: scenario.scenario, seeds: part == nil ? ran : range, overrides: overrides.map(\.description), runs: digests,
                                  expectations: keys, deadline: question?.deadline ?? deadline)
@@ -117,8 +120,9 @@ struct SweepCommand: ParsableCommand {
             var document = part.map {
                 SweepJSON.part(SweepPart(report: report, shard: $0, question: question, untilDecided: untilDecided, binary: rehearseVersion))
             } ?? SweepJSON.report(report)
-            if let judged, let question, part == nil, case .ordered(var fields) = document {
-                fields.append(JSONField("requirements", RiskText.json(judged, confidence: question.confidence)))
+            if let judged, let question, case .ordered(var fields) = document {
+                // A part's `requirements` are its question (what merge judges); its own judgement is `verdicts`.
+                fields.append(JSONField(part == nil ? "requirements" : "verdicts", RiskText.json(judged, confidence: question.confidence)))
                 fields.append(JSONField("passed", .bool(RiskVerdict(judged, partial: partial).passed)))
                 document = .ordered(fields)
             }
@@ -132,8 +136,8 @@ struct SweepCommand: ParsableCommand {
                 if untilDecided { printText("Stopped after \(digests.count) of \(range.count) seeds.") }
             }
         }
-        // A gate: every requirement held, or exit 1. A part of a sweep split in several fails when a
-        // requirement failed on its runs; undecided ones are decided when the parts are merged.
+        // A gate: every requirement held, or exit 1. A part fails when a requirement failed on its
+        // runs; undecided ones are decided when the parts are merged.
         if let judged, case let verdict = RiskVerdict(judged, partial: partial), !verdict.passed { throw CommandFailure.shown(exitCode: verdict.exitCode) }
     }
 }
