@@ -53,6 +53,8 @@ stds.rehearse = {
     "approve_os_upgrade",
     "start_extension_upgrade",
     "scale",
+    "delete_instances",
+    "protect",
     "answer_hook",
     "param",
     "duration",

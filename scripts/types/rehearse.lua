@@ -258,6 +258,16 @@ function start_extension_upgrade(opts) end
 ---@param n integer
 function scale(n) end
 
+---Deletes the given instances (az vmss delete-instances): the capacity drops by their count.
+---(action)
+---@param ids integer[]
+function delete_instances(ids) end
+
+---Sets an instance's protection policy, as a VM PUT of protectionPolicy does (a flag left out is false).
+---(action)
+---@param policy {id: integer, protectFromScaleIn?: boolean, protectFromScaleSetActions?: boolean}
+function protect(policy) end
+
 ---Answers the Active lifecycle hook event (az vmss lifecycle-hook-event approve/reject/update):
 ---"approve", "reject" or { approve = "*"|ids, reject = "*"|ids, wait_until = "PT1H", event = name }.
 ---(action)
