@@ -90,7 +90,7 @@ extension SweepBenchCommand {
         process.arguments = arguments
         let pipe = Pipe()
         if let output {
-            FileManager.default.createFile(atPath: output, contents: nil)
+            _ = FileManager.default.createFile(atPath: output, contents: nil)
             process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
         } else {
             process.standardOutput = pipe
