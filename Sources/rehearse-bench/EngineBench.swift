@@ -33,6 +33,18 @@ struct EngineCommand: ParsableCommand {
         }
     }
 
+    /// `plan`'s arithmetic (batch groups, the shortest duration, fragilities) for 10,000
+    /// instances in 10,000 phases, one a batch, in milliseconds: once quadratic in the phases.
+    static func planPhases() -> (millis: Double, groups: Int) {
+        var definition = ScaleSetDefinition(name: "bench", capacity: 10_000)
+        definition.policy.mode = .rolling
+        let inputs = (0..<10_000).map { PlanInput(id: $0, zone: nil, faultDomain: $0 % 5, updateDomain: $0 % 5, unhealthy: false, phase: $0, skip: false) }
+        let plan = Planner.plan(inputs, capacity: inputs.count, zonal: false, orchestration: .uniform, faultDomains: 5, policy: definition.policy.rolling)
+        let start = nowNanoseconds()
+        let arithmetic = PolicyArithmetic(definition: definition, plan: plan)
+        return (Double(nowNanoseconds() - start) / 1e6, arithmetic.batchesByGroup.count)
+    }
+
     /// A 3-zone Rolling scale set whose instances answer from a Swift closure with a phase.
     static func runUpgrade(instances: Int) throws -> (millis: Double, events: Int, status: RollingUpgradeStatus?, probes: Int) {
         var definition = ScaleSetDefinition(name: "bench", capacity: instances)
@@ -53,7 +65,8 @@ struct EngineCommand: ParsableCommand {
     func run() throws {
         let inputs = Self.planInputs()
         var planTimes: [Double] = [], run1k: [Double] = [], run10k: [Double] = [], ratios: [Double] = [], perProbe: [Double] = []
-        var sortTimes: [Double] = [], perProbe1k: [Double] = []
+        var sortTimes: [Double] = [], perProbe1k: [Double] = [], phaseTimes: [Double] = []
+        var phaseGroups = 0
         var probes10k = 0
         var batches = 0
         var status1k: RollingUpgradeStatus?
@@ -64,6 +77,9 @@ struct EngineCommand: ParsableCommand {
             planTimes.append(Double(nowNanoseconds() - start) / 1e6)
             sortTimes.append(Self.sortInputs(inputs))
             batches = plan.batches.count
+            let phases = Self.planPhases()
+            phaseTimes.append(phases.millis)
+            phaseGroups = phases.groups
             let small = try Self.runUpgrade(instances: 1_000)
             let large = try Self.runUpgrade(instances: 10_000)
             status1k = small.status
@@ -76,6 +92,8 @@ struct EngineCommand: ParsableCommand {
         }
         print("plan100k_batches=\(batches)")
         report("plan100k_ms", median(planTimes))
+        print("plan10k_phases_groups=\(phaseGroups)")
+        report("plan10k_phases_arithmetic_ms", median(phaseTimes))
         print("run1k_status=\(status1k?.code.rawValue ?? "none") successful=\(status1k?.progress.successfulInstanceCount ?? 0)")
         report("run1k_ms", median(run1k))
         report("run10k_ms", median(run10k))

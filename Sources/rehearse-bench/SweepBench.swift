@@ -19,8 +19,10 @@ struct SweepBenchCommand: ParsableCommand {
     @Option(help: "Seeds of the timed sweeps.") var seeds = 200
     @Option(help: "Seeds of the memory check (peak_rss_mb is read after this sweep too).") var large = 2_000
     @Option(help: "Seeds of the 2-job sweep timed against the floor (0: skip).") var thousand = 1_000
-    @Option(name: .customLong("jobs-list"), help: "Counts of jobs, e.g. 1,2,4,8,16: runs per second and efficiency at each (--seeds seeds each), then the distributed gate against one process; nothing else.")
+    @Option(name: .customLong("jobs-list"), help: "Counts of jobs, e.g. 1,2,4,8,16: runs per second and efficiency at each (--per-thread seeds per thread, medians of --rounds) beside the machine's own, the sweep as one-job processes at 4 and the largest count, then the distributed gate against one process; nothing else.")
     var jobsList: String?
+    @Option(name: .customLong("per-thread"), help: "Seeds per thread at each count of --jobs-list.") var perThread = 40
+    @Option(help: "Rounds through the counts of --jobs-list; each figure is the median of its rounds.") var rounds = 3
     @Option(help: "The seeds the gate may use (its budget), with --jobs-list.") var gateSeeds = 2_000
     @Option(name: .customLong("rehearse"), help: "The rehearse binary the distributed gate runs (default: beside rehearse-bench).") var rehearseBinary: String?
 
@@ -36,7 +38,10 @@ struct SweepBenchCommand: ParsableCommand {
             guard !counts.isEmpty, counts.count == jobsList.split(separator: ",").count, counts.allSatisfy({ $0 >= 1 }) else {
                 throw ValidationError("--jobs-list: expected counts of jobs such as 1,2,4,8,16")
             }
-            try scaling(definition, counts: counts)
+            guard (1...10_000).contains(perThread), (1...100).contains(rounds) else {
+                throw ValidationError("--per-thread must be 1 to 10000 and --rounds 1 to 100")
+            }
+            try scaling(definition, counts: counts, scenarioPath: path)
             try distributedGate(scenario: path, jobs: min(counts.max()!, ProcessInfo.processInfo.activeProcessorCount), budget: gateSeeds)
             return
         }

@@ -29,6 +29,11 @@ public struct PolicyArithmetic: Equatable, Sendable {
         public var batches: Int
     }
 
+    private struct GroupKey: Hashable {
+        var phase: Int?
+        var zone: String?
+    }
+
     /// The numbers for `definition`'s policy and `plan`; `disruptive`: whether the upgrade
     /// restarts instances (a new image) rather than changing them in place.
     public init(definition: ScaleSetDefinition, plan: UpgradePlan, disruptive: Bool = true) {
@@ -38,12 +43,15 @@ public struct PolicyArithmetic: Equatable, Sendable {
         batchSize = Planner.batchSize(capacity: capacity, percent: policy.maxBatchInstancePercent)
         unhealthyBudget = Planner.unhealthyAllowance(capacity: capacity, percent: policy.maxUnhealthyInstancePercent)
         upgradedBudget = Planner.unhealthyAllowance(capacity: capacity, percent: policy.maxUnhealthyUpgradedInstancePercent)
+        // Groups in the order their first batch comes; found by key (10,000 phases are 10,000 groups).
         var groups: [Group] = []
+        var index: [GroupKey: Int] = [:]
         for batch in plan.batches {
             let zones = Set(batch.instances.map(\.zone))
-            let zone = zones.count == 1 ? zones.first! : nil
-            if let i = groups.firstIndex(where: { $0.phase == batch.phase && $0.zone == zone }) { groups[i].batches += 1 } else {
-                groups.append(Group(phase: batch.phase, zone: zone, batches: 1))
+            let key = GroupKey(phase: batch.phase, zone: zones.count == 1 ? zones.first! : nil)
+            if let i = index[key] { groups[i].batches += 1 } else {
+                index[key] = groups.count
+                groups.append(Group(phase: key.phase, zone: key.zone, batches: 1))
             }
         }
         batchesByGroup = groups
