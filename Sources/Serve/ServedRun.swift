@@ -177,6 +177,8 @@ actor ServedRun {
     var capacity: Int { session.capacity }
     var instances: [InstanceView] { session.instances }
     var nextEventTime: Millis? { session.nextEventTime }
+    /// The lifecycle hook events so far, oldest first.
+    var hookEvents: [LifecycleHookEvent] { session.lifecycleHookEvents }
 
     // MARK: Actions
 
