@@ -22,13 +22,14 @@ final class LifecycleHookServeTests: XCTestCase {
     static let twelveMinutes: Millis = 720_000
 
     /// The fleet above; `hooked`: with the batch hook.
-    static func definition(hooked: Bool) -> ScenarioDefinition {
+    static func definition(hooked: Bool, scheduling: LifecycleHook? = nil) -> ScenarioDefinition {
         var scaleSet = ScaleSetDefinition(name: "batchjobs", capacity: 10)
         scaleSet.model = ["image": "2026.01.01"]
         scaleSet.policy.mode = .manual
         scaleSet.policy.automaticOS.enableAutomaticOSUpgrade = true
         scaleSet.healthExtension = HealthExtensionSettings(protocol: .http, port: 8000, requestPath: "/health")
         if hooked { scaleSet.lifecycleHooks = [LifecycleHook(type: .upgradeAutoOSRollingBatchStarting, waitDuration: 1_800_000, defaultAction: .approve)] }
+        if let scheduling { scaleSet.lifecycleHooks = [scheduling] }
         return ScenarioDefinition(path: "hooks (served)", scaleSet: scaleSet, behaviour: .swift(SwiftBehaviours { _ in Behaviours() }),
                                   timeline: [.init(time: 60_000, action: .perform(.releaseImage(version: "2026.02.01")))])
     }
@@ -192,6 +193,35 @@ final class LifecycleHookServeTests: XCTestCase {
         XCTAssertEqual(outcome.defaulted, 2)
         XCTAssertEqual(outcome.waited, 2_700_000)
         XCTAssertEqual(Self.batchStarts(record).first, 60_000 + 2_700_000)
+    }
+
+    /// An `UpgradeAutoOSScheduling` event's one target is the scale set: a PATCH rejecting it (by
+    /// the scale set's id) completes the event and no upgrade is scheduled; every instance stays on
+    /// the first model. An instance id as its target is refused.
+    func testRejectingTheSchedulingEventSchedulesNoUpgrade() async throws {
+        let hook = LifecycleHook(type: .upgradeAutoOSScheduling, waitDuration: 3_600_000, defaultAction: .approve)
+        let (record, _) = try await served(Self.definition(hooked: false, scheduling: hook)) { call in
+            let active = try await nextActive(call)
+            let event = try XCTUnwrap(active)
+            XCTAssertEqual(event.field("properties")?.field("type"), .string("UpgradeAutoOSScheduling"))
+            guard case .array(let targets)? = event.field("properties")?.field("targetResources") else { return XCTFail("no targets") }
+            XCTAssertEqual(targets.map { $0.field("resource")?.field("id") }, [.string(Self.scaleSet)])
+            let path = Self.events + "/\(Self.name(event))?" + Self.v2025
+            let wrong = try await call(.PATCH, path, Self.answers([("0", "Rejected")]))
+            XCTAssertEqual(wrong.status, 400)
+            XCTAssertEqual(wrong.body?.field("error")?.field("target"), .string("properties.targetResources[0].resource.id"))
+            let body = #"{"properties": {"targetResources": [{"resource": {"id": "\#(Self.scaleSet)"}, "actionState": "Rejected"}]}}"#
+            let reject = try await call(.PATCH, path, body)
+            XCTAssertEqual(reject.status, 200)
+            XCTAssertEqual(reject.body?.field("properties")?.field("state"), .string("Completed"))
+            _ = try await call(.POST, "/rehearse/clock", #"{"advance": "PT6H"}"#)
+            let list = try await call(.GET, Self.events + "?" + Self.v2025, nil)
+            guard case .array(let all)? = list.body?.field("value") else { return XCTFail("no list") }
+            XCTAssertEqual(all.map { $0.field("properties")?.field("state") }, [.string("Completed")])
+        }
+        XCTAssertEqual(record.summary.hooks.rejectedSchedules, 1)
+        XCTAssertNil(record.summary.status)
+        XCTAssertTrue(record.instances.allSatisfy { $0.modelVersion == 1 })
     }
 
     // MARK: Hostile requests
