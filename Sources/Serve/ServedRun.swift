@@ -94,6 +94,7 @@ actor ServedRun {
     var scaleSet: ScaleSetDefinition {
         var current = session.scaleSet
         current.policy = session.policy
+        current.lifecycleHooks = session.lifecycleHooks
         return current
     }
 

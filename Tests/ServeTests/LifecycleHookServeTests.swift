@@ -275,6 +275,68 @@ final class LifecycleHookServeTests: XCTestCase {
         XCTAssertEqual(steps.count, 1)
     }
 
+    // MARK: The scale set's lifecycleHooksProfile
+
+    /// A PATCH of `properties.lifecycleHooksProfile` (what `az vmss lifecycle-hook add` sends) is
+    /// `set_lifecycle_hooks`: the GET shows the profile, the next event uses it (PT20M, Reject by
+    /// default: every batch is rejected at 20 minutes and passed over), and the served events
+    /// equal `Rehearsal.run` of the same action at the same instant. Bad profiles are 400.
+    func testAPATCHOfTheLifecycleHooksProfileSetsTheHooks() async throws {
+        let profile = #"{"properties": {"lifecycleHooksProfile": {"lifecycleHooks": [{"type": "UpgradeAutoOSRollingBatchStarting", "waitDuration": "PT20M", "defaultAction": "Reject"}]}}}"#
+        let (record, steps) = try await served(Self.definition(hooked: false)) { call in
+            let before = try await call(.GET, Self.scaleSet + "?" + Self.v2025, nil)
+            XCTAssertNil(before.body?.field("properties")?.field("lifecycleHooksProfile"))
+            let long = try await call(.PATCH, Self.scaleSet + "?" + Self.v2025, profile.replacingOccurrences(of: "PT20M", with: "PT5H"))
+            XCTAssertEqual(long.status, 400)
+            XCTAssertEqual(long.body?.field("error")?.field("target"), .string("properties.lifecycleHooksProfile.lifecycleHooks[0].waitDuration"))
+            let unknown = try await call(.PATCH, Self.scaleSet + "?" + Self.v2025, profile.replacingOccurrences(of: "UpgradeAutoOSRollingBatchStarting", with: "Nope"))
+            XCTAssertEqual(unknown.status, 400)
+            let patch = try await call(.PATCH, Self.scaleSet + "?" + Self.v2025, profile)
+            XCTAssertEqual(patch.status, 200)
+            guard case .array(let hooks)? = patch.body?.field("properties")?.field("lifecycleHooksProfile")?.field("lifecycleHooks") else {
+                return XCTFail("no profile")
+            }
+            XCTAssertEqual(hooks.map { $0.field("waitDuration") }, [.string("PT20M")])
+            // The same profile again changes nothing: no second action.
+            let same = try await call(.PATCH, Self.scaleSet + "?" + Self.v2025, profile)
+            XCTAssertEqual(same.status, 200)
+            let active = try await nextActive(call)
+            let event = try XCTUnwrap(active)
+            let created = try XCTUnwrap(Self.instant(event, "timeCreated"))
+            XCTAssertEqual(Self.instant(event, "waitUntil"), created + 1_200_000)
+            XCTAssertEqual(event.field("properties")?.field("defaultAction"), .string("Reject"))
+        }
+        let hook = LifecycleHook(type: .upgradeAutoOSRollingBatchStarting, waitDuration: 1_200_000, defaultAction: .reject)
+        // The second PATCH is a step with no action (as any PATCH that changes nothing).
+        XCTAssertEqual(steps.map(\.1), [[.setLifecycleHooks([hook])], []])
+        XCTAssertEqual(record.summary.hooks.defaultedTargets, 10)
+        XCTAssertTrue(record.instances.allSatisfy { $0.modelVersion == 1 })
+        var replay = Self.definition(hooked: false)
+        replay.timeline.append(.init(time: steps[0].0, action: .perform(.setLifecycleHooks([hook]))))
+        let run = try Rehearsal.run(replay, ServeConfiguration().inputs)
+        XCTAssertEqual(record.events.map(\.jsonLine), run.events.map(\.jsonLine))
+    }
+
+    /// Lua's `set_lifecycle_hooks` reads the profile's shape; a bad hook stops the script with the field named.
+    func testSetLifecycleHooksFromLua() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("hooks-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        func run(_ hooks: String) throws -> RunRecord {
+            let path = dir.appendingPathComponent("scenario.lua").path
+            try ActionPathsTests.script(#"at("PT1M", function() set_lifecycle_hooks(\#(hooks)) end)"#).write(toFile: path, atomically: true, encoding: .utf8)
+            var options = ScenarioOptions()
+            options.environment = [:]
+            options.print = { _ in }
+            return try Rehearsal.run(try ScenarioDefinition(luaScript: path, options: options), ServeConfiguration().inputs)
+        }
+        XCTAssertEqual(try run(#"{ { type = "UpgradeAutoOSScheduling", waitDuration = "PT2H", defaultAction = "Approve" } }"#).summary.status?.code, .completed)
+        XCTAssertEqual(try run("{}").summary.status?.code, .completed)
+        XCTAssertThrowsError(try run(#"{ { type = "UpgradeAutoOSScheduling", waitDuration = "PT3D" } }"#)) { error in
+            XCTAssertTrue("\(error)".contains("set_lifecycle_hooks.lifecycleHooks[0].waitDuration"), "\(error)")
+        }
+        XCTAssertThrowsError(try run("42"))
+    }
+
     // MARK: RollingBack by api-version
 
     /// While failed instances roll back (scripts/post-batch-rollback.lua), get-latest says

@@ -147,3 +147,22 @@ def test_sdk_answers_every_batch_and_rejects_instance_3(tmp_path):
     rejected = [i for e in lines if e["kind"] == "hookCompleted" for i in e["rejectedInstances"]]
     assert rejected == [3]
     assert sum(e["defaulted"] for e in lines if e["kind"] == "hookCompleted") == 0
+
+
+@pytest.mark.skipif(AZ is None, reason="azure-cli is not installed in this environment")
+def test_az_lifecycle_hook_update_changes_the_next_event(tmp_path):
+    """`az vmss lifecycle-hook update` PUTs the scale set with its lifecycleHooksProfile: the served
+    run's set_lifecycle_hooks; the first batch's event, raised after it, waits 40 minutes."""
+    with serve(tmp_path, HOOKS, "--step") as (url, ca, events):
+        env = logged_in(tmp_path, url, ca)
+        client = compute_client(url, ca)
+        where = ["-g", GROUP, "--vmss-name", NAME]
+        listed = json.loads(az(env, "vmss", "lifecycle-hook", "list", *where).stdout)
+        assert [(h["type"], h["waitDuration"], h["defaultAction"]) for h in listed] == [("UpgradeAutoOSRollingBatchStarting", "PT30M", "Approve")]
+        az(env, "vmss", "lifecycle-hook", "update", *where, "--type", "UpgradeAutoOSRollingBatchStarting", "--wait-duration", "PT40M")
+        listed = json.loads(az(env, "vmss", "lifecycle-hook", "list", *where).stdout)
+        assert [h["waitDuration"] for h in listed] == ["PT40M"]
+        event = next_active(client)
+        assert instant(event.properties.wait_until) - instant(event.properties.time_created) == timedelta(minutes=40)
+    raised = [e for e in served_events(events) if e["kind"] == "hookRaised"]
+    assert raised[0]["waitUntil"] - raised[0]["maxWaitUntil"] == 2400 - 14400
