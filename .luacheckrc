@@ -56,6 +56,7 @@ stds.rehearse = {
     "delete_instances",
     "protect",
     "answer_hook",
+    "set_lifecycle_hooks",
     "param",
     "duration",
   },

@@ -40,6 +40,9 @@ public enum SessionAction: Equatable, Sendable {
     /// `answer_hook { … }`: an answer to the Active lifecycle hook event (`event`: its name; nil:
     /// whichever is Active), as `az vmss lifecycle-hook-event approve/reject/update` give one.
     case answerHook(event: String?, HookResponse)
+    /// `set_lifecycle_hooks { … }`: the scale set's `lifecycleHooksProfile.lifecycleHooks` replaced
+    /// (a PATCH of the scale set; `{}` removes every hook).
+    case setLifecycleHooks([LifecycleHook])
 
     /// Each action's script function (the name its events carry), one per case.
     public enum Name: String, CaseIterable, Sendable {
@@ -47,6 +50,7 @@ public enum SessionAction: Equatable, Sendable {
         case releaseImage = "release_image", approveOSUpgrade = "approve_os_upgrade", startExtensionUpgrade = "start_extension_upgrade"
         case scale, reimage, updatePolicy = "update_policy"
         case deleteInstances = "delete_instances", protect, answerHook = "answer_hook"
+        case setLifecycleHooks = "set_lifecycle_hooks"
     }
 
     /// Which action this is.
@@ -65,6 +69,7 @@ public enum SessionAction: Equatable, Sendable {
         case .deleteInstances: .deleteInstances
         case .protect: .protect
         case .answerHook: .answerHook
+        case .setLifecycleHooks: .setLifecycleHooks
         }
     }
 
@@ -87,6 +92,7 @@ public enum SessionAction: Equatable, Sendable {
         case .deleteInstances(let ids): try sim.deleteInstances(ids: ids)
         case .protect(let id, let scaleIn, let actions): try sim.protect(id: id, fromScaleIn: scaleIn, fromScaleSetActions: actions)
         case .answerHook(let event, let response): try sim.answerHook(event: event, response)
+        case .setLifecycleHooks(let hooks): try sim.setLifecycleHooks(hooks)
         }
     }
 }
@@ -302,6 +308,8 @@ public final class RehearsalSession {
 
     /// The lifecycle hook events so far, oldest first (`lifecycleHookEvents` of the scale set).
     public var lifecycleHookEvents: [LifecycleHookEvent] { simulation.lifecycleHookEvents }
+    /// The scale set's lifecycle hooks now (the definition's until `set_lifecycle_hooks`).
+    public var lifecycleHooks: [LifecycleHook] { simulation.lifecycleHooks }
 
     /// The OS image upgrades so far, oldest first.
     public var osUpgradeHistory: [OSUpgradeRecord] { simulation.osUpgradeHistory }

@@ -230,6 +230,20 @@ extension SessionAction {
             self = .deleteInstances(ids: ids)
         case .protect: self = try Self.protection(args)
         case .answerHook: self = try LuaHookAnswerSource.action(args)
+        case .setLifecycleHooks:
+            let allowed = "expected a list of { type = \"UpgradeAutoOSRollingBatchStarting\", waitDuration = \"PT30M\", defaultAction = \"Approve\" }; {} removes every hook"
+            var hooks: [LifecycleHook] = []
+            switch args.count >= 1 ? try args.value(1) : .nil {
+            case .array(let items) where !items.isEmpty:
+                let (read, problems) = LifecycleHooksWire.profile(.object(["lifecycleHooks": .array(items.map(json))]), prefix: "set_lifecycle_hooks")
+                guard problems.isEmpty else {
+                    throw LuaArgumentError(position: 1, problem: problems.map { "\($0.field): \($0.message)" }.joined(separator: "; "))
+                }
+                hooks = read
+            case .array, .table([:]): break
+            default: throw LuaArgumentError(position: 1, problem: allowed)
+            }
+            self = .setLifecycleHooks(hooks)
         }
     }
 

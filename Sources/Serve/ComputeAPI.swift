@@ -25,6 +25,8 @@ struct ScaleSetUpdate {
     /// The policy fields given, when applied they change the policy in effect (Azure's PATCH:
     /// a field left out keeps its value).
     var policy: PolicyPatch?
+    /// `lifecycleHooksProfile` when given and different from the hooks now.
+    var hooks: [LifecycleHook]?
 
     /// Reads `body` against the scale set as it is (`policy` in effect); a bad policy, or one the
     /// patch would make invalid, is refused here.
@@ -43,6 +45,12 @@ struct ScaleSetUpdate {
             if !invalid.isEmpty { throw ARMError.invalid(ValidationFailure(invalid)) }
             // A patch that changes the policy is the scenario's update_policy: the next rolling upgrade uses it.
             if !changed.policy.behavesLike(inEffect) { update.policy = patch }
+        }
+        if let profile = properties?.field("lifecycleHooksProfile") {
+            let (read, found) = LifecycleHooksWire.profile(profile, prefix: "properties.lifecycleHooksProfile")
+            let problems = found + ScaleSetDefinition.hookProblems(read).map { Problem(field: "properties." + $0.field, $0.message) }
+            if !problems.isEmpty { throw ARMError.invalid(ValidationFailure(problems)) }
+            if read != scaleSet.lifecycleHooks { update.hooks = read }
         }
         if let image = properties?.field("virtualMachineProfile")?.field("storageProfile")?.field("imageReference") {
             guard image.object != nil else {
@@ -70,12 +78,13 @@ struct ScaleSetUpdate {
         return update
     }
 
-    /// The request's actions, in Azure's order (policy, model, capacity), after checking what the
+    /// The request's actions, in Azure's order (policy, hooks, model, capacity), after checking what the
     /// engine would refuse, so that a refused request changes nothing: a model past the model
     /// limits (400), a scale-out over the quota (409).
     func actions(_ run: isolated ServedRun) throws(ARMError) -> [SessionAction] {
         var actions: [SessionAction] = []
         if let policy { actions.append(.updatePolicy(policy)) }
+        if let hooks { actions.append(.setLifecycleHooks(hooks)) }
         if !changes.isEmpty {
             let attributes = run.model.merging(changes) { $1 }
             if let problem = ModelLimits.problem(attributes) {

@@ -66,8 +66,10 @@ struct ScaleSetShapes {
             "uniqueId": .string(Self.uuid(0)),
             "timeCreated": .string(Timestamp.format(0)),
         ]
+        var shown = properties
+        if !scaleSet.lifecycleHooks.isEmpty { shown["lifecycleHooksProfile"] = LifecycleHooksWire.profileJSON(scaleSet.lifecycleHooks) }
         var root: [String: JSON] = ["id": .string(id), "name": .string(scaleSet.name), "type": .string("Microsoft.Compute/virtualMachineScaleSets"),
-                                    "location": .string(scaleSet.location), "sku": sku, "properties": .object(properties)]
+                                    "location": .string(scaleSet.location), "sku": sku, "properties": .object(shown)]
         if !scaleSet.zones.isEmpty { root["zones"] = .array(scaleSet.zones.map(JSON.string)) }
         return .object(root)
     }

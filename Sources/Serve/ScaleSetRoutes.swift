@@ -58,7 +58,7 @@ struct ScaleSetRoute: Sendable {
 /// Every route group below a scale set. Adding a group: a file declaring `static let routes:
 /// [ScaleSetRoute]` in an extension of `ScaleSetRoutes`, and its name in `all`.
 enum ScaleSetRoutes {
-    static let all: [ScaleSetRoute] = model + instances + rolling + actions + instanceActions
+    static let all: [ScaleSetRoute] = model + instances + rolling + actions + instanceActions + hooks
 
     static func find(_ method: HTTPRequest.Method, _ lowered: [String]) -> ScaleSetRoute? {
         all.first { $0.method == method && $0.matches(lowered) }
@@ -119,7 +119,7 @@ extension ScaleSetRoutes {
     static let rolling: [ScaleSetRoute] = [
         ScaleSetRoute(.get, "rollingUpgrades/latest") { c, run in
             try run.polled()
-            guard let status = run.status, case .object(var fields) = status.restJSON(scaleSet: run.scaleSet.name) else {
+            guard let status = run.status?.shown(toAPIVersion: c.call.apiVersion), case .object(var fields) = status.restJSON(scaleSet: run.scaleSet.name) else {
                 throw ARMError(.notFound, code: "NotFound", message: "No rolling upgrade has run on the virtual machine scale set \(run.scaleSet.name).")
             }
             fields["id"] = .string("\(c.id)/rollingUpgrades/latest")
@@ -139,10 +139,14 @@ extension ScaleSetRoutes {
             try run.perform(.startExtensionUpgrade(version: nil))
             return accepted(c, op: run.begin(.rollingUpgrade(after: before)))
         },
-        ScaleSetRoute(.get, "osUpgradeHistory") { _, run in
+        ScaleSetRoute(.get, "osUpgradeHistory") { c, run in
             try run.polled()
             let location = run.scaleSet.location
-            return Answer(body: .object(["value": .array(run.history.map { $0.json(location: location) })]))
+            return Answer(body: .object(["value": .array(run.history.map { record in
+                var shown = record
+                shown.code = record.code.shown(toAPIVersion: c.call.apiVersion)
+                return shown.json(location: location)
+            })]))
         },
     ]
 

@@ -94,6 +94,7 @@ actor ServedRun {
     var scaleSet: ScaleSetDefinition {
         var current = session.scaleSet
         current.policy = session.policy
+        current.lifecycleHooks = session.lifecycleHooks
         return current
     }
 
@@ -177,6 +178,8 @@ actor ServedRun {
     var capacity: Int { session.capacity }
     var instances: [InstanceView] { session.instances }
     var nextEventTime: Millis? { session.nextEventTime }
+    /// The lifecycle hook events so far, oldest first.
+    var hookEvents: [LifecycleHookEvent] { session.lifecycleHookEvents }
 
     // MARK: Actions
 

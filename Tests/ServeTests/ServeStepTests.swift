@@ -29,6 +29,13 @@ final class ServeStepTests: XCTestCase {
     /// server; returns the served run's record and the steps performed.
     func served(_ mode: ClockMode, _ body: (_ call: @escaping Call) async throws -> Void) async throws -> (RunRecord, [(Millis, [SessionAction])], ScenarioDefinition) {
         let definition = try ServeRoutesTests.definition()
+        let (record, steps) = try await Self.served(definition, mode, body)
+        return (record, steps, definition)
+    }
+
+    /// Serves `definition` in `mode` for the length of `body`; the record and the steps performed.
+    static func served(_ definition: ScenarioDefinition, _ mode: ClockMode,
+                       _ body: (_ call: @escaping Call) async throws -> Void) async throws -> (RunRecord, [(Millis, [SessionAction])]) {
         let steps = Steps()
         var configuration = ServeConfiguration()
         configuration.port = 0
@@ -36,7 +43,7 @@ final class ServeStepTests: XCTestCase {
         configuration.mode = mode
         configuration.onPerform = { steps.add($0, $1) }
         let record = try await ServeRoutesTests.serve(definition, configuration, body)
-        return (record, steps.all, definition)
+        return (record, steps.all)
     }
 
     /// The same actions at the same instants on the definition's own timeline, run by `Rehearsal.run`.

@@ -274,6 +274,12 @@ function protect(policy) end
 ---@param answer "approve"|"reject"|rehearse.HookAnswer
 function answer_hook(answer) end
 
+---Replaces the scale set's lifecycle hooks (a PATCH of lifecycleHooksProfile; az vmss lifecycle-hook add/update/remove);
+---{} removes every hook. The next event uses them; a running OS upgrade keeps its batch hook.
+---(action)
+---@param hooks rehearse.LifecycleHook[]
+function set_lifecycle_hooks(hooks) end
+
 ---A scenario parameter: the value given as --param name=value (run, plan, sweep, compare),
 ---else the default. The value has the default's type: integer, number, boolean, string,
 ---or an ISO 8601 duration string; a value of another type is refused before the run.

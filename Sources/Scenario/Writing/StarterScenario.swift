@@ -144,6 +144,9 @@ public enum StarterScenario {
         case .protect(let id, let scaleIn, let actions):
             return "protect { id = \(id), protectFromScaleIn = \(scaleIn), protectFromScaleSetActions = \(actions) }"
         case .answerHook(let event, let response): return LuaHookAnswerSource.call(event: event, response)
+        case .setLifecycleHooks(let hooks):
+            guard case .object(let profile) = LifecycleHooksWire.profileJSON(hooks), let list = profile["lifecycleHooks"] else { return "set_lifecycle_hooks {}" }
+            return "set_lifecycle_hooks(\(LuaWriter.value(list)))"
         }
     }
 

@@ -39,6 +39,17 @@ extension Simulation {
         set { hooks.answers = newValue }
     }
 
+    /// Replaces the scale set's `lifecycleHooksProfile` (a PATCH of the scale set, `az vmss
+    /// lifecycle-hook add/update/remove`): the next event raised uses it; an OS upgrade already
+    /// running keeps the batch hook it started with. Refused whole with Azure's limits.
+    public func setLifecycleHooks(_ profile: [LifecycleHook]) throws(EngineError) {
+        let problems = ScaleSetDefinition.hookProblems(profile)
+        guard problems.isEmpty else {
+            throw EngineError("set_lifecycle_hooks refused: " + problems.map { "\($0.field): \($0.message)" }.joined(separator: "; "))
+        }
+        hooks.profile = profile
+    }
+
     /// Every lifecycle hook event of the run, oldest first (`lifecycleHookEvents` of the scale set).
     public var lifecycleHookEvents: [LifecycleHookEvent] { hooks.events }
 
