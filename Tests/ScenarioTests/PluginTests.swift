@@ -42,6 +42,31 @@ final class PluginTests: XCTestCase {
         XCTAssertEqual(starts, [180_000, 510_000, 840_000, 1_170_000, 1_500_000])
     }
 
+    /// The shipped approval policy answers each batch's event 12 minutes after it is raised: the
+    /// five batches of two start 12, 24, 36, 48 and 60 minutes later than the same scale set
+    /// without the hook, and the held instance 3 keeps its image with the hook as its reason.
+    func testBatchApprovalAnswersEachBatchAfterItsChecks() throws {
+        let (result, events) = try runExample("batch-approval")
+        let example = try String(contentsOfFile: repositoryRoot + "/plugins/batch-approval/example.lua", encoding: .utf8)
+        var plain = example.replacingOccurrences(of: "on_hook(approval.approve { after = \"PT12M\", hold = \"3\" })", with: "")
+        plain = plain.replacingOccurrences(of: """
+              lifecycleHooksProfile = { lifecycleHooks = {
+                { type = "UpgradeAutoOSRollingBatchStarting", waitDuration = "PT30M", defaultAction = "Approve" },
+              } },
+
+            """, with: "")
+        plain = plain.replacingOccurrences(of: "successful = 9", with: "successful = 10")
+        XCTAssertNotEqual(plain, example)
+        let (plainResult, plainEvents) = try runScenario(try writeScenario(plain))
+        XCTAssertEqual(plainResult.failedExpectations, [])
+        let hooked = events.filter { $0.kind == .batchStarted }.map(\.time)
+        let unhooked = plainEvents.filter { $0.kind == .batchStarted }.map(\.time)
+        XCTAssertEqual(hooked.count, 5)
+        XCTAssertEqual(zip(hooked, unhooked).map { $0 - $1 }, [1, 2, 3, 4, 5].map { $0 * 12 * 60_000 })
+        XCTAssertEqual(result.instances.filter { $0.leftBehind != nil }.map(\.id), [3])
+        XCTAssertEqual(result.instances[3].leftBehind, .rejectedByHook)
+    }
+
     func testZoneOutageDrillFaultsTheUpgrade() throws {
         let (result, _) = try runExample("zone-outage-drill")
         XCTAssertEqual(result.summary.status?.error?.details.count, 3)
@@ -49,7 +74,7 @@ final class PluginTests: XCTestCase {
 
     func testCatalogListsTheBundles() {
         let catalog = PluginCatalog(searchPath: [repositoryRoot + "/plugins"])
-        XCTAssertEqual(catalog.bundles.map(\.manifest.name), ["primary-replica", "slow-boot", "zone-outage-drill"])
+        XCTAssertEqual(catalog.bundles.map(\.manifest.name), ["batch-approval", "primary-replica", "slow-boot", "zone-outage-drill"])
         XCTAssertEqual(catalog.problems, [])
         XCTAssertEqual(catalog.check(), [])
     }
