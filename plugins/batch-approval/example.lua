@@ -1,22 +1,29 @@
--- Ten batch workers on automatic OS upgrades behind a per-batch lifecycle hook (30 minutes to
--- answer, approved by default). The shared approval policy answers each event 12 minutes after
--- it is raised and keeps instance 3 (it holds a licence lease) on its image.
+-- Eight batch workers on automatic OS upgrades that follow the rolling upgrade policy (batches of
+-- 25%), behind two lifecycle hooks: one before the upgrade is scheduled and one before each batch.
+-- The shared approval policy answers every event 12 minutes after it is raised and keeps
+-- instance 3 (it holds a licence lease) on its image.
 local approval = require "batch-approval"
 
+local hooks = {
+  { type = "UpgradeAutoOSScheduling", waitDuration = "PT1H", defaultAction = "Approve" },
+  { type = "UpgradeAutoOSRollingBatchStarting", waitDuration = "PT30M", defaultAction = "Approve" },
+}
+
 scaleset {
-  name = "batchjobs", capacity = 10,
-  model = { image = "2026.01.01" },
-  updateDomains = 1,
-  upgradePolicy = { mode = "Manual", automaticOSUpgradePolicy = { enableAutomaticOSUpgrade = true } },
-  healthExtension = { protocol = "http", port = 8000, requestPath = "/health" },
-  lifecycleHooksProfile = { lifecycleHooks = {
-    { type = "UpgradeAutoOSRollingBatchStarting", waitDuration = "PT30M", defaultAction = "Approve" },
-  } },
+  name = "workers", capacity = 8, updateDomains = 1,
+  model = { image = "2026.03.01" },
+  upgradePolicy = {
+    mode = "Automatic",
+    rollingUpgradePolicy = { maxBatchInstancePercent = 25, maxUnhealthyInstancePercent = 25 },
+    automaticOSUpgradePolicy = { enableAutomaticOSUpgrade = true, useRollingUpgradePolicy = true },
+  },
+  healthExtension = { protocol = "http", port = 8080, requestPath = "/ready" },
+  lifecycleHooksProfile = { lifecycleHooks = hooks },
 }
 
 on_hook(approval.approve { after = "PT12M", hold = "3" })
 
-at("PT1M", function() release_image { version = "2026.02.01" } end)
+at("PT2M", function() release_image { version = "2026.04.01" } end)
 
--- Five batches of two, each 12 minutes later than without the hook; instance 3 left behind.
-expect { code = "Completed", successful = 9, failed = 0 }
+-- Scheduled 12 minutes late, then four batches of two, each 12 minutes later again.
+expect { code = "Completed", successful = 7, failed = 0 }
