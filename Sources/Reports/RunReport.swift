@@ -168,7 +168,8 @@ public enum RunReport {
             JSONField("status", statusText.map(JSON.string) ?? .null),
             JSONField("instances", .array(instances)), JSONField("markers", .array(markers)),
             JSONField("serving", .array(steps.map { .array([.int($0.time), .int($0.serving)]) })),
-            JSONField("lowest", low.map { .ordered([JSONField("time", .int($0.time)), JSONField("serving", .int($0.serving))]) } ?? .null),
+            JSONField("lowest", low.map { .ordered([JSONField("time", .int($0.time)), JSONField("serving", .int($0.serving)),
+                                                     JSONField("when", .string(Figures.human(seconds: Double($0.time) / 1000)))]) } ?? .null),
             JSONField("upgradeWindow", record.summary.upgradeStarted.map { .array([.int($0), .int(record.summary.upgradeEnded ?? record.summary.endTime)]) }
                 ?? .null),
             JSONField("ticks", .array(TimeAxis.ticks(end: record.summary.endTime).map { .array([.int($0.time), .string($0.label)]) })),
