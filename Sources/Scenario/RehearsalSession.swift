@@ -37,6 +37,13 @@ public enum SessionAction: Equatable, Sendable {
     case deleteInstances(ids: [Int])
     /// Set one instance's protection policy.
     case protect(id: Int, fromScaleIn: Bool, fromScaleSetActions: Bool)
+    /// `restart_instances { ids }` (nil: every instance): running ones boot again.
+    case restart(ids: [Int]?)
+    /// `stop_instances { ids, deallocate = true }` (nil ids: every instance): powered off, or
+    /// deallocated; out of service until started.
+    case stop(ids: [Int]?, deallocate: Bool)
+    /// `start_instances { ids }` (nil: every instance): stopped or deallocated ones boot.
+    case start(ids: [Int]?)
     /// `answer_hook { … }`: an answer to the Active lifecycle hook event (`event`: its name; nil:
     /// whichever is Active), as `az vmss lifecycle-hook-event approve/reject/update` give one.
     case answerHook(event: String?, HookResponse)
@@ -47,6 +54,7 @@ public enum SessionAction: Equatable, Sendable {
         case releaseImage = "release_image", approveOSUpgrade = "approve_os_upgrade", startExtensionUpgrade = "start_extension_upgrade"
         case scale, reimage, updatePolicy = "update_policy"
         case deleteInstances = "delete_instances", protect, answerHook = "answer_hook"
+        case restart = "restart_instances", stop = "stop_instances", start = "start_instances"
     }
 
     /// Which action this is.
@@ -65,6 +73,9 @@ public enum SessionAction: Equatable, Sendable {
         case .deleteInstances: .deleteInstances
         case .protect: .protect
         case .answerHook: .answerHook
+        case .restart: .restart
+        case .stop: .stop
+        case .start: .start
         }
     }
 
@@ -87,6 +98,9 @@ public enum SessionAction: Equatable, Sendable {
         case .deleteInstances(let ids): try sim.deleteInstances(ids: ids)
         case .protect(let id, let scaleIn, let actions): try sim.protect(id: id, fromScaleIn: scaleIn, fromScaleSetActions: actions)
         case .answerHook(let event, let response): try sim.answerHook(event: event, response)
+        case .restart(let ids): try sim.restart(ids: ids)
+        case .stop(let ids, let deallocate): try sim.stop(ids: ids, deallocate: deallocate)
+        case .start(let ids): try sim.start(ids: ids)
         }
     }
 }

@@ -165,7 +165,7 @@ actor ServedRun {
     // MARK: Snapshots
 
     func shapes(id: String) -> ScaleSetShapes {
-        let running = session.status?.code == .rollingForward || session.instances.contains { $0.lifecycle != .running }
+        let running = session.status?.code == .rollingForward || session.instances.contains { !$0.isSettled }
         return ScaleSetShapes(id: id, scaleSet: scaleSet, model: session.model, capacity: session.capacity, instances: session.instances,
                               provisioningState: running ? "Updating" : "Succeeded")
     }
@@ -233,7 +233,7 @@ actor ServedRun {
                 op.state = .succeeded
             }
         case .instances(let ids):
-            let busy = session.instances.contains { ids.contains($0.id) && $0.lifecycle != .running }
+            let busy = session.instances.contains { ids.contains($0.id) && !$0.isSettled }
             if busy { return }
             op.state = .succeeded
         }

@@ -144,6 +144,9 @@ public enum StarterScenario {
         case .protect(let id, let scaleIn, let actions):
             return "protect { id = \(id), protectFromScaleIn = \(scaleIn), protectFromScaleSetActions = \(actions) }"
         case .answerHook(let event, let response): return LuaHookAnswerSource.call(event: event, response)
+        case .restart(let list): return "restart_instances(\(ids(list)))"
+        case .stop(let list, let deallocate): return "stop_instances(\(ids(list))\(deallocate ? ", { deallocate = true }" : ""))"
+        case .start(let list): return "start_instances(\(ids(list)))"
         }
     }
 
