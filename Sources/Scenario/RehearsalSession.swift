@@ -123,7 +123,7 @@ public struct InstanceView: Equatable, Sendable {
     public var latestModelApplied: Bool
     /// Its health as the health extension (or load-balancer probe) last reported it.
     public var health: HealthState
-    /// Running, or in an operation (creating, upgrading, rolling back, deleting).
+    /// Running, stopped or deallocated, or in an operation (creating, upgrading, rolling back, deleting).
     public var lifecycle: Lifecycle
     /// `protectionPolicy.protectFromScaleIn`.
     public var protectFromScaleIn: Bool
