@@ -113,6 +113,12 @@ extension Event {
                     "runningUpgrade": running.map(JSON.int) ?? .null]
         case .reimage(let ids, let reimaging):
             return ["ids": ids.map(Self.ids) ?? .string("*"), "reimaging": .int(reimaging)]
+        case .restart(let ids, let restarting):
+            return ["ids": ids.map(Self.ids) ?? .string("*"), "restarting": .int(restarting)]
+        case .stop(let ids, let deallocate, let stopping):
+            return ["ids": ids.map(Self.ids) ?? .string("*"), "deallocate": .bool(deallocate), "stopping": .int(stopping)]
+        case .start(let ids, let starting):
+            return ["ids": ids.map(Self.ids) ?? .string("*"), "starting": .int(starting)]
         case .hookRaised(let name, let type, let targets, let waitUntil, let maxWaitUntil, let defaultAction):
             return ["event": .string(name), "type": .string(type.rawValue), "targets": Self.ids(targets),
                     "waitUntil": Self.seconds(waitUntil), "maxWaitUntil": Self.seconds(maxWaitUntil), "defaultAction": .string(defaultAction.rawValue)]

@@ -12,6 +12,9 @@ extension Event {
         }
     }
 
+    /// Instance ids as a list names them (`1, 2`), or `*` for the whole scale set.
+    static func idList(_ ids: [Int]?) -> String { ids.map { $0.map(String.init).joined(separator: ", ") } ?? "*" }
+
     /// The one-line text of the timeline, rendered from the payload.
     public var detail: String {
         switch payload {
@@ -55,6 +58,7 @@ extension Event {
             case .gracePeriodEnded: return "grace period ended: \(to.rawValue)"
             case .restarted: return "restarted: \(to.rawValue)"
             case .noHealthSource: return "no health source: \(to.rawValue)"
+            case .poweredOff: return "powered off: \(to.rawValue)"
             case .probes: return to.rawValue
             }
         case .servingChanged(let serving, let count, let reason):
@@ -112,6 +116,12 @@ extension Event {
                 + (running.map { "; rolling upgrade \($0) keeps the policy it started with, the next one uses this" } ?? "")
         case .reimage(let ids, let reimaging):
             return "reimage of \(ids.map { $0.map(String.init).joined(separator: ", ") } ?? "*"): \(reimaging) instance(s) restart on the model they run"
+        case .restart(let ids, let restarting):
+            return "restart of \(Self.idList(ids)): \(restarting) running instance(s) boot again"
+        case .stop(let ids, let deallocate, let stopping):
+            return "\(deallocate ? "deallocation" : "power off") of \(Self.idList(ids)): \(stopping) instance(s) leave service"
+        case .start(let ids, let starting):
+            return "start of \(Self.idList(ids)): \(starting) instance(s) boot"
         case .hookRaised(let name, let type, let targets, let waitUntil, _, let defaultAction):
             let what = targets.isEmpty ? "the scale set" : "instance(s) \(targets.map(String.init).joined(separator: ", "))"
             return "lifecycle hook \(type.rawValue) raised event \(name) for \(what): \(defaultAction.rawValue) by default at \(ISODuration.format(waitUntil))"

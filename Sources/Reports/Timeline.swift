@@ -24,6 +24,7 @@ public final class Timeline {
         .upgradeCompleted, .upgradeFaulted, .upgradeCancelled, .rollbackStarted, .surgeFallback, .scaled, .manualUpgrade,
         .automaticUpgrade, .actionFailed, .imageReleased, .osUpgradeDeferred, .osUpgradeApproved, .imageRestoreStarted,
         .policyUpdated, .reimage, .hookRaised, .hookAnswered, .hookCompleted, .repairStarted, .repairsSuspended,
+        .restart, .stop, .start,
     ]
 
     /// The line for `event`, or nil when it is not shown.

@@ -37,6 +37,13 @@ public enum SessionAction: Equatable, Sendable {
     case deleteInstances(ids: [Int])
     /// Set one instance's protection policy.
     case protect(id: Int, fromScaleIn: Bool, fromScaleSetActions: Bool)
+    /// `restart_instances { ids }` (nil: every instance): running ones boot again.
+    case restart(ids: [Int]?)
+    /// `stop_instances { ids, deallocate = true }` (nil ids: every instance): powered off, or
+    /// deallocated; out of service until started.
+    case stop(ids: [Int]?, deallocate: Bool)
+    /// `start_instances { ids }` (nil: every instance): stopped or deallocated ones boot.
+    case start(ids: [Int]?)
     /// `answer_hook { … }`: an answer to the Active lifecycle hook event (`event`: its name; nil:
     /// whichever is Active), as `az vmss lifecycle-hook-event approve/reject/update` give one.
     case answerHook(event: String?, HookResponse)
@@ -51,6 +58,7 @@ public enum SessionAction: Equatable, Sendable {
         case scale, reimage, updatePolicy = "update_policy"
         case deleteInstances = "delete_instances", protect, answerHook = "answer_hook"
         case setLifecycleHooks = "set_lifecycle_hooks"
+        case restart = "restart_instances", stop = "stop_instances", start = "start_instances"
     }
 
     /// Which action this is.
@@ -70,6 +78,9 @@ public enum SessionAction: Equatable, Sendable {
         case .protect: .protect
         case .answerHook: .answerHook
         case .setLifecycleHooks: .setLifecycleHooks
+        case .restart: .restart
+        case .stop: .stop
+        case .start: .start
         }
     }
 
@@ -93,6 +104,9 @@ public enum SessionAction: Equatable, Sendable {
         case .protect(let id, let scaleIn, let actions): try sim.protect(id: id, fromScaleIn: scaleIn, fromScaleSetActions: actions)
         case .answerHook(let event, let response): try sim.answerHook(event: event, response)
         case .setLifecycleHooks(let hooks): try sim.setLifecycleHooks(hooks)
+        case .restart(let ids): try sim.restart(ids: ids)
+        case .stop(let ids, let deallocate): try sim.stop(ids: ids, deallocate: deallocate)
+        case .start(let ids): try sim.start(ids: ids)
         }
     }
 }
@@ -115,7 +129,7 @@ public struct InstanceView: Equatable, Sendable {
     public var latestModelApplied: Bool
     /// Its health as the health extension (or load-balancer probe) last reported it.
     public var health: HealthState
-    /// Running, or in an operation (creating, upgrading, rolling back, deleting).
+    /// Running, stopped or deallocated, or in an operation (creating, upgrading, rolling back, deleting).
     public var lifecycle: Lifecycle
     /// `protectionPolicy.protectFromScaleIn`.
     public var protectFromScaleIn: Bool

@@ -244,6 +244,25 @@ extension SessionAction {
             default: throw LuaArgumentError(position: 1, problem: allowed)
             }
             self = .setLifecycleHooks(hooks)
+        case .restart: self = .restart(ids: try ScriptSession.instanceIDs(args))
+        case .stop: self = .stop(ids: try ScriptSession.instanceIDs(args), deallocate: try Self.deallocateFlag(args))
+        case .start: self = .start(ids: try ScriptSession.instanceIDs(args))
+        }
+    }
+
+    /// The optional second argument of `stop_instances(ids, { deallocate = true })`: false
+    /// (power off, still allocated) when absent.
+    private static func deallocateFlag(_ args: LuaArguments) throws -> Bool {
+        guard args.count >= 2, args.type(2) != .nil else { return false }
+        let allowed = "expected { deallocate = true } or { deallocate = false }"
+        guard args.type(2) == .table, let fields = try args.table(2).fields else { throw LuaArgumentError(position: 2, problem: allowed) }
+        for key in fields.keys where key != "deallocate" {
+            throw LuaArgumentError(position: 2, problem: "unknown field \(key); allowed deallocate")
+        }
+        switch fields["deallocate"] {
+        case nil: return false
+        case .bool(let flag)?: return flag
+        case let other?: throw LuaArgumentError(position: 2, problem: "deallocate is \(other.typeName); \(allowed)")
         }
     }
 

@@ -93,7 +93,7 @@ struct ScaleSetShapes {
     /// `ProvisioningState/…` of an instance in `lifecycle`.
     static func provisioning(_ lifecycle: Lifecycle) -> String {
         switch lifecycle {
-        case .running: "Succeeded"
+        case .running, .stopped, .deallocated: "Succeeded"
         case .creating: "Creating"
         case .upgrading, .rollingBack: "Updating"
         case .deleting, .deleted: "Deleting"
@@ -106,8 +106,14 @@ struct ScaleSetShapes {
         let state = Self.provisioning(vm.lifecycle)
         var statuses: [JSON] = [.object(["code": .string("ProvisioningState/\(state.lowercased())"), "level": .string("Info"),
                                          "displayStatus": .string("Provisioning \(state.lowercased())")])]
-        if vm.lifecycle == .running || vm.lifecycle == .upgrading {
+        switch vm.lifecycle {
+        case .running, .upgrading:
             statuses.append(.object(["code": .string("PowerState/running"), "level": .string("Info"), "displayStatus": .string("VM running")]))
+        case .stopped:
+            statuses.append(.object(["code": .string("PowerState/stopped"), "level": .string("Info"), "displayStatus": .string("VM stopped")]))
+        case .deallocated:
+            statuses.append(.object(["code": .string("PowerState/deallocated"), "level": .string("Info"), "displayStatus": .string("VM deallocated")]))
+        case .creating, .rollingBack, .deleting, .deleted: break
         }
         return .object([
             "platformUpdateDomain": .int(vm.updateDomain),

@@ -58,7 +58,7 @@ struct ScaleSetRoute: Sendable {
 /// Every route group below a scale set. Adding a group: a file declaring `static let routes:
 /// [ScaleSetRoute]` in an extension of `ScaleSetRoutes`, and its name in `all`.
 enum ScaleSetRoutes {
-    static let all: [ScaleSetRoute] = model + instances + rolling + actions + instanceActions + hooks
+    static let all: [ScaleSetRoute] = model + instances + rolling + actions + instanceActions + hooks + power
 
     static func find(_ method: HTTPRequest.Method, _ lowered: [String]) -> ScaleSetRoute? {
         all.first { $0.method == method && $0.matches(lowered) }

@@ -116,12 +116,16 @@ actor ServedRun {
         guard case .speed(let factor) = mode else { return }
         let now = ContinuousClock.now
         if started == nil { started = now }
-        let elapsed = now - (started ?? now)
+        // A start still to come keeps the clock at zero until it comes.
+        let elapsed = max(.zero, now - (started ?? now))
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         // Bounded, so that neither the conversion nor the sum can overflow (shift ≤ latest too).
         let target = Millis(min((seconds * factor * 1000).rounded(.down), Double(Self.latest))) + shift
         try guarded { () throws(RunFailure) in try session.advance(to: target) }
     }
+
+    /// The virtual clock runs from `instant` (speed mode), whenever the first request comes.
+    func start(at instant: ContinuousClock.Instant) { started = instant }
 
     /// A client polled: in step mode, the run moves to its next event.
     func polled() throws(ARMError) {
@@ -166,7 +170,7 @@ actor ServedRun {
     // MARK: Snapshots
 
     func shapes(id: String) -> ScaleSetShapes {
-        let running = session.status?.code == .rollingForward || session.instances.contains { $0.lifecycle != .running }
+        let running = session.status?.code == .rollingForward || session.instances.contains { !$0.isSettled }
         return ScaleSetShapes(id: id, scaleSet: scaleSet, model: session.model, capacity: session.capacity, instances: session.instances,
                               provisioningState: running ? "Updating" : "Succeeded")
     }
@@ -236,7 +240,7 @@ actor ServedRun {
                 op.state = .succeeded
             }
         case .instances(let ids):
-            let busy = session.instances.contains { ids.contains($0.id) && $0.lifecycle != .running }
+            let busy = session.instances.contains { ids.contains($0.id) && !$0.isSettled }
             if busy { return }
             op.state = .succeeded
         }

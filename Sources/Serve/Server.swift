@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import Formats
 import Hummingbird
 import HummingbirdCore
@@ -17,6 +17,10 @@ public struct ServeConfiguration: Sendable {
     public var port = 8443
     /// How the virtual clock follows real time (60 virtual seconds per real second by default).
     public var mode = ClockMode.speed(60)
+    /// The real instant the virtual clock starts running from in speed mode (`--start-at`): in
+    /// the past, the clock has run since then; in the future, it stands at zero until then. Nil:
+    /// the first request's arrival.
+    public var startAt: Date?
     /// HTTPS with the generated CA (the default), or plain HTTP.
     public var tls = true
     /// Where to write the CA certificate (PEM).
@@ -81,6 +85,7 @@ public enum Server {
         do {
             run = try ServedRun(definition, configuration.inputs, mode: configuration.mode, onEvent: configuration.onEvent,
                                 onPerform: configuration.onPerform)
+            if let startAt = configuration.startAt { await run.start(at: ContinuousClock.now.advanced(by: .seconds(startAt.timeIntervalSinceNow))) }
         } catch {
             throw ServeError.run(error.error)
         }

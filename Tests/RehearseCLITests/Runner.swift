@@ -112,6 +112,36 @@ func firstLine(_ pipe: Pipe) -> String {
     return String(decoding: line, as: UTF8.self)
 }
 
+/// Starts `rehearse serve` with `arguments` from the repository root; returns the process and
+/// the port its first line printed (0 when it printed none).
+func startServe(_ arguments: [String]) throws -> (Process, Int) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: rehearseBinary)
+    process.arguments = ["serve"] + arguments
+    process.currentDirectoryURL = URL(fileURLWithPath: repositoryRoot)
+    let out = Pipe()
+    process.standardOutput = out
+    try process.run()
+    let text = firstLine(out)
+    // "rehearse serve: http://127.0.0.1:PORT (…)"
+    let port = text.split(separator: ":").dropFirst(3).first.flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
+    return (process, port)
+}
+
+/// Sends `request` (printf's escapes) to 127.0.0.1:`port` through bash's /dev/tcp and returns
+/// all it answers within `seconds`.
+func rawHTTP(port: Int, _ request: String, seconds: Int = 10) throws -> String {
+    let client = Process()
+    client.executableURL = URL(fileURLWithPath: "/bin/bash")
+    client.arguments = ["-c", "exec 3<>/dev/tcp/127.0.0.1/\(port); printf '\(request)' >&3; timeout \(seconds) cat <&3"]
+    let out = Pipe()
+    client.standardOutput = out
+    try client.run()
+    let reply = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    client.waitUntilExit()
+    return reply
+}
+
 /// SHA-256 of a file, hex, through the machine's sha256sum.
 func sha256sum(_ path: String) throws -> String {
     let process = Process()

@@ -14,17 +14,8 @@ final class ServeShutdownCLITests: XCTestCase {
 
     /// Starts `rehearse serve` with `arguments`; returns the process and the port it printed.
     func serve(_ arguments: [String]) throws -> (Process, Int) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: rehearseBinary)
-        process.arguments = ["serve"] + arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: repositoryRoot)
-        let out = Pipe()
-        process.standardOutput = out
-        try process.run()
-        let text = firstLine(out)
-        // "rehearse serve: http://127.0.0.1:PORT (…)"
-        let port = text.split(separator: ":").dropFirst(3).first.flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
-        XCTAssertGreaterThan(port, 0, "no port in \(text)")
+        let (process, port) = try startServe(arguments)
+        XCTAssertGreaterThan(port, 0, "no port printed")
         return (process, port)
     }
 
@@ -90,14 +81,7 @@ final class ServeShutdownCLITests: XCTestCase {
             (#"GET / HTTP/1.1\r\nHost: x\r\nX-Bad: a\001b\r\n\r\n"#, 400, "InvalidRequestFormat"),
         ]
         for (request, status, code) in cases {
-            let client = Process()
-            client.executableURL = URL(fileURLWithPath: "/bin/bash")
-            client.arguments = ["-c", "exec 3<>/dev/tcp/127.0.0.1/\(port); printf '\(request)' >&3; timeout 10 cat <&3"]
-            let out = Pipe()
-            client.standardOutput = out
-            try client.run()
-            let reply = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            client.waitUntilExit()
+            let reply = try rawHTTP(port: port, request)
             XCTAssertTrue(reply.hasPrefix("HTTP/1.1 \(status) "), reply)
             guard let body = reply.range(of: "\r\n\r\n").map({ String(reply[$0.upperBound...]) }) else { XCTFail("no body: \(reply)"); continue }
             XCTAssertEqual(try JSON.parse(body).field("error")?.field("code"), .string(code))

@@ -10,13 +10,7 @@ import XCTest
 /// "failed or unhealthy" first, refused versus unanswered probes, seed 002's REST extension body.
 final class SpecFourthPrintingTests: XCTestCase {
     /// Runs `text` and returns the record, its events and what the script printed.
-    private func run(_ text: String) throws -> (RunRecord, [Event], [String]) {
-        var printed: [String] = []
-        let loaded = try load(path: try writeScenario(text), options: options(printed: { printed.append($0) }))
-        var events: [Event] = []
-        let record = try loaded.run { events.append($0) }
-        return (record, events, printed)
-    }
+    private func run(_ text: String) throws -> (RunRecord, [Event], [String]) { try runScript(text) }
 
     /// The events of rolling upgrade `number` (from its start to the next one's).
     private func upgrade(_ number: Int, of events: [Event]) -> [Event] {

@@ -57,6 +57,15 @@ func load(path: String, options: ScenarioOptions, _ configure: (inout RunInputs)
     return Loaded(definition: try ScenarioDefinition(luaScript: path, options: options), options: options, inputs: inputs)
 }
 
+/// Runs the scenario `text` and returns the record, its events and what the script printed.
+func runScript(_ text: String) throws -> (RunRecord, [Event], [String]) {
+    var printed: [String] = []
+    let loaded = try load(path: try writeScenario(text), options: options(printed: { printed.append($0) }))
+    var events: [Event] = []
+    let record = try loaded.run { events.append($0) }
+    return (record, events, printed)
+}
+
 /// Runs a scenario file and returns its record and events.
 func runScenario(_ path: String, seed: UInt64 = 0, strictWire: Bool = false) throws -> (RunRecord, [Event]) {
     var events: [Event] = []

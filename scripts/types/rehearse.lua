@@ -268,6 +268,24 @@ function delete_instances(ids) end
 ---@param policy {id: integer, protectFromScaleIn?: boolean, protectFromScaleSetActions?: boolean}
 function protect(policy) end
 
+---Restarts the given running instances, or every one with "*" (az vmss restart): each boots again on the
+---model it runs, Initializing at once; refused for protected instances named.
+---(action)
+---@param ids integer[]|"*"
+function restart_instances(ids) end
+
+---Powers off the given instances, or every one with "*" (az vmss stop), or deallocates them with
+---{ deallocate = true } (az vmss deallocate): out of service, health Unknown, passed over by upgrades until started.
+---(action)
+---@param ids integer[]|"*"
+---@param opts? {deallocate?: boolean}
+function stop_instances(ids, opts) end
+
+---Starts the given stopped or deallocated instances, or every one with "*" (az vmss start): each boots.
+---(action)
+---@param ids integer[]|"*"
+function start_instances(ids) end
+
 ---Answers the Active lifecycle hook event (az vmss lifecycle-hook-event approve/reject/update):
 ---"approve", "reject" or { approve = "*"|ids, reject = "*"|ids, wait_until = "PT1H", event = name }.
 ---(action)

@@ -1,4 +1,4 @@
-public import Formats
+import Formats
 public import UpgradeEngine
 
 /// What changes between two versions of one scale set, and what Azure does about it in the

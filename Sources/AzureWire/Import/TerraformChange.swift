@@ -1,5 +1,5 @@
 public import Formats
-public import UpgradeEngine
+import UpgradeEngine
 
 /// A scale set as a Terraform plan changes it: `resource_changes[].change.before` and `after`
 /// (`terraform show -json` of a saved plan), each read as `TerraformPlan` reads a resource, with

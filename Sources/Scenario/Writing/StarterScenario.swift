@@ -147,6 +147,9 @@ public enum StarterScenario {
         case .setLifecycleHooks(let hooks):
             guard case .object(let profile) = LifecycleHooksWire.profileJSON(hooks), let list = profile["lifecycleHooks"] else { return "set_lifecycle_hooks {}" }
             return "set_lifecycle_hooks(\(LuaWriter.value(list)))"
+        case .restart(let list): return "restart_instances(\(ids(list)))"
+        case .stop(let list, let deallocate): return "stop_instances(\(ids(list))\(deallocate ? ", { deallocate = true }" : ""))"
+        case .start(let list): return "start_instances(\(ids(list)))"
         }
     }
 

@@ -13,6 +13,7 @@ public struct Event: Equatable, Sendable {
         case imageReleased, osUpgradeDeferred, osUpgradeApproved, imageRestoreStarted
         case policyUpdated, reimage
         case hookRaised, hookAnswered, hookCompleted, repairStarted, repairsSuspended
+        case restart, stop, start
     }
 
     /// Milliseconds since the scenario epoch.
@@ -166,6 +167,13 @@ public enum Payload: Equatable, Sendable {
     /// The instance's line was repaired `attempts` times and is unhealthy again: the repair
     /// service suspends itself (`serviceState` Suspended).
     case repairsSuspended(attempts: Int)
+    /// A restart of `ids` (nil: `*`): `restarting` running instances boot again on the model they run.
+    case restart(ids: [Int]?, restarting: Int)
+    /// A power off (`deallocate` false) or deallocation of `ids` (nil: `*`): `stopping` instances
+    /// leave service and report no health until started.
+    case stop(ids: [Int]?, deallocate: Bool, stopping: Int)
+    /// A start of `ids` (nil: `*`): `starting` stopped or deallocated instances boot.
+    case start(ids: [Int]?, starting: Int)
 
     /// The kind this payload is.
     public var kind: Event.Kind {
@@ -207,6 +215,9 @@ public enum Payload: Equatable, Sendable {
         case .hookCompleted: return .hookCompleted
         case .repairStarted: return .repairStarted
         case .repairsSuspended: return .repairsSuspended
+        case .restart: return .restart
+        case .stop: return .stop
+        case .start: return .start
         }
     }
 }

@@ -9,4 +9,6 @@ public enum HealthChangeReason: String, Sendable {
     case restarted
     /// No health source reports on it: Healthy once it runs.
     case noHealthSource
+    /// It was stopped or deallocated: it reports nothing (Unknown) until it starts again.
+    case poweredOff
 }

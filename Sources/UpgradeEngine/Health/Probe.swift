@@ -334,6 +334,13 @@ public struct HealthTracker: Equatable, Sendable {
         streak = 0
     }
 
+    /// The instance stopped: it reports nothing, so its state is Unknown until it starts again.
+    public mutating func powerOff() {
+        state = .unknown
+        candidate = nil
+        streak = 0
+    }
+
     /// Ends the grace period if it is over. Returns whether the state changed.
     @discardableResult
     public mutating func expireGrace(at time: Millis) -> Bool {

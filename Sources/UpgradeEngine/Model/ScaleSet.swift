@@ -190,9 +190,10 @@ public struct ScaleSetDefinition: Equatable, Sendable {
     }
 }
 
-/// Where an instance is in its life.
+/// Where an instance is in its life. `stopped` (powered off, still allocated) and
+/// `deallocated` instances exist but serve nothing and report no health until a start.
 public enum Lifecycle: String, Sendable {
-    case creating, running, upgrading, rollingBack, deleting, deleted
+    case creating, running, upgrading, rollingBack, deleting, deleted, stopped, deallocated
 }
 
 /// One instance of the scale set.
@@ -244,6 +245,9 @@ public struct Instance: Sendable {
 
     /// Exists and can serve or be upgraded (not being created or deleted).
     public var isPresent: Bool { lifecycle != .deleted && lifecycle != .creating && lifecycle != .deleting }
+
+    /// Stopped or deallocated: it exists, but no upgrade, reimage or restart reaches it until a start.
+    public var isPoweredOff: Bool { lifecycle == .stopped || lifecycle == .deallocated }
 
     /// Still down from an upgrade, a rollback or a reimage that restarted it: its health started
     /// again when that operation ended and has not left Initializing. Such an instance counts as

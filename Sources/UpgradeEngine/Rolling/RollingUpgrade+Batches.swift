@@ -23,9 +23,10 @@ extension RollingUpgrade {
             guard let (planned, shrunk) = queue.next(size: size, room: room, isUnhealthy: { fleet.health(of: $0.id).countsAsUnhealthy }) else {
                 return complete(fleet, &steps)
             }
-            // Instances deleted, upgraded by hand or busy since the upgrade started drop out.
+            // Instances deleted, upgraded by hand, busy, stopped or deallocated since the upgrade
+            // started drop out (an instance neither busy nor gone runs unless it was stopped).
             let ids = planned.instances.map(\.id).filter {
-                fleet.isPresent($0) && fleet.modelVersion(of: $0) != target && !fleet.isBusy($0)
+                fleet.isRunning($0) && fleet.modelVersion(of: $0) != target && !fleet.isBusy($0)
             }
             guard !ids.isEmpty else { continue }
             if let hook {

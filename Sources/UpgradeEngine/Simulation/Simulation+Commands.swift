@@ -57,7 +57,7 @@ extension Simulation {
     /// Automatic mode: every unprotected, out-of-date instance upgrades at once, with no order
     /// and no thresholds.
     private func upgradeAllAtOnce() throws {
-        let targets = presentInstances.filter { !$0.protectFromScaleSetActions && $0.modelVersion != modelVersion && fleet.operations[$0.id] == nil }
+        let targets = presentInstances.filter { !$0.protectFromScaleSetActions && !$0.isPoweredOff && $0.modelVersion != modelVersion && fleet.operations[$0.id] == nil }
         emit(.automaticUpgrade(upgrading: targets.count))
         for vm in targets { try beginOperation(.upgrade, on: vm.id, targetVersion: modelVersion, upgrade: nil) }
     }
@@ -67,7 +67,7 @@ extension Simulation {
     public func manualUpgrade(ids: [Int]?) throws {
         let chosen = ids.map(Self.distinct) ?? presentInstances.map(\.id)
         if ids != nil { try refuseMissingOrProtected(chosen, action: "manual upgrade") }
-        let targets = chosen.filter { $0 >= 0 && $0 < fleet.instances.count && fleet.instances[$0].isPresent && !fleet.instances[$0].protectFromScaleSetActions }
+        let targets = chosen.filter { $0 >= 0 && $0 < fleet.instances.count && fleet.instances[$0].isPresent && !fleet.instances[$0].protectFromScaleSetActions && !fleet.instances[$0].isPoweredOff }
             .filter { fleet.instances[$0].modelVersion != modelVersion && fleet.operations[$0] == nil }
         emit(.manualUpgrade(ids: ids == nil ? nil : chosen, upgrading: targets.count, version: modelVersion))
         for id in targets { try beginOperation(.upgrade, on: id, targetVersion: modelVersion, upgrade: nil) }
@@ -80,7 +80,7 @@ extension Simulation {
     public func reimage(ids: [Int]?) throws {
         let chosen = ids.map(Self.distinct) ?? presentInstances.map(\.id)
         if ids != nil { try refuseMissingOrProtected(chosen, action: "reimage") }
-        let targets = chosen.filter { fleet.instances[$0].isPresent && !fleet.instances[$0].protectFromScaleSetActions && fleet.operations[$0] == nil }
+        let targets = chosen.filter { fleet.instances[$0].isPresent && !fleet.instances[$0].protectFromScaleSetActions && !fleet.instances[$0].isPoweredOff && fleet.operations[$0] == nil }
         emit(.reimage(ids: ids == nil ? nil : chosen, reimaging: targets.count))
         for id in targets { try beginOperation(.reimage, on: id, targetVersion: fleet.instances[id].modelVersion, upgrade: nil) }
     }
@@ -95,7 +95,7 @@ extension Simulation {
 
     /// Refuses an action on `ids` naming an instance that does not exist, or one protected from
     /// scale set actions (Azure's text for a manual upgrade, ids ascending).
-    private func refuseMissingOrProtected(_ ids: [Int], action: String) throws(EngineError) {
+    func refuseMissingOrProtected(_ ids: [Int], action: String) throws(EngineError) {
         let missing = ids.filter { $0 < 0 || $0 >= fleet.instances.count || !fleet.instances[$0].isPresent }
         if !missing.isEmpty {
             throw EngineError("\(action) refused: instance(s) \(missing.map(String.init).joined(separator: ", ")) do not exist")

@@ -19,6 +19,9 @@ extension Simulation {
         var policy: UpgradePolicy
         /// The operation in flight on each busy instance, by id.
         var operations: [Int: PendingOperation] = [:]
+        /// Instances a client restarted or started: the run goes on while one of them runs and
+        /// is still Initializing, so its boot is seen.
+        var booting: Set<Int> = []
     }
 
     /// The virtual clock and what is scheduled on it.

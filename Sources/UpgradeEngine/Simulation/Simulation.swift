@@ -90,7 +90,7 @@ extension Simulation {
         guard !stalledOnApproval else { return false }
         return script.left > 0 || !fleet.operations.isEmpty || upgrades.pending != nil || upgrades.outline.code == .rollingForward
             || upgrades.outline.isWorking || hooks.active != nil
-            || repairs.checkAt != nil || !repairs.settling.isEmpty
+            || repairs.checkAt != nil || !repairs.settling.isEmpty || isBooting
     }
 
     /// Runs until no upgrade runs, no operation is in flight and no action is left, or until
@@ -216,7 +216,8 @@ extension Simulation {
         let result = change(&fleet.instances[id])
         let after = fleet.instances[id].health.state
         if after != health {
-            emit(.healthChanged(from: health, to: after, reason: after == .initializing ? .restarted : .noHealthSource), instance: id)
+            let reason: HealthChangeReason = after == .initializing ? .restarted : fleet.instances[id].isPoweredOff ? .poweredOff : .noHealthSource
+            emit(.healthChanged(from: health, to: after, reason: reason), instance: id)
         }
         servingMayHaveChanged(id, was: before, health: health)
         return result

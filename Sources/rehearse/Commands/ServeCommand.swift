@@ -25,6 +25,9 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "Virtual seconds per real second (default 60).") var speed: Double?
     @Flag(help: "Keep the virtual clock still; each client poll (an operation's status, get-latest, the OS upgrade history) advances it to the next event.")
     var step = false
+    @Option(name: .customLong("start-at"),
+            help: "When the virtual clock starts running, as an RFC 3339 UTC time such as 2026-11-26T19:00:00Z (default: the first request). Past: it has run since then; future: it stays at zero until then. Not with --step.")
+    var startAt: String?
     @Option(name: .customLong("ca-cert"), help: "Write the generated CA certificate (PEM) here, for clients' CA bundles.") var caCert: String?
     @OptionGroup var eventsOption: EventsOption
     @OptionGroup var page: ReportOption
@@ -35,6 +38,21 @@ struct ServeCommand: ParsableCommand {
         if let speed, !(speed > 0 && speed <= 1_000_000) { throw ValidationError("--speed \(speed): allowed a factor above 0 and at most 1000000") }
         if !(0...65_535).contains(port) { throw ValidationError("--port \(port): allowed 0–65535") }
         if http && caCert != nil { throw ValidationError("--ca-cert goes with HTTPS; drop --http") }
+        if let startAt {
+            if step { throw ValidationError("--start-at starts a running clock; --step keeps it still: choose one") }
+            if Self.instant(startAt) == nil {
+                throw ValidationError("--start-at \(startAt): not an RFC 3339 UTC time; allowed such as 2026-11-26T19:00:00Z")
+            }
+        }
+    }
+
+    /// `2026-11-26T19:00:00Z` (fractional seconds allowed) as an instant; nil for anything else.
+    static func instant(_ text: String) -> Date? {
+        guard text.hasSuffix("Z") || text.hasSuffix("z") else { return nil }
+        let plain = ISO8601DateFormatter()
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return plain.date(from: text) ?? fractional.date(from: text)
     }
 
     func run() throws {
@@ -52,6 +70,7 @@ struct ServeCommand: ParsableCommand {
         var configuration = ServeConfiguration()
         configuration.port = port
         configuration.mode = step ? .step : .speed(speed ?? 60)
+        configuration.startAt = startAt.flatMap(Self.instant)
         configuration.tls = !http
         configuration.caCertPath = caCert
         // Written by the run's task alone, one event after another, and committed once it ends well.
