@@ -41,6 +41,36 @@ final class Azure2026SurfaceTests: XCTestCase {
         }
     }
 
+    /// A Flexible scale set's instance ids are VM names, so Azure's error names the VM: three
+    /// named VMs in batches of one, the second Unhealthy on the new model; after batch 2, 1 of 3
+    /// upgraded is unhealthy (33% > 20%) and the error's first failed instance and its detail's
+    /// target are web_d4e5f6. The same fleet as Uniform keeps the number.
+    func testAFlexibleScaleSetsErrorsNameTheVM() throws {
+        let list = try JSON.parse("""
+            [{"instanceId": "web_a1b2c3", "latestModelApplied": true}, {"instanceId": "web_d4e5f6", "latestModelApplied": true},
+             {"instanceId": "web_g7h8i9", "latestModelApplied": true}]
+            """)
+        func run(_ orchestration: Orchestration) throws -> UpgradeError {
+            let definition = scaleSet(3) {
+                $0.orchestration = orchestration
+                $0.fleet = try? InstanceList.read(list)
+                $0.policy.rolling.maxBatchInstancePercent = 34
+            }
+            let outcome = try simulate(definition, health: { vm, _ in
+                .http(status: 200, body: wireBody(vm.id == 1 && vm.modelVersion == 2 ? "Unhealthy" : "Healthy"))
+            })
+            XCTAssertEqual(outcome.batches(), [[0], [1]])
+            return try XCTUnwrap(outcome.status.error)
+        }
+        let flexible = try run(.flexible)
+        XCTAssertEqual(flexible.code, .unhealthyUpgraded)
+        XCTAssertEqual(flexible.details.map(\.target), ["web/virtualMachines/web_d4e5f6"])
+        XCTAssertTrue(flexible.message.hasSuffix("First failed instance ID is: web_d4e5f6."), flexible.message)
+        let uniform = try run(.uniform)
+        XCTAssertEqual(uniform.details.map(\.target), ["web/virtualMachines/1"])
+        XCTAssertTrue(uniform.message.hasSuffix("First failed instance ID is: 1."), uniform.message)
+    }
+
     func testRollingBackIsShownOnlyFromApiVersion20260901() {
         XCTAssertEqual(RunningCode.rollingBack.shown(toAPIVersion: "2025-11-01"), .rollingForward)
         XCTAssertEqual(RunningCode.rollingBack.shown(toAPIVersion: "2026-03-01"), .rollingForward)

@@ -12,7 +12,7 @@ extension RollingUpgrade {
             let unhealthy = fleet.unhealthyPresent
             // With a batch hook the check runs once the event completes, on the instances that go.
             let hook = terms.os?.batchHook
-            if hook == nil, let error = preBatchCheck(unhealthy, &steps) { return fault(error, fleet, &steps) }
+            if hook == nil, let error = preBatchCheck(unhealthy, fleet, &steps) { return fault(error, fleet, &steps) }
             let size = Planner.batchSize(capacity: capacity, percent: policy.maxBatchInstancePercent)
             // Only a batch that takes instances down shrinks to the unhealthy budget: a MaxSurge
             // batch creates its new instances first, an in-place change stops nothing (SPEC §4.3).
@@ -39,10 +39,10 @@ extension RollingUpgrade {
     }
 
     /// The pre-batch check on the instances unhealthy now, as an event; the error when it fails.
-    private func preBatchCheck(_ unhealthy: [Int], _ steps: inout [RollingStep]) -> UpgradeError? {
+    private func preBatchCheck(_ unhealthy: [Int], _ fleet: some FleetView, _ steps: inout [RollingStep]) -> UpgradeError? {
         let verdict = Thresholds.beforeBatch(unhealthy: unhealthy, capacity: terms.capacity,
                                              thresholdPercent: terms.policy.maxUnhealthyInstancePercent,
-                                             firstBatch: batchNumber == 0, scaleSet: terms.scaleSet)
+                                             firstBatch: batchNumber == 0, scaleSet: terms.scaleSet, wireID: fleet.wireID(of:))
         steps.append(.emit(.preBatchCheck(verdict.check), batch: batchNumber + 1))
         return verdict.error
     }
@@ -62,7 +62,7 @@ extension RollingUpgrade {
                 approved.contains(id) && fleet.isPresent(id) && fleet.modelVersion(of: id) != target && !fleet.isBusy(id)
             }
             guard !ids.isEmpty else { return run.startNextBatch(fleet, &steps) }
-            if let error = run.preBatchCheck(fleet.unhealthyPresent, &steps) { return run.fault(error, fleet, &steps) }
+            if let error = run.preBatchCheck(fleet.unhealthyPresent, fleet, &steps) { return run.fault(error, fleet, &steps) }
             run.launchBatch(ids, shrunk: planned.shrunk, phase: planned.phase, fleet, &steps)
         }
     }
@@ -258,7 +258,7 @@ extension RollingUpgrade {
         let badNow = judgedAtDeadline ? tally.failed : tally.failed + tally.successful.filter { Self.countsAsBad($0, replacement, fleet) }
         let verdict = Thresholds.afterBatch(counted: badNow, failedToUpgrade: finished.operationFailed, lastBatch: finished.ids,
                                             capacity: terms.capacity, thresholdPercent: policy.maxUnhealthyUpgradedInstancePercent,
-                                            scaleSet: terms.scaleSet)
+                                            scaleSet: terms.scaleSet, wireID: fleet.wireID(of:))
         steps.append(.emit(.postBatchCheck(verdict.check), batch: batchNumber))
         if let error = verdict.error {
             fault(error, fleet, &steps)

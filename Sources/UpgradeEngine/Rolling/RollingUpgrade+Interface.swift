@@ -19,6 +19,9 @@ protocol FleetView {
     /// An operation is in flight on it.
     func isBusy(_ id: Int) -> Bool
     func name(of id: Int) -> String
+    /// The instance as Azure's errors name it: its instance id, or for a Flexible scale set,
+    /// whose instance ids are VM names (SPEC §6b), its name.
+    func wireID(of id: Int) -> String
     /// Present instances that count as unhealthy, ascending.
     var unhealthyPresent: [Int] { get }
     /// Instances that exist (not deleted), for the MaxSurge quota.
@@ -98,4 +101,9 @@ struct RollingTerms {
     let protected: [Int]
     /// Set for an OS image upgrade (automatic or on demand).
     let os: OSUpgradeTerms?
+}
+
+extension FleetView {
+    /// A Uniform scale set's instance id, by default.
+    func wireID(of id: Int) -> String { String(id) }
 }

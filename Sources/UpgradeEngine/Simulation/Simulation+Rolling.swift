@@ -126,6 +126,7 @@ extension Simulation: FleetView {
     func modelVersion(of id: Int) -> Int { fleet.instances[id].modelVersion }
     func isBusy(_ id: Int) -> Bool { fleet.operations[id] != nil }
     func name(of id: Int) -> String { fleet.instances[id].name }
+    func wireID(of id: Int) -> String { definition.orchestration == .flexible ? fleet.instances[id].name : String(id) }
     /// Unhealthy or Unknown, or down from an upgrade: under a disruptive upgrade or rollback
     /// now, or booting after one (SPEC §4.5: instances "unhealthy, either as a result of being
     /// upgraded, or by being found in an unhealthy state"), whoever started it.
