@@ -168,7 +168,7 @@ final class BundleVersionTests: XCTestCase {
     func testShippedBundlesDeclareTheirExportsAndPassCheck() {
         let catalog = PluginCatalog(searchPath: [repositoryRoot + "/plugins"])
         XCTAssertEqual(catalog.bundles.map { $0.manifest.exports.keys.sorted() },
-                       [["PRIMARY_PHASE", "REPLICA_PHASE", "tier"], ["fault", "health"], ["outage"]])
+                       [["approve"], ["PRIMARY_PHASE", "REPLICA_PHASE", "tier"], ["fault", "health"], ["outage"]])
         XCTAssertEqual(catalog.check(), [])
     }
 }

@@ -246,32 +246,12 @@ final class LifecycleHookTests: XCTestCase {
         XCTAssertThrowsError(try load(path: try writeScenario(text), options: options()))
     }
 
-    /// A plugin bundle ships an approval policy: a module whose function the script gives to
-    /// on_hook. This one approves each batch after `after`, rejecting the ids it is told to hold.
+    /// A plugin bundle ships an approval policy, a function the script gives to on_hook: the
+    /// shipped batch-approval approves each batch 12 minutes after its event, rejecting the held id.
     func testABundleShipsAnApprovalPolicy() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("plugins-\(UUID().uuidString)").path
-        let folder = root + "/batch-approval"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        try #"{"name": "batch-approval", "version": "1.0.0", "api": "^1.1", "description": "approves batches after a delay", "entry": "init", "exports": {"policy": "policy{ after, hold }: an on_hook function"}}"#
-            .write(toFile: folder + "/rehearse-plugin.json", atomically: true, encoding: .utf8)
-        try """
-            local M = {}
-            function M.policy(opts)
-              return function(event)
-                local answer = { approve = "*", after = opts.after }
-                for _, id in ipairs(event.targets) do
-                  for _, held in ipairs(opts.hold or {}) do
-                    if id == held then answer.reject = { id } end
-                  end
-                end
-                return answer
-              end
-            end
-            return M
-            """.write(toFile: folder + "/init.lua", atomically: true, encoding: .utf8)
         var o = options()
-        o.pluginPath = [root]
-        let text = Self.luaScenario("on_hook(require(\"batch-approval\").policy { after = \"PT12M\", hold = { 3 } })")
+        o.pluginPath = [repositoryRoot + "/plugins"]
+        let text = Self.luaScenario("on_hook(require(\"batch-approval\").approve { after = \"PT12M\", hold = \"3\" })")
         let record = try load(path: try writeScenario(text), options: o).run()
         XCTAssertEqual(record.summary.hooks.batchWaits, Array(repeating: Self.twelveMinutes, count: 5))
         XCTAssertEqual(record.summary.hooks.rejected, [3])
