@@ -197,6 +197,40 @@ final class AutomaticOSUpgradeTests: XCTestCase {
         XCTAssertEqual(history.progress.successfulInstanceCount, 4)
     }
 
+    /// The target of each on-demand OS upgrade given no image, in the order they ran.
+    func onDemandTargets(_ model: [String: String], released: String? = nil, upgrades: Int = 1) throws -> [String?] {
+        var actions: [(Millis, (Simulation) throws -> Void)] = []
+        if let released { actions.append((30_000, { try $0.releasePlatformImage(version: released) })) }
+        for k in 0..<upgrades { actions.append((Millis(60_000 + 3_600_000 * k), { try $0.startOSUpgrade() })) }
+        let outcome = try simulate(scaleSet(4, mode: .manual) { $0.model = model }, actions: actions)
+        return outcome.summary.osUpgradeHistory.filter { $0.startedBy == .user }.map { $0.targetImageReference["version"] }
+    }
+
+    func testAnOnDemandOSUpgradeGivenNoImageBringsTheNewestReleasedImageOrTheNextVersion() throws {
+        // Manual mode: the release changes nothing, and the on-demand upgrade brings it.
+        XCTAssertEqual(try onDemandTargets(["image": "2024.01.15"], released: "2024.02.01"), ["2024.02.01"])
+        // The model already runs the released image: the next version after it.
+        XCTAssertEqual(try onDemandTargets(["image": "2024.02.01"], released: "2024.02.01"), ["2024.02.02"])
+        // No release: the next version, keeping the width; twice in a row, two versions on.
+        XCTAssertEqual(try onDemandTargets(["image": "1.0.9"], upgrades: 2), ["1.0.10", "1.0.11"])
+        XCTAssertEqual(try onDemandTargets(["image": "v1"]), ["v2"])
+        XCTAssertEqual(try onDemandTargets(["image": "ubuntu-lts"]), ["ubuntu-lts.1"])
+        // A model naming no image is taken to run 1.0.0.
+        XCTAssertEqual(try onDemandTargets([:]), ["1.0.1"])
+    }
+
+    func testAnExtensionUpgradeGivenNoVersionBringsTheNextVersion() throws {
+        let outcome = try simulate(scaleSet(4, mode: .manual) { $0.model = ["extensions": "2.9"] },
+                                   actions: [(60_000, { try $0.startExtensionUpgrade() }), (3_600_000, { try $0.startExtensionUpgrade() })])
+        let versions = outcome.events.compactMap { event -> String? in
+            if case .modelUpdated(_, let changes, _, _) = event.payload { return changes["extensions"] }
+            return nil
+        }
+        XCTAssertEqual(versions, ["2.10", "2.11"])
+        XCTAssertEqual(ImageVersion.successor(of: "99"), "100")
+        XCTAssertEqual(ImageVersion.successor(of: ImageVersion.firstExtension), "1.1")
+    }
+
     func testValidateRefusesAutomaticOSUpgradesWithoutAHealthSourceOrWithMaxSurgeOnFlexible() {
         var noHealth = automatic()
         noHealth.healthExtension = nil

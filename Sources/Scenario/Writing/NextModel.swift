@@ -1,3 +1,5 @@
+import UpgradeEngine
+
 /// The model change a starter rehearses: the next version of what the document names. A pinned
 /// image version (`imageReference.version` 1.0.4, or a gallery image id ending in
 /// `/versions/1.0.4`) goes to the next patch (1.0.5); any other version (`latest`) becomes
@@ -19,11 +21,8 @@ public enum NextModel {
     /// `version` with its last number one higher (1.0.4 → 1.0.5, 2024.11.01 → 2024.11.02 keeps
     /// its width); nil when it is not dot-separated numbers.
     static func bumped(_ version: String) -> String? {
-        var parts = version.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        guard let last = parts.last, !last.isEmpty, last.count <= 18, parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
-              let n = Int(last) else { return nil }
-        let next = String(n + 1)
-        parts[parts.count - 1] = String(repeating: "0", count: max(0, last.count - next.count)) + next
-        return parts.joined(separator: ".")
+        let parts = version.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }) else { return nil }
+        return ImageVersion.successor(of: version)
     }
 }

@@ -29,7 +29,7 @@ extension Simulation {
         guard onLatest else {
             throw EngineError("The OS Rolling Upgrade API cannot be used on a Virtual Machine Scale Set unless the Virtual Machine Scale Set has some unprotected instances which have imageReference.version set to latest.")
         }
-        let value = image ?? "\(models[models.count - 1]["image"] ?? "image")+\(modelVersion + 1)"
+        let value = image ?? nextImage()
         let terms = OSUpgradeTerms(startedBy: .user, image: value, reference: imageReference, usesDefaultPolicy: false,
                                    healthWait: nil, restoreFailed: false, deferral: false)
         try platformUpgrade(attribute: "image", value: value, what: "OS image upgrade", os: terms)
@@ -39,6 +39,7 @@ extension Simulation {
     /// runs the `latest` version, the model's `image` becomes `version` and an automatic OS
     /// upgrade starts (a newer one supersedes it). Otherwise nothing changes; the event says why.
     public func releasePlatformImage(version: String) throws {
+        fleet.newestPlatformImage = version
         let automatic = policy.automaticOS
         guard automatic.enableAutomaticOSUpgrade else {
             emit(.imageReleased(version: version, outcome: .automaticUpgradesOff))
@@ -71,7 +72,7 @@ extension Simulation {
     /// An extension upgrade: the model's `extensions` becomes `version` (default: a new version)
     /// and a rolling upgrade applies it in place, whatever the mode. Needs a health source.
     public func startExtensionUpgrade(version: String? = nil) throws {
-        let value = version ?? "\(models[models.count - 1]["extensions"] ?? "extensions")+\(modelVersion + 1)"
+        let value = version ?? ImageVersion.successor(of: models[models.count - 1]["extensions"] ?? ImageVersion.firstExtension)
         try platformUpgrade(attribute: "extensions", value: value, what: "extension upgrade", os: nil)
     }
 
@@ -89,6 +90,15 @@ extension Simulation {
         appendModel(attributes, extension: probes.plan.extensions[models.count - 1])
         emit(.modelUpdated(version: modelVersion, changes: [attribute: value], via: what))
         try requestRollingUpgrade(reason: what, os: os)
+    }
+
+    /// What an on-demand OS upgrade given no image brings: the newest platform image released to
+    /// the scale set when the model does not run it yet, otherwise the next version after the
+    /// model's (SPEC §6: the upgrade moves to the latest image the platform has).
+    private func nextImage() -> String {
+        let current = models[models.count - 1]["image"]
+        if let released = fleet.newestPlatformImage, released != current { return released }
+        return ImageVersion.successor(of: current ?? ImageVersion.firstImage)
     }
 
     /// The model attribute that pins the image version (`imageReference.version`); absent or

@@ -22,6 +22,9 @@ extension Simulation {
         /// Instances a client restarted or started: the run goes on while one of them runs and
         /// is still Initializing, so its boot is seen.
         var booting: Set<Int> = []
+        /// The newest platform image released to the scale set (`releasePlatformImage`), which
+        /// an on-demand OS upgrade given no image brings.
+        var newestPlatformImage: String?
     }
 
     /// The virtual clock and what is scheduled on it.
