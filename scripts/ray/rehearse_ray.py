@@ -9,9 +9,10 @@ Every piece of work is a Ray Core task that runs the rehearse CLI (retried when 
 dies, never when rehearse refuses the input with exit 2); its JSON comes back through Ray's
 object store and the driver combines it with `rehearse merge` or `rehearse tune --tell`:
 
-- gate: the sequential gate (`sweep --until-decided`) in waves of 100-seed blocks; after each
-  wave `merge --until-decided` judges at the same seed counts as one process and the driver
-  stops at the first wave whose merge decides (or at the last seed).
+- gate: the sequential gate (`sweep --until-decided`) in rounds of whole 100-seed looks, each
+  round's seeds sharded over the tasks; after each round `merge --until-decided` judges at the
+  same seed counts as one process and the driver stops at the first round whose merge decides
+  (or at the last seed). `--schedule` sizes the rounds (see gate_rounds).
 - tune: `tune --state --ask` names a round's work, each item runs as
   `compare SCENARIO --set OVERRIDE… --seeds S --shard I/N --json`, `--tell` records it, and
   `--result` prints the search.
@@ -105,25 +106,41 @@ def gather(refs, folder, stem):
     return paths
 
 
-def gate(binary, args, folder, wave):
+def gate_rounds(first, last, tasks, schedule):
+    """The sequential gate's rounds: (A, B, shards) for each, covering first..last in order.
+
+    A round covers whole looks (LOOK_EVERY seeds each) and is cut into shards, one task each.
+    - split: one look a round, cut over the tasks: the runs one process makes, most rounds;
+    - blocks: one look per task a round: fewest rounds, up to tasks - 1 looks past the verdict;
+    - doubling (the default): 1, 2, 4, … looks a round, then one look per task: the runs past
+      the verdict stay under the runs before it, the rounds near those of blocks.
+    """
+    start, looks = first, 1 if schedule != "blocks" else tasks
+    while start <= last:
+        end = min(last, start + looks * LOOK_EVERY - 1)
+        yield start, end, max(1, min(tasks, end - start + 1))
+        start = end + 1
+        if schedule == "doubling":
+            looks = min(tasks, looks * 2)
+
+
+def gate(binary, args, folder, tasks, schedule, stats):
     first, last = seed_range(args)
     work = without(args, ["--seeds", "--jobs", "--shard", "--runs", "--report", "--output"], ["--json", "--until-decided"])
     shown = ["--json"] if "--json" in args else []
-    parts, start = [], first
-    while True:
-        blocks = []
-        while start <= last and len(blocks) < wave:
-            end = min(last, start + LOOK_EVERY - 1)
-            blocks.append((start, end))
-            start = end + 1
-        refs = [run_rehearse.remote(binary, ["sweep"] + work + ["--seeds", f"{a}..{b}", "--shard", "1/1", "--until-decided",
-                                                                 "--json", "--jobs", "1"], os.getcwd()) for a, b in blocks]
-        parts += gather(refs, folder, f"gate-{first}-{len(parts):05d}")
-        status, judged = local(binary, ["merge", "--until-decided", "--json"] + parts)
+    parts, runs, rounds = [], 0, 0
+    for a, b, shards in gate_rounds(first, last, tasks, schedule):
+        refs = [run_rehearse.remote(binary, ["sweep"] + work + ["--seeds", f"{a}..{b}", "--shard", f"{i}/{shards}", "--until-decided",
+                                                                 "--json", "--jobs", "1"], os.getcwd()) for i in range(1, shards + 1)]
+        parts += gather(refs, folder, f"gate-{a}")
+        runs, rounds = runs + b - a + 1, rounds + 1
+        _, judged = local(binary, ["merge", "--until-decided", "--json"] + parts)
         verdicts = [r["verdict"] for r in json.loads(judged)["requirements"]]
-        if "undecided" not in verdicts or start > last:
-            status, output = local(binary, ["merge", "--until-decided"] + shown + parts)
-            return status, output
+        if "undecided" not in verdicts or b >= last:
+            break
+    if stats:
+        sys.stderr.write(f"gate_schedule={schedule} gate_rounds={rounds} gate_runs={runs} gate_tasks={tasks}\n")
+    return local(binary, ["merge", "--until-decided"] + shown + parts)
 
 
 def tune(binary, args, folder, parts):
@@ -164,6 +181,9 @@ def main():
                         help="the rehearse binary, the same path on every node (default: REHEARSE, else rehearse on PATH)")
     parser.add_argument("--tasks", type=int, default=0,
                         help="tasks per wave (gate), shards per candidate's block (tune) or shards (compare); default: the cluster's CPUs")
+    parser.add_argument("--schedule", choices=["doubling", "split", "blocks"], default="doubling",
+                        help="gate: looks a round: 1, 2, 4, … up to one per task (doubling), one (split) or one per task (blocks)")
+    parser.add_argument("--stats", action="store_true", help="gate: print its rounds and runs to standard error as key=value")
     parser.add_argument("question", choices=["gate", "tune", "compare"])
     parser.add_argument("args", nargs=argparse.REMAINDER, help="the rehearse options, the scenario first")
     given = parser.parse_args()
@@ -172,7 +192,7 @@ def main():
     tasks = given.tasks or max(1, int(ray.cluster_resources().get("CPU", 1)))
     with tempfile.TemporaryDirectory(prefix="rehearse-ray-") as folder:
         if given.question == "gate":
-            status, output = gate(binary, given.args, folder, tasks)
+            status, output = gate(binary, given.args, folder, tasks, given.schedule, given.stats)
         elif given.question == "tune":
             status, output = tune(binary, given.args, folder, tasks)
         else:
