@@ -161,7 +161,7 @@ public enum RunText {
             let shown = ids.prefix(40).map { id -> String in
                 guard let vm = record.instances.first(where: { $0.id == id }) else { return String(id) }
                 // A Flexible scale set's VMs have names of their own (its instance ids, SPEC §6b).
-                let named = vm.name.hasSuffix("_\(id)") ? "" : " (\(vm.name))"
+                let named = record.orchestration == .flexible ? " (\(vm.name))" : ""
                 return "\(id)" + named + (vm.zone.map { " z\($0)" } ?? "") + (vm.exists ? " v\(vm.modelVersion) \(vm.health.rawValue)" : "")
             }
             lines.append("  \(what): " + shown.joined(separator: ", ") + (ids.count > 40 ? " and \(ids.count - 40) more" : ""))

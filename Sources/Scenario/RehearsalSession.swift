@@ -365,7 +365,8 @@ public final class RehearsalSession {
         }
         let expectations = self.expectations.flatMap { $0.results(summary: summary, upgrades: upgrades) }
         let record = RunRecord(seed: seed, policy: simulation.policy, events: events, summary: summary, instances: simulation.instanceOutcomes,
-                               upgrades: upgrades, expectations: expectations, start: start)
+                               upgrades: upgrades, expectations: expectations, start: start,
+                               orchestration: simulation.definition.orchestration)
         finished = record
         return record
     }

@@ -181,4 +181,27 @@ final class DefinitionValueTests: XCTestCase {
         XCTAssertEqual(record.upgrades, imported.definition.policy.mode == .rolling ? 1 : 0)
         XCTAssertEqual(record.failedExpectations, [])
     }
+
+    /// A Flexible scale set's record says so and keeps its VMs' own names (the text shows them
+    /// beside the ids); the same fleet as Uniform is named `<scale set>_<id>`.
+    func testARunRecordCarriesTheOrchestrationAndAFlexibleFleetsNames() throws {
+        let list = try JSON.parse(#"[{"instanceId": "web_a1b2c3", "latestModelApplied": true}, {"instanceId": "web_d4e5f6", "latestModelApplied": true}]"#)
+        func record(_ orchestration: Orchestration) throws -> RunRecord {
+            var scaleSet = Self.tenAtTwenty
+            scaleSet.capacity = 2
+            scaleSet.orchestration = orchestration
+            if orchestration == .flexible { scaleSet.fleet = try InstanceList.read(list) }
+            return try Rehearsal.run(ScenarioDefinition(path: "two (Swift)", scaleSet: scaleSet, behaviour: .swift(Self.booting(after: 90_000)),
+                                                        timeline: [.init(time: 120_000, action: .perform(.updateModel(["image": "v2"])))]),
+                                     RunInputs(seed: 1))
+        }
+        let flexible = try record(.flexible), uniform = try record(.uniform)
+        XCTAssertEqual(flexible.orchestration, .flexible)
+        XCTAssertEqual(flexible.instances.map(\.name), ["web_a1b2c3", "web_d4e5f6"])
+        XCTAssertEqual(uniform.orchestration, .uniform)
+        XCTAssertEqual(uniform.instances.map(\.name), ["web_0", "web_1"])
+        // Both upgrade the two VMs one a batch (20% of 2 rounds up to 1).
+        XCTAssertEqual(batches(flexible.events), ["0", "1"])
+        XCTAssertEqual(batches(uniform.events), ["0", "1"])
+    }
 }

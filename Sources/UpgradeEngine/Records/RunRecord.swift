@@ -19,7 +19,7 @@ public enum LeftBehind: String, Sendable, CaseIterable {
 public struct InstanceOutcome: Equatable, Sendable {
     /// The instance id.
     public var id: Int
-    /// `<scaleSetName>_<id>`.
+    /// Its VM name: `<scaleSetName>_<id>` in a Uniform scale set, its own in a Flexible one.
     public var name: String
     /// Its zone; nil in a regional scale set.
     public var zone: String?
@@ -59,10 +59,13 @@ public struct RunRecord: Equatable, Sendable {
     public var expectations: [ExpectationResult]
     /// The fleet when the run began, before its first event; nil when not kept.
     public var start: FleetStart?
+    /// How the scale set orchestrates its VMs: a Flexible one's VMs have names of their own.
+    public var orchestration: Orchestration
 
     /// A record of one run.
     public init(seed: UInt64 = 0, policy: UpgradePolicy = UpgradePolicy(), events: [Event], summary: RunSummary,
-                instances: [InstanceOutcome], upgrades: Int = 0, expectations: [ExpectationResult] = [], start: FleetStart? = nil) {
+                instances: [InstanceOutcome], upgrades: Int = 0, expectations: [ExpectationResult] = [], start: FleetStart? = nil,
+                orchestration: Orchestration = .uniform) {
         self.seed = seed
         self.policy = policy
         self.events = events
@@ -71,6 +74,7 @@ public struct RunRecord: Equatable, Sendable {
         self.upgrades = upgrades
         self.expectations = expectations
         self.start = start
+        self.orchestration = orchestration
     }
 
     /// The expectation keys the run did not meet.
