@@ -12,6 +12,10 @@ import Glibc
 ///   never half of one, and a run that ends before `commit()` leaves the old file as it was;
 /// - anything else (a folder, a socket, a block device) is refused.
 ///
+/// A `followable` file (serve's `--events`) is written, until `commit()`, into `PATH.partial`:
+/// a reader can follow that name (`tail -F`) while the file grows, one write per line, and the
+/// old file at PATH is still left as it was by a run that does not commit.
+///
 /// A failed write is remembered and reported by `commit()`, never ignored.
 public final class OutputFile {
     /// The path as given.
@@ -28,8 +32,9 @@ public final class OutputFile {
     public private(set) var failure: String?
 
     /// Opens `path` for writing `role` (`the events file`); throws naming both, what is wrong
-    /// and, for a path of the wrong kind, what is allowed.
-    public init(path: String, role: String) throws(OutputFileError) {
+    /// and, for a path of the wrong kind, what is allowed. `followable`: a regular file is
+    /// written into `PATH.partial` until `commit()`.
+    public init(path: String, role: String, followable: Bool = false) throws(OutputFileError) {
         self.path = path
         self.role = role
         func refuse(_ problem: String) -> OutputFileError { OutputFileError(path: path, description: "\(role) \(path) \(problem); allowed \(OutputFileError.allowed)") }
@@ -73,7 +78,9 @@ public final class OutputFile {
         }
         let existing: stat? = exists ? info : nil
         let opened: Int32, name: String
-        do { (opened, name) = try Self.temporaryFile(beside: target) } catch { throw cannot("open", error.description) }
+        do { (opened, name) = try followable ? Self.partialFile(for: target) : Self.temporaryFile(beside: target) } catch {
+            throw cannot("open", error.description)
+        }
         if let existing {
             // The new file keeps the old one's permissions (and, where allowed, its owner).
             _ = fchmod(opened, existing.st_mode & 0o7777)
@@ -173,6 +180,20 @@ public final class OutputFile {
             guard errno == EEXIST else { throw Reason(reason()) }
         }
         throw Reason("no free temporary name in \(folder)")
+    }
+
+    /// `TARGET.partial`, new: a regular file left there by a run that never committed is
+    /// replaced; anything else at that name (a link, a folder) is refused, never written through.
+    static func partialFile(for target: String) throws(Reason) -> (Int32, String) {
+        let name = target + ".partial"
+        var info = stat()
+        if lstat(name, &info) == 0 {
+            guard isRegular(info) else { throw Reason("\(name), where it writes the file as it grows, \(describe(info.st_mode & S_IFMT)); remove it") }
+            guard unlink(name) == 0 else { throw Reason(reason()) }
+        }
+        let opened = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+        guard opened >= 0 else { throw Reason(reason()) }
+        return (opened, name)
     }
 
     static func folder(of path: String) -> String {
