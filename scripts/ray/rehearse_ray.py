@@ -173,13 +173,24 @@ def compare(binary, args, folder, shards):
     return local(binary, ["merge"] + shown + paths, check=False)
 
 
+def tasks_count(text):
+    """--tasks: a whole number from 1 to 100,000 (0: the cluster's CPUs)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 100_000:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a count of tasks; allowed 1 to 100000 (0: the cluster's CPUs)")
+    return value
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--address", default=os.environ.get("RAY_ADDRESS"),
                         help="the Ray cluster (default: RAY_ADDRESS, else a local one for this run)")
     parser.add_argument("--rehearse", default=os.environ.get("REHEARSE", "rehearse"),
                         help="the rehearse binary, the same path on every node (default: REHEARSE, else rehearse on PATH)")
-    parser.add_argument("--tasks", type=int, default=0,
+    parser.add_argument("--tasks", type=tasks_count, default=0,
                         help="tasks per wave (gate), shards per candidate's block (tune) or shards (compare); default: the cluster's CPUs")
     parser.add_argument("--schedule", choices=["doubling", "split", "blocks"], default="doubling",
                         help="gate: looks a round: 1, 2, 4, … up to one per task (doubling), one (split) or one per task (blocks)")
