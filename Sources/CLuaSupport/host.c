@@ -35,6 +35,12 @@ rh_host *rh_host_new(size_t memory_limit, rh_dispatch_fn dispatch) {
     }
     *(rh_host **)lua_getextraspace(h->L) = h;
     lua_atpanic(h->L, rh_panic);
+    /* Generational collection: a probe's reply tables die young and are reused from the free
+     * lists while still in cache, where the incremental collector lets the heap grow to twice
+     * the live data first. For the 1,000-instance bench (`rehearse-bench ir --cache`): 2% fewer
+     * instructions a probe, and 59% fewer last-level misses a run with a 2 MiB cache (a core's
+     * share of L3 when 16 runs share it); with 8 MiB a run fits either way. */
+    lua_gc(h->L, LUA_GCGEN, 0, 0);
     /* The message handler and the health fast path's keys live at the bottom of the main stack
      * for the state's whole life (RH_RESERVED_SLOTS), so a call pays no push and rotate for them. */
     lua_pushcfunction(h->L, rh_message_handler);

@@ -14,12 +14,16 @@ struct InstructionCommand: ParsableCommand {
             runs is one run's instructions, with start-up and loading cancelled out. Each run's Lua \
             state seeds its string hashes from the time and addresses, which moves a run's count by \
             a few percent; more runs average that out. Prints ir_per_probe, floor_ir_per_probe and \
-            ir_ratio.
+            ir_ratio. With --cache, also runs cachegrind's cache simulation (a 32 KiB first-level \
+            data cache) on the scenario with last-level caches of 2 MiB and 8 MiB (a core's share of \
+            a shared L3 at 16 and at 4 busy cores): ll_misses_per_run_2mib and _8mib count one run's \
+            last-level data misses the same way, the memory traffic that sharing the L3 costs.
             """
     )
 
     @Option(help: "valgrind to run.") var valgrind = "valgrind"
     @Option(help: "Runs of the second count (at least 2).") var runs = 4
+    @Flag(help: "Also count last-level data cache misses per run with 2 MiB and 8 MiB caches (cachegrind).") var cache = false
 
     func run() throws {
         let copy = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-bench-ir-\(getpid())").path
@@ -46,12 +50,23 @@ struct InstructionCommand: ParsableCommand {
         report("ir_per_probe", perProbe, decimals: 0)
         report("floor_ir_per_probe", floorPerProbe, decimals: 0)
         report("ir_ratio", perProbe / floorPerProbe, decimals: 3)
+        guard cache else { return }
+        for megabytes in [2, 8] {
+            var misses: [Int] = []
+            for runs in [1, max(2, runs)] {
+                let (_, errors) = try execute(valgrind, ["--tool=cachegrind", "--cache-sim=yes", "--D1=32768,8,64", "--LL=\(megabytes << 20),16,64",
+                                                         "--cachegrind-out-file=/dev/null", copy, "scenario", "--only", "rehearse", "--runs", "\(runs)"])
+                guard let count = Self.number(after: "LLd misses:", in: errors) else { throw ValidationError("no cache figures from valgrind:\n\(errors)") }
+                misses.append(count)
+            }
+            report("ll_misses_per_run_\(megabytes)mib", Double(misses[1] - misses[0]) / Double(max(2, runs) - 1), decimals: 0)
+        }
     }
 
     /// The integer after `marker` in `text` (digits and thousands commas).
     static func number(after marker: String, in text: String) -> Int? {
         guard let range = text.range(of: marker, options: .backwards) else { return nil }
-        let digits = text[range.upperBound...].prefix { $0.isNumber || $0 == "," }.filter(\.isNumber)
+        let digits = text[range.upperBound...].drop { $0 == " " }.prefix { $0.isNumber || $0 == "," }.filter(\.isNumber)
         return Int(digits)
     }
 
