@@ -46,6 +46,33 @@ final class TypedOutcomeTests: XCTestCase {
         XCTAssertEqual(ExpectationText.expected(.atMost(100)), "at most 100")
     }
 
+    /// A report's keys come from the expectations as loaded, in the order a run checks them,
+    /// with the values asked: two expectations, seven keys, and no run needed to list them.
+    func testTheReportsKeysComeFromTheExpectationsWithoutARun() throws {
+        var first = Expectation(location: "x.lua:9")
+        first.upgrades = 1
+        first.code = .completed
+        first.maxUnavailable = 600
+        first.protected = [2]
+        var second = Expectation(location: "x.lua:12")
+        second.successful = 10
+        second.errorCode = .unhealthyUpgraded
+        second.rolledBack = 0
+        let keys = SweepReport.keys(of: [first, second], label: ExpectationText.expected)
+        XCTAssertEqual(keys.map(\.location), ["x.lua:9", "x.lua:9", "x.lua:9", "x.lua:9", "x.lua:12", "x.lua:12", "x.lua:12"])
+        XCTAssertEqual(keys.map(\.key), [.code, .maxUnavailable, .protected, .upgrades, .errorCode, .rolledBack, .successful])
+        XCTAssertEqual(keys.map(\.expected), ["Completed", "at most 600", "[2]", "1", "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade", "0", "10"])
+        // A run's results list the same keys in the same order: 10 instances upgraded in 5
+        // batches, none protected, one upgrade, no error.
+        let summary = try simulate(scaleSet(10)).summary
+        let results = [first, second].flatMap { $0.results(summary: summary, upgrades: 1) }
+        XCTAssertEqual(results.map(\.key), keys.map(\.key))
+        XCTAssertEqual(results.map(\.expected), [first, second].flatMap { $0.expectedValues.map(\.expected) })
+        XCTAssertEqual(results.map(\.actual)[0], .text("Completed"))
+        XCTAssertEqual(results.map(\.actual)[2...], [.ids([]), .count(1), .none, .count(0), .count(10)])
+        XCTAssertEqual(results.map(\.held)[2...], [false, true, false, true, true])
+    }
+
     func testDigestsCarryTypedCodes() {
         let digest = RunDigest(seed: 1, code: .faulted, errorCode: .unhealthyUpgraded, timeToFinish: 60, lowestHealthy: 8, unavailable: 10,
                                hitTimeLimit: false, held: [], failed: [2], leftBehind: [])

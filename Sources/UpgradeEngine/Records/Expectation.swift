@@ -69,43 +69,69 @@ public struct Expectation: Equatable, Sendable {
         self.location = location
     }
 
+    /// Every key this expectation sets, in key order, with what it asks for: the keys a report
+    /// of its runs lists, known when the scenario loads, before any run.
+    public var expectedValues: [(key: Key, expected: ExpectedValue)] {
+        let text = ObservedValue.text, number = ObservedValue.count, list = ObservedValue.ids
+        let asked: [(Key, ExpectedValue?)] = [
+            (.code, code.map { .equal(text($0.rawValue)) }),
+            (.errorCode, errorCode.map { .equal(text($0.rawValue)) }),
+            (.failed, failed.map { .equal(number($0)) }),
+            (.finishedWithin, finishedWithin.map(ExpectedValue.within)),
+            (.inProgress, inProgress.map { .equal(number($0)) }),
+            (.maxUnavailable, maxUnavailable.map(ExpectedValue.atMost)),
+            (.minHealthy, minHealthy.map(ExpectedValue.atLeast)),
+            (.pending, pending.map { .equal(number($0)) }),
+            (.protected, protected.map { .equal(list($0)) }),
+            (.rolledBack, rolledBack.map { .equal(number($0)) }),
+            (.skipped, skipped.map { .equal(list($0)) }),
+            (.successful, successful.map { .equal(number($0)) }),
+            (.upgrades, upgrades.map { .equal(number($0)) }),
+        ]
+        return asked.compactMap { key, expected in expected.map { (key, $0) } }
+    }
+
     /// The result of every key this expectation sets, in key order, held or not.
     public func results(summary: RunSummary, upgrades actualUpgrades: Int) -> [ExpectationResult] {
-        let status = summary.status
-        var results: [ExpectationResult] = []
-        func check<T: Equatable>(_ key: Key, _ actual: T?, _ expected: T?, _ value: (T) -> ObservedValue) {
-            guard let expected else { return }
-            results.append(ExpectationResult(location: location, key: key, expected: .equal(value(expected)), actual: actual.map(value) ?? .none,
-                                             held: actual == expected))
+        expectedValues.map { key, expected in
+            let (actual, held) = Self.observe(key, expected, summary: summary, upgrades: actualUpgrades)
+            return ExpectationResult(location: location, key: key, expected: expected, actual: actual, held: held)
         }
-        let text = ObservedValue.text, number = ObservedValue.count, list = ObservedValue.ids
-        check(.code, status?.code.rawValue, code?.rawValue, text)
-        check(.errorCode, status?.error?.code.rawValue, errorCode?.rawValue, text)
-        check(.failed, status?.progress.failedInstanceCount, failed, number)
-        if let finishedWithin {
+    }
+
+    /// What a run showed for `key`, and whether that meets `expected`.
+    static func observe(_ key: Key, _ expected: ExpectedValue, summary: RunSummary, upgrades: Int) -> (ObservedValue, Bool) {
+        let status = summary.status
+        switch (key, expected) {
+        case (.finishedWithin, .within(let limit)):
             let took = summary.availability.map { CheckedNumber.clampedWhole($0.timeToFinishSeconds * 1000) }
             let actual: ObservedValue = summary.hitTimeLimit ? .notFinished : took.map(ObservedValue.duration) ?? .noUpgradeActivity
-            results.append(ExpectationResult(location: location, key: .finishedWithin, expected: .within(finishedWithin),
-                                             actual: actual, held: !summary.hitTimeLimit && (took ?? 0) <= finishedWithin))
-        }
-        check(.inProgress, status?.progress.inProgressInstanceCount, inProgress, number)
-        if let maxUnavailable {
+            return (actual, !summary.hitTimeLimit && (took ?? 0) <= limit)
+        case (.maxUnavailable, .atMost(let most)):
             let lost = summary.availability.map { CheckedNumber.clampedWhole($0.unavailableInstanceSeconds) }
-            results.append(ExpectationResult(location: location, key: .maxUnavailable, expected: .atMost(maxUnavailable),
-                                             actual: lost.map(number) ?? .none, held: (lost ?? 0) <= maxUnavailable))
-        }
-        if let minHealthy {
+            return (lost.map(ObservedValue.count) ?? .none, (lost ?? 0) <= most)
+        case (.minHealthy, .atLeast(let least)):
             let lowest = summary.availability?.lowestHealthy
-            results.append(ExpectationResult(location: location, key: .minHealthy, expected: .atLeast(minHealthy),
-                                             actual: lowest.map(number) ?? .none, held: lowest.map { $0 >= minHealthy } ?? true))
+            return (lowest.map(ObservedValue.count) ?? .none, lowest.map { $0 >= least } ?? true)
+        case (_, .equal(let value)):
+            let actual: ObservedValue? = switch key {
+            case .code: status.map { .text($0.code.rawValue) }
+            case .errorCode: status?.error.map { .text($0.code.rawValue) }
+            case .failed: status.map { .count($0.progress.failedInstanceCount) }
+            case .inProgress: status.map { .count($0.progress.inProgressInstanceCount) }
+            case .pending: status.map { .count($0.progress.pendingInstanceCount) }
+            case .protected: .ids(summary.protected)
+            case .rolledBack: status == nil ? nil : .count(summary.rolledBack)
+            case .skipped: .ids(summary.skipped)
+            case .successful: status.map { .count($0.progress.successfulInstanceCount) }
+            case .upgrades: .count(upgrades)
+            case .finishedWithin, .maxUnavailable, .minHealthy: nil
+            }
+            return (actual ?? .none, actual == value)
+        default:
+            // `expectedValues` pairs each key with its one kind of value.
+            return (.none, false)
         }
-        check(.pending, status?.progress.pendingInstanceCount, pending, number)
-        check(.protected, summary.protected, protected, list)
-        check(.rolledBack, status == nil ? nil : summary.rolledBack, rolledBack, number)
-        check(.skipped, summary.skipped, skipped, list)
-        check(.successful, status?.progress.successfulInstanceCount, successful, number)
-        check(.upgrades, actualUpgrades, upgrades, number)
-        return results
     }
 }
 

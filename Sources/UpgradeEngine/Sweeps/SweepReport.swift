@@ -49,10 +49,9 @@ public struct SweepReport: Equatable, Sendable {
     /// The expectation keys of `expectations`, in the order runs check them, each asked value
     /// labelled by `label` (the renderers' text; judging reads only the keys and their order).
     public static func keys(of expectations: [Expectation], label: (ExpectedValue) -> String) -> [ExpectationKey] {
-        let empty = RunSummary(endTime: 0, status: nil, skipped: [], protected: [], availability: nil, hitTimeLimit: false, probes: 0,
-                               capacity: 0)
-        return expectations.flatMap { $0.results(summary: empty, upgrades: 0) }
-            .map { ExpectationKey(location: $0.location, key: $0.key, expected: label($0.expected)) }
+        expectations.flatMap { expectation in
+            expectation.expectedValues.map { ExpectationKey(location: expectation.location, key: $0.key, expected: label($0.expected)) }
+        }
     }
 
     /// The codes a run can end with, in the order reports list them; `none`: no upgrade ran.
