@@ -1,18 +1,41 @@
+import Formats
 import Foundation
 import Scenario
 import UpgradeEngine
 import XCTest
 
-/// Restart, power off, deallocate and start (issue 39): the engine's power actions through a
-/// script's functions and through `RehearsalSession.perform`, with times worked out by hand.
+/// Restart, power off, deallocate and start (issue 39): the engine's power actions on Swift
+/// definitions, through typed timelines and `RehearsalSession.perform`, with times worked out by
+/// hand; one test checks that a script's functions give the typed timeline's events.
 final class PowerActionTests: XCTestCase {
-    /// Four instances probed every 5 s (one probe decides, 600 s of grace); the application
-    /// answers Healthy from 120 s after each (re)start and refuses before.
-    static func script(policy: String = #"mode = "Manual""#, _ timeline: String) -> String {
+    /// Four instances probed every 5 s (one probe decides, 600 s of grace), Manual unless
+    /// `configure` says otherwise.
+    static func fleet(_ configure: (inout UpgradePolicy) -> Void = { $0.mode = .manual }) -> ScaleSetDefinition {
+        var scaleSet = ScaleSetDefinition(name: "web", capacity: 4)
+        scaleSet.model = ["image": "v1"]
+        configure(&scaleSet.policy)
+        scaleSet.healthExtension = HealthExtensionSettings(protocol: .http, port: 8000, requestPath: "/health", intervalInSeconds: 5,
+                                                           numberOfProbes: 1, gracePeriod: 600)
+        return scaleSet
+    }
+
+    /// The application refuses connections until 120 s after each (re)start, then answers Healthy.
+    static let application = SwiftBehaviours { _ in
+        Behaviours(health: ClosureHealthSource { vm, now in now - vm.health.startedAt < 120_000 ? .noAnswer : .named(.healthy) })
+    }
+
+    /// The fleet with the application and `timeline`: each action at its time in milliseconds.
+    static func definition(_ scaleSet: ScaleSetDefinition = fleet(), at timeline: [(Millis, SessionAction)] = []) -> ScenarioDefinition {
+        ScenarioDefinition(path: "power (Swift)", scaleSet: scaleSet, behaviour: .swift(application),
+                           timeline: timeline.map { .init(time: $0.0, action: .perform($0.1)) })
+    }
+
+    /// The same fleet as a script, for the script functions' test.
+    static func script(_ timeline: String) -> String {
         """
         scaleset {
           name = "web", capacity = 4, model = { image = "v1" },
-          upgradePolicy = { \(policy) },
+          upgradePolicy = { mode = "Manual" },
           healthExtension = { protocol = "http", port = 8000, requestPath = "/health",
                               intervalInSeconds = 5, numberOfProbes = 1, gracePeriod = 600 },
         }
@@ -24,7 +47,10 @@ final class PowerActionTests: XCTestCase {
         """
     }
 
-    private func run(_ text: String) throws -> (RunRecord, [Event], [String]) { try runScript(text) }
+    private func run(_ definition: ScenarioDefinition) throws -> (RunRecord, [Event]) {
+        let record = try Rehearsal.run(definition, RunInputs(seed: 0))
+        return (record, record.events)
+    }
 
     /// (time, state, reason) of instance `id`'s health changes.
     private func health(_ events: [Event], _ id: Int) -> [String] {
@@ -42,9 +68,8 @@ final class PowerActionTests: XCTestCase {
         }
     }
 
-    private func session(_ timeline: String = "", policy: String = #"mode = "Manual""#) throws -> RehearsalSession {
-        let definition = try ScenarioDefinition(luaScript: try writeScenario(Self.script(policy: policy, timeline)), options: options())
-        return try RehearsalSession(definition, seed: 1)
+    private func session(_ scaleSet: ScaleSetDefinition = fleet()) throws -> RehearsalSession {
+        try RehearsalSession(Self.definition(scaleSet), seed: 1)
     }
 
     // MARK: Restart
@@ -52,7 +77,7 @@ final class PowerActionTests: XCTestCase {
     func testARestartAtTenMinutesIsInitializingAt600sAndHealthyAt720s() throws {
         // Every instance boots at 0 and answers at 120 s. Instance 1 restarts at 600 s: Initializing
         // at once, probed from 600 s every 5 s; its first Healthy answer is at 600 + 120 = 720 s.
-        let (record, events, _) = try run(Self.script(#"at("PT10M", function() restart_instances { 1 } end)"#))
+        let (record, events) = try run(Self.definition(at: [(600_000, .restart(ids: [1]))]))
         XCTAssertEqual(health(events, 1), ["120000 Healthy probes", "600000 Initializing restarted", "720000 Healthy probes"])
         for other in [0, 2, 3] { XCTAssertEqual(health(events, other), ["120000 Healthy probes"]) }
         XCTAssertEqual(serving(events, 1), ["120000 true 2", "600000 false 3", "720000 true 4"])
@@ -64,7 +89,7 @@ final class PowerActionTests: XCTestCase {
         // No operation and no model change: the instance keeps model 1.
         XCTAssertFalse(events.contains { $0.kind == .operationStarted || $0.kind == .modelUpdated })
         XCTAssertEqual(events.last?.time, 720_000)
-        XCTAssertEqual(record.events.count, events.count)
+        XCTAssertEqual(record.summary.endTime, 720_000)
     }
 
     // MARK: Stop, deallocate, start
@@ -72,10 +97,7 @@ final class PowerActionTests: XCTestCase {
     func testADeallocatedInstanceIsOutOfServiceUntilAStartBootsIt() throws {
         // Deallocated at 600 s: Unknown (it reports nothing), out of service (3 serving); started
         // at 1,200 s: Initializing, Healthy 120 s later at 1,320 s.
-        let (_, events, _) = try run(Self.script("""
-            at("PT10M", function() stop_instances({ 2 }, { deallocate = true }) end)
-            at("PT20M", function() start_instances { 2 } end)
-            """))
+        let (_, events) = try run(Self.definition(at: [(600_000, .stop(ids: [2], deallocate: true)), (1_200_000, .start(ids: [2]))]))
         XCTAssertEqual(health(events, 2), ["120000 Healthy probes", "600000 Unknown poweredOff", "1200000 Initializing restarted",
                                            "1320000 Healthy probes"])
         XCTAssertEqual(serving(events, 2), ["120000 true 3", "600000 false 3", "1320000 true 4"])
@@ -146,12 +168,13 @@ final class PowerActionTests: XCTestCase {
         // 660 s: Unknown, which counts as unhealthy (SPEC §3; Azure's maxUnhealthyInstancePercent
         // counts instances found unhealthy "for any reason"). Batch 2's pre-batch check at 840 s
         // counts 2 of 4 (50%) against 20%: the upgrade faults, with nothing more upgraded.
-        let (record, events, _) = try run(Self.script(
-            policy: #"mode = "Rolling", rollingUpgradePolicy = { maxBatchInstancePercent = 25, maxUnhealthyInstancePercent = 20, pauseTimeBetweenBatches = "PT0S" }"#,
-            """
-            at("PT10M", function() update_model { image = "v2" } end)
-            at("PT11M", function() stop_instances({ 2, 3 }, { deallocate = true }) end)
-            """))
+        let rolling = Self.fleet {
+            $0.mode = .rolling
+            $0.rolling.maxBatchInstancePercent = 25
+            $0.rolling.maxUnhealthyInstancePercent = 20
+            $0.rolling.pauseTimeBetweenBatches = 0
+        }
+        let (record, events) = try run(Self.definition(rolling, at: [(600_000, .updateModel(["image": "v2"])), (660_000, .stop(ids: [2, 3], deallocate: true))]))
         XCTAssertEqual(batches(events), ["0"])
         let checks = events.compactMap { event -> String? in
             guard case .preBatchCheck(let check) = event.payload else { return nil }
@@ -168,7 +191,11 @@ final class PowerActionTests: XCTestCase {
     func testAStoppedInstanceIsPassedOverByBatchesReimagesAndManualUpgrades() throws {
         // Instance 1 is powered off before the upgrade: batches take 0, 2 and 3 only (it is
         // neither upgraded nor started), and a reimage of every instance leaves it stopped.
-        let session = try session(policy: #"mode = "Rolling", rollingUpgradePolicy = { maxBatchInstancePercent = 25, maxUnhealthyInstancePercent = 50 }"#)
+        let session = try session(Self.fleet {
+            $0.mode = .rolling
+            $0.rolling.maxBatchInstancePercent = 25
+            $0.rolling.maxUnhealthyInstancePercent = 50
+        })
         try session.advance(to: 300_000)
         XCTAssertNil(try session.perform(.stop(ids: [1], deallocate: false)))
         XCTAssertNil(try session.perform(.updateModel(["image": "v2"])))
@@ -196,8 +223,24 @@ final class PowerActionTests: XCTestCase {
         XCTAssertEqual(manual.instances.map(\.modelVersion), [2, 1, 2, 2])
     }
 
+    /// The script's functions are the typed actions: the same timeline written in Lua gives the
+    /// same events as the Swift definition's.
+    func testTheScriptFunctionsGiveTheTypedTimelinesEvents() throws {
+        let (_, lua, _) = try runScript(Self.script("""
+            at("PT5M", function() restart_instances { 1 } end)
+            at("PT10M", function() stop_instances({ 2 }, { deallocate = true }) end)
+            at("PT12M", function() stop_instances("*") end)
+            at("PT20M", function() start_instances("*") end)
+            """))
+        let (_, typed) = try run(Self.definition(at: [(300_000, .restart(ids: [1])), (600_000, .stop(ids: [2], deallocate: true)),
+                                                  (720_000, .stop(ids: nil, deallocate: false)), (1_200_000, .start(ids: nil))]))
+        XCTAssertEqual(lua, typed)
+        // Every instance stopped at 720 s and started at 1,200 s answers at 1,320 s.
+        XCTAssertEqual(typed.last?.time, 1_320_000)
+    }
+
     func testStopInstancesReadsItsOptionsStrictly() throws {
-        let (_, _, printed) = try run(Self.script("""
+        let (_, _, printed) = try runScript(Self.script("""
             at("PT1M", function()
               print(tostring(pcall(stop_instances, { 1 }, { deallocate = "yes" })))
               print(tostring(pcall(stop_instances, { 1 }, { hibernate = true })))
