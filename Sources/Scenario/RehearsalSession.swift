@@ -44,6 +44,11 @@ public enum SessionAction: Equatable, Sendable {
     case stop(ids: [Int]?, deallocate: Bool)
     /// `start_instances { ids }` (nil: every instance): stopped or deallocated ones boot.
     case start(ids: [Int]?)
+    /// A reimage, restart, power off, deallocation or start called on one instance itself (the
+    /// VirtualMachineScaleSetVMs operations): it acts on an instance protected from scale set
+    /// actions too, as Azure's instance protection article says of user-initiated operations on
+    /// an instance. Its events are those of the same action on that id.
+    case onInstance(id: Int, InstanceAction)
     /// `answer_hook { … }`: an answer to the Active lifecycle hook event (`event`: its name; nil:
     /// whichever is Active), as `az vmss lifecycle-hook-event approve/reject/update` give one.
     case answerHook(event: String?, HookResponse)
@@ -81,6 +86,7 @@ public enum SessionAction: Equatable, Sendable {
         case .restart: .restart
         case .stop: .stop
         case .start: .start
+        case .onInstance(_, let action): action.name
         }
     }
 
@@ -107,6 +113,7 @@ public enum SessionAction: Equatable, Sendable {
         case .restart(let ids): try sim.restart(ids: ids)
         case .stop(let ids, let deallocate): try sim.stop(ids: ids, deallocate: deallocate)
         case .start(let ids): try sim.start(ids: ids)
+        case .onInstance(let id, let action): try action.apply(to: sim, id: id)
         }
     }
 }

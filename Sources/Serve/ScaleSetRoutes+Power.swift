@@ -7,17 +7,17 @@ import UpgradeEngine
 /// empty list: every instance); 202 with the operation's headers, the operation done at once
 /// (a boot goes on in the instance's health, not in the operation). An id that is not an
 /// instance of the scale set is 404 `ResourceNotFound`; the engine's refusal (a protected
-/// instance named) is 409.
+/// instance named in a scale-set-wide call) is 409. A per-VM call acts on a protected VM too.
 extension ScaleSetRoutes {
     static let power: [ScaleSetRoute] = [
         ScaleSetRoute(.post, "restart") { c, run in try act(c, run, ids: try listed(c, run)) { .restart(ids: $0) } },
         ScaleSetRoute(.post, "poweroff") { c, run in try act(c, run, ids: try listed(c, run)) { .stop(ids: $0, deallocate: false) } },
         ScaleSetRoute(.post, "deallocate") { c, run in try act(c, run, ids: try listed(c, run)) { .stop(ids: $0, deallocate: true) } },
         ScaleSetRoute(.post, "start") { c, run in try act(c, run, ids: try listed(c, run)) { .start(ids: $0) } },
-        ScaleSetRoute(.post, "virtualMachines/{id}/restart") { c, run in try act(c, run, ids: try one(c, run)) { .restart(ids: $0) } },
-        ScaleSetRoute(.post, "virtualMachines/{id}/poweroff") { c, run in try act(c, run, ids: try one(c, run)) { .stop(ids: $0, deallocate: false) } },
-        ScaleSetRoute(.post, "virtualMachines/{id}/deallocate") { c, run in try act(c, run, ids: try one(c, run)) { .stop(ids: $0, deallocate: true) } },
-        ScaleSetRoute(.post, "virtualMachines/{id}/start") { c, run in try act(c, run, ids: try one(c, run)) { .start(ids: $0) } },
+        ScaleSetRoute(.post, "virtualMachines/{id}/restart") { c, run in try onInstance(c, run, .restart) },
+        ScaleSetRoute(.post, "virtualMachines/{id}/poweroff") { c, run in try onInstance(c, run, .stop(deallocate: false)) },
+        ScaleSetRoute(.post, "virtualMachines/{id}/deallocate") { c, run in try onInstance(c, run, .stop(deallocate: true)) },
+        ScaleSetRoute(.post, "virtualMachines/{id}/start") { c, run in try onInstance(c, run, .start) },
     ]
 
     /// The body's `instanceIds` (nil: every instance), each an instance of the scale set.
@@ -30,9 +30,11 @@ extension ScaleSetRoutes {
         return ids
     }
 
-    /// The VM the path names.
-    private static func one(_ c: ScaleSetCall, _ run: isolated ServedRun) throws(ARMError) -> [Int] {
-        [try c.instance(in: run.shapes(id: c.id)).id]
+    /// The action on the VM the path names, protected from scale set actions or not (a call on
+    /// the instance itself); 202, the operation succeeded at once.
+    private static func onInstance(_ c: ScaleSetCall, _ run: isolated ServedRun, _ action: InstanceAction) throws(ARMError) -> Answer {
+        try run.perform(.onInstance(id: try c.instance(in: run.shapes(id: c.id)).id, action))
+        return accepted(c, op: run.begin(.immediate))
     }
 
     /// Performs the action on `ids` as one step; 202, the operation succeeded at once.

@@ -168,17 +168,21 @@ extension ScaleSetRoutes {
         },
         ScaleSetRoute(.post, "reimage") { c, run in try reimage(c, run, ids: try instanceIDs(c.body)) },
         ScaleSetRoute(.post, "reimageAll") { c, run in try reimage(c, run, ids: try instanceIDs(c.body)) },
-        ScaleSetRoute(.post, "virtualMachines/{id}/reimage") { c, run in
-            try reimage(c, run, ids: [try c.instance(in: run.shapes(id: c.id)).id])
-        },
-        ScaleSetRoute(.post, "virtualMachines/{id}/reimageAll") { c, run in
-            try reimage(c, run, ids: [try c.instance(in: run.shapes(id: c.id)).id])
-        },
+        ScaleSetRoute(.post, "virtualMachines/{id}/reimage") { c, run in try reimageOne(c, run) },
+        ScaleSetRoute(.post, "virtualMachines/{id}/reimageAll") { c, run in try reimageOne(c, run) },
     ]
 
     /// A reimage tracked until its instances run again.
     private static func reimage(_ c: ScaleSetCall, _ run: isolated ServedRun, ids: [Int]?) throws(ARMError) -> Answer {
         try run.perform(.reimage(ids: ids))
         return accepted(c, op: run.begin(.instances(ids ?? run.instances.map(\.id))))
+    }
+
+    /// A reimage of the VM the path names, protected from scale set actions or not (a call on
+    /// the instance itself), tracked until it runs again.
+    private static func reimageOne(_ c: ScaleSetCall, _ run: isolated ServedRun) throws(ARMError) -> Answer {
+        let id = try c.instance(in: run.shapes(id: c.id)).id
+        try run.perform(.onInstance(id: id, .reimage))
+        return accepted(c, op: run.begin(.instances([id])))
     }
 }

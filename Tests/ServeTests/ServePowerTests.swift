@@ -78,8 +78,8 @@ final class ServePowerTests: XCTestCase {
             XCTAssertEqual(third, "PowerState/running")
         }
         XCTAssertEqual(steps.map(\.0), [60_000, 120_000, 120_000, 180_000, 180_000])
-        XCTAssertEqual(steps.map(\.1), [[.restart(ids: [1])], [.stop(ids: [2, 3], deallocate: true)], [.stop(ids: [0], deallocate: false)],
-                                        [.start(ids: nil)], [.start(ids: [3])]])
+        XCTAssertEqual(steps.map(\.1), [[.restart(ids: [1])], [.stop(ids: [2, 3], deallocate: true)], [.onInstance(id: 0, .stop(deallocate: false))],
+                                        [.start(ids: nil)], [.onInstance(id: 3, .start)]])
         XCTAssertEqual(record.events.map(\.jsonLine), run.events.map(\.jsonLine))
         // The typed events: who each action reached (the start of "*" all three; the VM start none left).
         let reached = record.events.compactMap { event -> String? in
@@ -171,6 +171,54 @@ final class ServePowerTests: XCTestCase {
         XCTAssertTrue(restarts.allSatisfy { $0.1.count == 1 })
         XCTAssertEqual(steps.filter { $0.1.first?.name == .updateModel }.count, 40)
         XCTAssertEqual(record.events.filter { $0.kind == .restart }.count, 40)
+        XCTAssertEqual(record.events.map(\.jsonLine), run.events.map(\.jsonLine))
+    }
+
+    /// Instance protection article: protection from scale set actions blocks the scale set's own
+    /// actions, not a user's operation on the instance itself. VM 1 protected: each per-VM call
+    /// (restart, deallocate, start, reimage) acts on it; the scale set's restart and start of
+    /// every instance pass it over; naming it in the scale set's restart is 409.
+    func testPerVMOperationsActOnAProtectedVM() async throws {
+        let (record, steps, run) = try await served { call in
+            let protect = try await call(.PUT, Self.scaleSet + "/virtualMachines/1" + Self.version,
+                                         #"{"properties": {"protectionPolicy": {"protectFromScaleSetActions": true}}}"#)
+            XCTAssertEqual(protect.status, 200)
+            // (clock, path, body, status, VM 1's power state after; nil: not read)
+            let calls: [(String?, String, String?, Int, String?)] = [
+                ("PT1M", "/virtualMachines/1/restart", nil, 202, "PowerState/running"),
+                ("PT2M", "/restart", nil, 202, nil),
+                (nil, "/restart", #"{"instanceIds": ["1"]}"#, 409, nil),
+                ("PT3M", "/virtualMachines/1/deallocate", nil, 202, "PowerState/deallocated"),
+                ("PT4M", "/start", nil, 202, "PowerState/deallocated"),
+                (nil, "/virtualMachines/1/start", nil, 202, "PowerState/running"),
+                ("PT10M", "/virtualMachines/1/reimage", nil, 202, nil),
+            ]
+            for (clock, path, body, status, state) in calls {
+                if let clock { _ = try await call(.POST, "/rehearse/clock", #"{"to": "\#(clock)"}"#) }
+                let reply = try await call(.POST, Self.scaleSet + path + Self.version, body)
+                XCTAssertEqual(reply.status, status, path)
+                if status == 409 { XCTAssertEqual(reply.error, "OperationNotAllowed") }
+                if let state {
+                    let shown = try await Self.powerState(call, 1)
+                    XCTAssertEqual(shown, state, path)
+                }
+            }
+        }
+        XCTAssertEqual(steps.flatMap(\.1).filter { $0.name != .protect },
+                       [.onInstance(id: 1, .restart), .restart(ids: nil), .restart(ids: [1]), .onInstance(id: 1, .stop(deallocate: true)),
+                        .start(ids: nil), .onInstance(id: 1, .start), .onInstance(id: 1, .reimage)])
+        let reached = record.events.compactMap { event -> String? in
+            switch event.payload {
+            case .restart(let ids, let n): return "\(event.time) restart \(ids ?? []) \(n)"
+            case .stop(let ids, _, let n): return "\(event.time) deallocate \(ids ?? []) \(n)"
+            case .start(let ids, let n): return "\(event.time) start \(ids ?? []) \(n)"
+            case .reimage(let ids, let n): return "\(event.time) reimage \(ids ?? []) \(n)"
+            default: return nil
+            }
+        }
+        // The scale set's restart reaches 0, 2 and 3 (3 of 4); its start finds nothing off but 1, spared.
+        XCTAssertEqual(reached, ["60000 restart [1] 1", "120000 restart [] 3", "180000 deallocate [1] 1",
+                                 "240000 start [] 0", "240000 start [1] 1", "600000 reimage [1] 1"])
         XCTAssertEqual(record.events.map(\.jsonLine), run.events.map(\.jsonLine))
     }
 }

@@ -76,11 +76,12 @@ extension Simulation {
     /// Reimages `ids` (nil: every instance, like `*`): a disruptive operation on the model each
     /// already runs (it restarts at Initializing). Refused whole when an id does not exist or is
     /// protected, with the text a manual upgrade gets; instances busy with another operation are
-    /// left as they are.
-    public func reimage(ids: [Int]?) throws {
+    /// left as they are. `onInstance`: the call is made on the one instance itself (Azure's
+    /// per-VM reimage), which protection from scale set actions does not block.
+    public func reimage(ids: [Int]?, onInstance: Bool = false) throws {
         let chosen = ids.map(Self.distinct) ?? presentInstances.map(\.id)
-        if ids != nil { try refuseMissingOrProtected(chosen, action: "reimage") }
-        let targets = chosen.filter { fleet.instances[$0].isPresent && !fleet.instances[$0].protectFromScaleSetActions && !fleet.instances[$0].isPoweredOff && fleet.operations[$0] == nil }
+        if ids != nil { try refuseMissingOrProtected(chosen, action: "reimage", onInstance: onInstance) }
+        let targets = chosen.filter { fleet.instances[$0].isPresent && (onInstance || !fleet.instances[$0].protectFromScaleSetActions) && !fleet.instances[$0].isPoweredOff && fleet.operations[$0] == nil }
         emit(.reimage(ids: ids == nil ? nil : chosen, reimaging: targets.count))
         for id in targets { try beginOperation(.reimage, on: id, targetVersion: fleet.instances[id].modelVersion, upgrade: nil) }
     }
@@ -94,14 +95,15 @@ extension Simulation {
     }
 
     /// Refuses an action on `ids` naming an instance that does not exist, or one protected from
-    /// scale set actions (Azure's text for a manual upgrade, ids ascending).
-    func refuseMissingOrProtected(_ ids: [Int], action: String) throws(EngineError) {
+    /// scale set actions (Azure's text for a manual upgrade, ids ascending) unless the call is
+    /// made `onInstance` (a per-VM call, which that protection does not block).
+    func refuseMissingOrProtected(_ ids: [Int], action: String, onInstance: Bool = false) throws(EngineError) {
         let missing = ids.filter { $0 < 0 || $0 >= fleet.instances.count || !fleet.instances[$0].isPresent }
         if !missing.isEmpty {
             throw EngineError("\(action) refused: instance(s) \(missing.map(String.init).joined(separator: ", ")) do not exist")
         }
         let protected = Set(ids.filter { fleet.instances[$0].protectFromScaleSetActions }).sorted()
-        if !protected.isEmpty {
+        if !protected.isEmpty && !onInstance {
             throw EngineError("InstanceIds may not contain instances that are protected from scale set actions. The following instance ids are protected from scale set action: \(protected.map(String.init).joined(separator: ", ")).")
         }
     }

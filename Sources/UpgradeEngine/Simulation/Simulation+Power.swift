@@ -8,22 +8,24 @@ import Formats
 /// automatic upgrades pass it over, and automatic repairs leave it alone, until a start boots it.
 ///
 /// `ids` nil is the whole scale set: instances protected from scale set actions are spared. Named
-/// ids are refused whole when one does not exist or is protected (the text a reimage gets); a
-/// repeated id is one instance; an instance busy with an operation, or already in the state asked
+/// ids are refused whole when one does not exist or is protected (the text a reimage gets), unless
+/// the call is made on the one instance itself (`onInstance`: Azure's per-VM restart, power off,
+/// deallocate, start), which protection from scale set actions does not block; a repeated id is
+/// one instance; an instance busy with an operation, or already in the state asked
 /// for, is left as it is.
 extension Simulation {
     /// Restarts the running instances of `ids` (nil: every instance).
-    public func restart(ids: [Int]?) throws {
-        let (named, targets) = try powerTargets(ids, action: "restart") { $0.lifecycle == .running }
+    public func restart(ids: [Int]?, onInstance: Bool = false) throws {
+        let (named, targets) = try powerTargets(ids, action: "restart", onInstance: onInstance) { $0.lifecycle == .running }
         emit(.restart(ids: named, restarting: targets.count))
         for id in targets { boot(id) }
     }
 
     /// Powers off (`deallocate` false: stopped, still allocated) or deallocates the instances of
     /// `ids` (nil: every instance); a stopped instance may be deallocated.
-    public func stop(ids: [Int]?, deallocate: Bool) throws {
+    public func stop(ids: [Int]?, deallocate: Bool, onInstance: Bool = false) throws {
         let state: Lifecycle = deallocate ? .deallocated : .stopped
-        let (named, targets) = try powerTargets(ids, action: deallocate ? "deallocate" : "power off") {
+        let (named, targets) = try powerTargets(ids, action: deallocate ? "deallocate" : "power off", onInstance: onInstance) {
             $0.lifecycle == .running || (deallocate && $0.lifecycle == .stopped)
         }
         emit(.stop(ids: named, deallocate: deallocate, stopping: targets.count))
@@ -38,17 +40,17 @@ extension Simulation {
     }
 
     /// Starts the stopped or deallocated instances of `ids` (nil: every instance): each boots.
-    public func start(ids: [Int]?) throws {
-        let (named, targets) = try powerTargets(ids, action: "start") { $0.isPoweredOff }
+    public func start(ids: [Int]?, onInstance: Bool = false) throws {
+        let (named, targets) = try powerTargets(ids, action: "start", onInstance: onInstance) { $0.isPoweredOff }
         emit(.start(ids: named, starting: targets.count))
         for id in targets { boot(id) }
     }
 
     /// The ids as named (each once; nil for the whole set) and, ascending, the instances the
     /// action reaches: present, not busy, unprotected when the whole set is meant, and `eligible`.
-    private func powerTargets(_ ids: [Int]?, action: String, eligible: (Instance) -> Bool) throws -> (named: [Int]?, targets: [Int]) {
+    private func powerTargets(_ ids: [Int]?, action: String, onInstance: Bool, eligible: (Instance) -> Bool) throws -> (named: [Int]?, targets: [Int]) {
         let named = ids.map(Self.distinct)
-        if let named { try refuseMissingOrProtected(named, action: action) }
+        if let named { try refuseMissingOrProtected(named, action: action, onInstance: onInstance) }
         let chosen = named ?? presentInstances.filter { !$0.protectFromScaleSetActions }.map(\.id)
         let targets = chosen.filter { fleet.instances[$0].isPresent && fleet.operations[$0] == nil && eligible(fleet.instances[$0]) }
         return (named, targets.sorted())
