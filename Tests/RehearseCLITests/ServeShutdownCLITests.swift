@@ -69,6 +69,32 @@ final class ServeShutdownCLITests: XCTestCase {
         XCTAssertGreaterThan(serving.count, 1)
     }
 
+    /// While serving, the events grow in FILE.partial, a line at a time, for a pipeline to
+    /// follow; FILE keeps its old content until the run ends well, then holds them all.
+    func testTheEventsGrowInAPartialFileAndReplaceTheFileAtTheEnd() throws {
+        let folder = try temporaryFolder("serve-follow")
+        let script = folder + "/web.lua", events = folder + "/events.jsonl"
+        try Self.scenario.write(toFile: script, atomically: true, encoding: .utf8)
+        try "old\n".write(toFile: events, atomically: true, encoding: .utf8)
+        let (server, port) = try serve([script, "--http", "--port", "0", "--step", "--events", events])
+        defer { if server.isRunning { server.interrupt() } }
+        let body = #"{"to": "PT2M"}"#
+        let reply = try rawHTTP(port: port, "POST /rehearse/clock HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/json\\r\\nContent-Length: \(body.utf8.count)\\r\\nConnection: close\\r\\n\\r\\n\(body)", seconds: 3)
+        XCTAssertTrue(reply.hasPrefix("HTTP/1.1 200"), reply)
+        // The clock stands at 120 s: the four instances' first Healthy answers are in the partial file.
+        let partial = try String(contentsOfFile: events + ".partial", encoding: .utf8).split(separator: "\n").map { try JSON.parse(String($0)) }
+        XCTAssertEqual(partial.filter { $0.field("kind") == .string("healthChanged") }.count, 4)
+        XCTAssertTrue(partial.allSatisfy { if case .int(let time)? = $0.field("time") { time <= 120_000 } else { false } })
+        XCTAssertEqual(try String(contentsOfFile: events, encoding: .utf8), "old\n")
+        server.terminate()
+        XCTAssertTrue(exited(server, within: 15), "serve still running 15 s after SIGTERM")
+        XCTAssertEqual(server.terminationStatus, 0)
+        let final = try String(contentsOfFile: events, encoding: .utf8).split(separator: "\n").map { try JSON.parse(String($0)) }
+        XCTAssertEqual(Array(final.prefix(partial.count)), partial)
+        XCTAssertEqual(final.last?.field("kind"), .string("runEnded"))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: events + ".partial"))
+    }
+
     /// What the HTTP parser refuses is answered in ARM's error shape with its status.
     func testParserRefusalsAreAnsweredInARMsShape() throws {
         let folder = try temporaryFolder("serve-parser")

@@ -14,7 +14,9 @@ struct ServeCommand: ParsableCommand {
         abstract: "Serve the scenario's scale set behind the Microsoft.Compute REST subset a rollout pipeline uses (HTTPS on 127.0.0.1, a fake Entra authority), on a virtual clock.",
         discussion: """
             Prints one line, "rehearse serve: URL (…)", once listening; runs until SIGINT or SIGTERM, then \
-            finishes the run (writing the last events). Point clients at URL: the Azure SDK with \
+            finishes the run. --events FILE grows in FILE.partial as events happen (follow it with \
+            `tail -F FILE.partial`) and replaces FILE once the run ends well; a run that fails leaves \
+            FILE as it was. Point clients at URL: the Azure SDK with \
             base_url=URL and the CA bundle from --ca-cert; az after `az cloud register --endpoint-resource-manager URL`.
             """
     )
@@ -64,7 +66,8 @@ struct ServeCommand: ParsableCommand {
         // The report draws from every event.
         if page.reportFile != nil { inputs.recordEvents = true }
         // Opened before serving, as `run` opens it: a path that cannot be written costs no server.
-        let eventFile = try eventsOption.events.map { try openOutput($0, option: "--events", role: "the events file") }
+        // Followable: the events grow in FILE.partial as they happen, and replace FILE when the run ends well.
+        let eventFile = try eventsOption.events.map { try openOutput($0, option: "--events", role: "the events file", followable: true) }
         let pageFile = try page.reportFile.map { try openOutput($0, option: "--report", role: "the report") }
         if let caCert, !http { _ = try openOutput(caCert, option: "--ca-cert", role: "the CA certificate") }
         var configuration = ServeConfiguration()
