@@ -55,7 +55,10 @@ final class ServeAPI: Sendable {
     private func route(_ request: Request) async throws -> Response {
         let target = request.head.path ?? "/"
         let (path, queryText) = Self.split(target)
-        let segments = path.split(separator: "/", omittingEmptySubsequences: true).map { String($0).removingPercentEncoding ?? String($0) }
+        // Only a segment with a `%` has anything to decode (Foundation's decoding is costly per call).
+        let segments = path.split(separator: "/", omittingEmptySubsequences: true).map { segment in
+            segment.contains("%") ? String(segment).removingPercentEncoding ?? String(segment) : String(segment)
+        }
         let query = Self.form(queryText)
         let host = request.head.authority ?? "127.0.0.1"
         let call = Call(method: request.method, path: path, segments: segments, lower: segments.map { $0.lowercased() }, query: query,
@@ -122,7 +125,9 @@ final class ServeAPI: Sendable {
         var fields: [String: String] = [:]
         for pair in text.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let decode = { (s: Substring) in String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(s) }
+            let decode = { (s: Substring) in
+                s.contains("%") || s.contains("+") ? String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(s) : String(s)
+            }
             let key = decode(parts[0])
             if fields[key] == nil { fields[key] = parts.count > 1 ? decode(parts[1]) : "" }
         }
