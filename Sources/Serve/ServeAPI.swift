@@ -57,7 +57,7 @@ final class ServeAPI: Sendable {
         let (path, queryText) = Self.split(target)
         // Only a segment with a `%` has anything to decode (Foundation's decoding is costly per call).
         let segments = path.split(separator: "/", omittingEmptySubsequences: true).map { segment in
-            segment.contains("%") ? String(segment).removingPercentEncoding ?? String(segment) : String(segment)
+            segment.utf8.contains(UInt8(ascii: "%")) ? String(segment).removingPercentEncoding ?? String(segment) : String(segment)
         }
         let query = Self.form(queryText)
         let host = request.head.authority ?? "127.0.0.1"
@@ -126,7 +126,8 @@ final class ServeAPI: Sendable {
         for pair in text.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let decode = { (s: Substring) in
-                s.contains("%") || s.contains("+") ? String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(s) : String(s)
+                s.utf8.contains { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }
+                    ? String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(s) : String(s)
             }
             let key = decode(parts[0])
             if fields[key] == nil { fields[key] = parts.count > 1 ? decode(parts[1]) : "" }
