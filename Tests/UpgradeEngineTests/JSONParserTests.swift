@@ -63,4 +63,14 @@ final class JSONParserTests: XCTestCase {
         for _ in 0..<20 { _ = try JSON.parse(health, maxBytes: 64 * 1024, maxDepth: 32) }
         XCTAssertLessThan(Date().timeIntervalSince(started), 15)
     }
+
+    /// Written strings escape exactly the quote, the backslash and the control characters, and
+    /// read back as they were; a string with none of them is written as it is.
+    func testStringsAreEscapedOnlyWhereTheyMustBeAndReadBack() throws {
+        let tricky = "a\"b\\c\nd\re\tf\u{01}g\u{1F}h é ✓ 𝄞"
+        XCTAssertEqual(JSON.string(tricky).serialized(pretty: false), #""a\"b\\c\nd\re\tf\u0001g\u001fh é ✓ 𝄞""#)
+        XCTAssertEqual(try JSON.parse(JSON.string(tricky).serialized(pretty: false)), .string(tricky))
+        XCTAssertEqual(JSON.string("Completed é ✓").serialized(pretty: false), "\"Completed é ✓\"")
+        XCTAssertEqual(JSON.string("").serialized(pretty: false), "\"\"")
+    }
 }
