@@ -30,6 +30,22 @@ final class SpecFourthPrintingTests: XCTestCase {
         }
         """
 
+    /// `slowBootScaleSet` as a Swift definition: its applications refuse connections for `boot`
+    /// ms after each (re)start, `faults` (made once per run) decide operations, and `timeline`.
+    private func slowBootFleet(bootsIn boot: Millis, faults: @escaping @Sendable () -> ClosureFaultInjector,
+                               at timeline: [(Millis, SessionAction)]) -> ScenarioDefinition {
+        var scaleSet = ScaleSetDefinition(name: "web", capacity: 10)
+        scaleSet.model = ["image": "v1"]
+        scaleSet.policy.mode = .rolling
+        scaleSet.policy.rolling.prioritizeUnhealthyInstances = true
+        scaleSet.healthExtension = HealthExtensionSettings(protocol: .http, port: 8000, requestPath: "/health", gracePeriod: 600)
+        let behaviours = SwiftBehaviours { _ in
+            Behaviours(health: ClosureHealthSource { vm, now in now - vm.health.startedAt < boot ? .noAnswer : .named(.healthy) }, faults: faults())
+        }
+        return ScenarioDefinition(path: "slow boots (Swift)", scaleSet: scaleSet, behaviour: .swift(behaviours),
+                                  timeline: timeline.map { .init(time: $0.0, action: .perform($0.1)) })
+    }
+
     /// A health function whose application refuses connections for `seconds` after each (re)start.
     private func bootsIn(_ seconds: Int) -> String {
         """
@@ -270,13 +286,10 @@ final class SpecFourthPrintingTests: XCTestCase {
 
     func testReimagedInstanceIsInitializingAgainAndHealthyOnlyWhenItsApplicationAnswers() throws {
         // The application listens 50 s after each (re)start; a reimage takes 200 s here.
-        let (record, events, _) = try run("""
-            \(slowBootScaleSet)
-            \(bootsIn(50))
-            fault(function(vm, op, now) if op == "reimage" then return { duration = 200 } end end)
-            at("PT5M", function() reimage { 1, 2 } end)
-            at("PT15M", function() end)
-            """)
+        let reimageIn200s: @Sendable () -> ClosureFaultInjector = { ClosureFaultInjector { op, _, _ in op == .reimage ? OperationOutcome(duration: 200_000) : nil } }
+        let record = try Rehearsal.run(slowBootFleet(bootsIn: 50_000, faults: reimageIn200s,
+                                                     at: [(300_000, .reimage(ids: [1, 2])), (900_000, .scale(to: 10))]), RunInputs(seed: 0))
+        let events = record.events
         let started = events.filter { $0.kind == .operationStarted }
         XCTAssertEqual(started.map(\.instance), [1, 2])
         for event in started {
@@ -308,18 +321,19 @@ final class SpecFourthPrintingTests: XCTestCase {
     // MARK: Failed or unhealthy first
 
     func testFailedInstanceLeadsTheNextUpgradesFirstBatch() throws {
-        let (record, events, _) = try run("""
-            \(slowBootScaleSet)
-            \(bootsIn(40))
-            fault(function(vm, op, now)
-              if op == "upgrade" and vm.id == 7 and vm.model.version == 1 and vm.state.failedOnce == nil then
-                vm.state.failedOnce = true
-                return { fail = true }
-              end
-            end)
-            at("PT1M", function() update_model { image = "v2" } end)
-            at("PT1H", function() update_model { image = "v3" } end)
-            """)
+        // Instance 7's first upgrade fails (once: the instance is still on model 1 afterwards).
+        let failsOnce: @Sendable () -> ClosureFaultInjector = {
+            var failed = false
+            return ClosureFaultInjector { op, vm, _ in
+                guard op == .upgrade, vm.id == 7, vm.modelVersion == 1, !failed else { return nil }
+                failed = true
+                return OperationOutcome(fail: true)
+            }
+        }
+        let record = try Rehearsal.run(slowBootFleet(bootsIn: 40_000, faults: failsOnce,
+                                                     at: [(60_000, .updateModel(["image": "v2"])), (3_600_000, .updateModel(["image": "v3"]))]),
+                                       RunInputs(seed: 0))
+        let events = record.events
         let first = batches(upgrade(1, of: events))
         XCTAssertFalse(first.first?.hasPrefix("7") ?? true)
         let second = batches(upgrade(2, of: events))
@@ -329,37 +343,36 @@ final class SpecFourthPrintingTests: XCTestCase {
 
     // MARK: Refused versus unanswered probes
 
-    private func bootTimes(_ before: String, protocol proto: String = "http", grace: Int = 600) throws -> [Event] {
-        let path = proto == "tcp" ? "port = 8000" : "port = 8000, requestPath = \"/health\""
-        let (_, events, _) = try run("""
-            scaleset {
-              name = "web", capacity = 1, model = { image = "v1" }, upgradePolicy = { mode = "Manual" },
-              healthExtension = { protocol = "\(proto)", \(path), intervalInSeconds = 5, gracePeriod = \(grace) },
-            }
-            health(function(vm, now)
-              if now < 40 then return \(before) end
-              return { applicationHealthState = "Healthy" }
-            end)
-            at("PT2M", function() end)
-            """)
-        return events.filter { $0.kind == .healthChanged && $0.instance == 0 }
+    /// One Manual instance probed every 5 s whose application answers `before` until 40 s, then
+    /// Healthy; its health changes up to 2 min (a Swift definition: the engine's probe timing).
+    private func bootTimes(_ before: ProbeReply, protocol proto: ProbeProtocol = .http, grace: Int = 600) throws -> [Event] {
+        var scaleSet = ScaleSetDefinition(name: "web", capacity: 1)
+        scaleSet.model = ["image": "v1"]
+        scaleSet.policy.mode = .manual
+        scaleSet.healthExtension = HealthExtensionSettings(protocol: proto, port: 8000, requestPath: proto == .tcp ? nil : "/health",
+                                                           intervalInSeconds: 5, gracePeriod: grace)
+        let application = SwiftBehaviours { _ in Behaviours(health: ClosureHealthSource { _, now in now < 40_000 ? before : .named(.healthy) }) }
+        // A scale to the same capacity at 2 min keeps the run going until then.
+        let definition = ScenarioDefinition(path: "boot (Swift)", scaleSet: scaleSet, behaviour: .swift(application),
+                                            timeline: [.init(time: 120_000, action: .perform(.scale(to: 1)))])
+        return try Rehearsal.run(definition, RunInputs(seed: 0)).events.filter { $0.kind == .healthChanged && $0.instance == 0 }
     }
 
     func testApplicationAnsweringFrom40sIsHealthyAt40sWhenItRefusesBefore() throws {
-        let changes = try bootTimes("nil")
+        let changes = try bootTimes(.noAnswer)
         XCTAssertEqual(changes.map(\.time), [40_000])
     }
 
     func testApplicationAnsweringFrom40sIsHealthyAt60sWhenItHangsBefore() throws {
         // Probes at 0 and 30 s get no reply; each result comes 30 s later, the next probe at once.
-        let changes = try bootTimes("{ timeout = true }")
+        let changes = try bootTimes(.timeout)
         XCTAssertEqual(changes.map(\.time), [60_000])
         guard case .healthChanged(.initializing, .healthy, .probes)? = changes.first?.payload else { return XCTFail("\(changes)") }
     }
 
     func testUnansweredTCPProbeChecksGraceWhenItsResultArrives() throws {
         // Grace ends at 10 s, but the first result only arrives at 30 s: Unhealthy then.
-        let changes = try bootTimes("{ timeout = true }", protocol: "tcp", grace: 10)
+        let changes = try bootTimes(.timeout, protocol: .tcp, grace: 10)
         guard case .healthChanged(.initializing, .unhealthy, .gracePeriodEnded)? = changes.first?.payload else { return XCTFail("\(changes)") }
         XCTAssertEqual(changes.first?.time, 30_000)
     }
