@@ -164,14 +164,18 @@ final class SpecFourthPrintingTests: XCTestCase {
 
     func testRunningUpgradeKeepsItsPolicyAndTheNextUsesTheNewOne() throws {
         // One update domain, so batches are cut by the policy alone.
-        let (record, events, _) = try run("""
-            \(slowBootScaleSet.replacingOccurrences(of: "gracePeriod = 600 },", with: "gracePeriod = 600 }, updateDomains = 1,"))
-            \(bootsIn(30))
-            at("PT1M", function() update_model { image = "v2" } end)
-            at("PT3M", function() update_policy { rollingUpgradePolicy = { maxBatchInstancePercent = 50, maxUnhealthyInstancePercent = 50 } } end)
-            at("PT1H", function() update_model { image = "v3" } end)
-            expect { code = "Completed" }
-            """)
+        var definition = slowBootFleet(bootsIn: 30_000, faults: { ClosureFaultInjector { _, _, _ in nil } }, at: [
+            (60_000, .updateModel(["image": "v2"])),
+            (180_000, .updatePolicy(PolicyPatch([.maxBatchInstancePercent(50), .maxUnhealthyInstancePercent(50)]))),
+            (3_600_000, .updateModel(["image": "v3"])),
+        ])
+        definition.scaleSet.updateDomainCount = 1
+        var completed = Expectation(location: "SpecFourthPrintingTests")
+        completed.code = .completed
+        definition.expectations = [completed]
+        let record = try Rehearsal.run(definition, RunInputs(seed: 0))
+        let events = record.events
+        XCTAssertEqual(record.failedExpectations, [])
         let starts = events.compactMap { event -> Int? in
             if case .upgradeStarted(_, _, _, _, _, let size, _, _) = event.payload { return size }
             return nil
@@ -191,18 +195,19 @@ final class SpecFourthPrintingTests: XCTestCase {
     // MARK: The extension belongs to the model
 
     func testInstancesWithoutTheExtensionFaultTheUpgradeBeforeTheFirstBatch() throws {
-        let (record, events, _) = try run("""
-            scaleset { name = "web", capacity = 10, model = { image = "v1" }, upgradePolicy = { mode = "Manual" } }
-            health(function(vm, now) return { applicationHealthState = "Healthy" } end)
-            at("PT1M", function()
-              update_model { healthExtension = { protocol = "http", port = 8000, requestPath = "/health" } }
-            end)
-            at("PT2M", function() manual_upgrade { 0, 1, 2, 3, 4, 5, 6, 7 } end)
-            at("PT5M", function()
-              update_policy { mode = "Rolling", rollingUpgradePolicy = { maxUnhealthyInstancePercent = 10 } }
-            end)
-            at("PT6M", function() update_model { image = "v2" } end)
-            """)
+        var scaleSet = ScaleSetDefinition(name: "web", capacity: 10)
+        scaleSet.model = ["image": "v1"]
+        scaleSet.policy.mode = .manual
+        let healthy = SwiftBehaviours { _ in Behaviours(health: ClosureHealthSource { _, _ in .named(.healthy) }) }
+        let timeline: [(Millis, SessionAction)] = [
+            (60_000, .updateModel([:], healthExtension: .set(HealthExtensionSettings(protocol: .http, port: 8000, requestPath: "/health")))),
+            (120_000, .manualUpgrade(ids: Array(0...7))),
+            (300_000, .updatePolicy(PolicyPatch([.mode(.rolling), .maxUnhealthyInstancePercent(10)]))),
+            (360_000, .updateModel(["image": "v2"])),
+        ]
+        let record = try Rehearsal.run(ScenarioDefinition(path: "extension (Swift)", scaleSet: scaleSet, behaviour: .swift(healthy),
+                                                          timeline: timeline.map { .init(time: $0.0, action: .perform($0.1)) }), RunInputs(seed: 0))
+        let events = record.events
         let status = try XCTUnwrap(record.summary.status)
         XCTAssertEqual(status.code, .faulted)
         XCTAssertEqual(status.error?.code.rawValue, "MaxUnhealthyInstancePercentExceededBeforeRollingUpgrade")
