@@ -1,7 +1,7 @@
 public import Formats
 import Foundation
 public import HTTPTypes
-import Hummingbird
+public import Hummingbird
 import NIOCore
 
 /// An error as Azure Resource Manager answers it: the HTTP status and
@@ -93,5 +93,12 @@ enum Reply {
     /// ARM's error body.
     static func error(_ error: ARMError) -> Response {
         json(.object(["error": error.json]), status: error.status)
+    }
+}
+
+/// Hummingbird answers a thrown `ARMError` with ARM's error body and its status.
+extension ARMError: HTTPResponseError {
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        Reply.error(self)
     }
 }

@@ -104,7 +104,7 @@ extension ScaleSetRoutes {
 
     /// The event named by the segment after `lifecycleHookEvents/`; 404 ResourceNotFound when there is none.
     private static func event(_ c: ScaleSetCall, _ run: isolated ServedRun) throws(ARMError) -> LifecycleHookEvent {
-        let name = c.rest.count > 1 ? c.rest[1] : ""
+        let name = c.call.parameter("id")
         guard let found = run.hookEvents.first(where: { $0.name.lowercased() == name.lowercased() }) else {
             throw ARMError.resourceNotFound("Microsoft.Compute/virtualMachineScaleSets/lifecycleHookEvents", "\(run.scaleSet.name)/\(name)",
                                             group: c.resourceGroup)

@@ -4,20 +4,18 @@ import HTTPTypes
 import Scenario
 import UpgradeEngine
 
-/// What a scale set route reads: the request, the path below the scale set as sent, the scale
-/// set's id as the client spelled its subscription and resource group, the body.
+/// What a scale set route reads: the request (its path parameters), the scale set's id as the
+/// client spelled its subscription and resource group, the body.
 struct ScaleSetCall: Sendable {
     let call: ServeAPI.Call
-    /// Segments after `virtualMachineScaleSets/{name}`, as sent.
-    let rest: [String]
     /// `/subscriptions/{s}/resourceGroups/{g}/providers/Microsoft.Compute/virtualMachineScaleSets/{name}`.
     let id: String
     let subscription: String
     let body: JSON?
 
-    /// The instance named by the segment after `virtualMachines/`.
+    /// The instance named by the path's `{id}` (after `virtualMachines/`).
     func instance(in shapes: ScaleSetShapes) throws(ARMError) -> InstanceView {
-        let text = rest.count > 1 ? rest[1] : ""
+        let text = call.parameter("id")
         guard let n = Int(text), let vm = shapes.instances.first(where: { $0.id == n }) else {
             throw ARMError.resourceNotFound("Microsoft.Compute/virtualMachineScaleSets/virtualMachines", "\(shapes.scaleSet.name)/\(text)",
                                             group: resourceGroup)
@@ -26,7 +24,7 @@ struct ScaleSetCall: Sendable {
     }
 
     /// The resource group as the client spelled it.
-    var resourceGroup: String { call.segments.count > 3 ? call.segments[3] : "" }
+    var resourceGroup: String { call.parameter("group") }
 }
 
 /// An answer a step computes: status, JSON body (nil: empty) and headers; made a response outside the run.
@@ -36,33 +34,26 @@ struct Answer: Sendable {
     var headers: [(HTTPField.Name, String)] = []
 }
 
-/// One route below a scale set: the method, the path pattern after the scale set's name
-/// (lowercased literals; `{id}` matches an instance id) and the step it runs, on the run, as one
-/// call with nothing else in between.
+/// One route below a scale set: the method, the path after the scale set's name in the
+/// router's syntax (`{id}`: an instance id or an event name; case is the router's, ignored) and
+/// the step it runs, on the run, as one call with nothing else in between.
 struct ScaleSetRoute: Sendable {
     let method: HTTPRequest.Method
-    let pattern: [String]
+    let pattern: String
     let step: @Sendable (ScaleSetCall, isolated ServedRun) throws -> Answer
 
     init(_ method: HTTPRequest.Method, _ path: String, _ step: @escaping @Sendable (ScaleSetCall, isolated ServedRun) throws -> Answer) {
         self.method = method
-        pattern = path.split(separator: "/").map { $0.lowercased() }
+        pattern = path
         self.step = step
-    }
-
-    func matches(_ lowered: [String]) -> Bool {
-        lowered.count == pattern.count && zip(pattern, lowered).allSatisfy { $0 == "{id}" || $0 == $1 }
     }
 }
 
-/// Every route group below a scale set. Adding a group: a file declaring `static let routes:
-/// [ScaleSetRoute]` in an extension of `ScaleSetRoutes`, and its name in `all`.
+/// Every route group below a scale set; `ServeAPI` adds each to the router. Adding a group: a
+/// file declaring `static let routes: [ScaleSetRoute]` in an extension of `ScaleSetRoutes`, and
+/// its name in `all`.
 enum ScaleSetRoutes {
     static let all: [ScaleSetRoute] = model + instances + rolling + actions + instanceActions + hooks + power
-
-    static func find(_ method: HTTPRequest.Method, _ lowered: [String]) -> ScaleSetRoute? {
-        all.first { $0.method == method && $0.matches(lowered) }
-    }
 }
 
 /// `Azure-AsyncOperation` (and `Location` for a 202) with `Retry-After: 1`: the Python SDK

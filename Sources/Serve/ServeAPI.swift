@@ -7,9 +7,12 @@ import NIOCore
 import Scenario
 import UpgradeEngine
 
-/// Routes every request: Compute's scale set subset, the long-running operations, the identity
-/// and metadata endpoints, the clock. Paths match ARM's way: segments compared ignoring case,
-/// empty segments (a doubled slash) ignored, any `api-version`.
+/// The served API as a Hummingbird router: Compute's scale set subset (`ScaleSetRoutes`), the
+/// long-running operations, the identity and metadata endpoints, the clock. Paths match ARM's
+/// way: the router compares segments ignoring case and skips empty ones (a doubled slash);
+/// `ARMPaths` decodes percent-escaped segments first. Middleware: errors in ARM's shape
+/// (`ARMErrors`), the clock starting at the first request (`ClockStart`), a bearer token on
+/// every ARM route (`BearerToken`) and an `api-version` on the scale set's (`APIVersion`).
 final class ServeAPI: Sendable {
     /// The resource group the subscription-wide list names (any group serves the scale set).
     static let resourceGroup = "rehearse"
@@ -23,28 +26,50 @@ final class ServeAPI: Sendable {
         self.maxBodyBytes = maxBodyBytes
     }
 
-    /// One request in, one response out; every failure is ARM's error body.
-    func respond(_ request: Request) async -> Response {
-        do {
-            return try await route(request)
-        } catch let error as ARMError {
-            return Reply.error(error)
-        } catch {
-            return Reply.error(ARMError(.internalServerError, code: "InternalServerError", message: "\(error)"))
-        }
+    /// What the application serves: the router, behind ARM's path decoding.
+    func responder() -> ARMPaths<RouterResponder<BasicRequestContext>> {
+        ARMPaths(router().buildResponder())
     }
 
+    /// Every route, as Hummingbird's examples lay a router out.
+    func router() -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self, options: .caseInsensitive)
+        router.add(middleware: ARMErrors())
+        router.add(middleware: ClockStart(run: run))
+        router.get("metadata/endpoints") { request, context in try await self.answer(request, context) { call in
+            Reply.json(Authority(base: call.base).metadata)
+        } }
+        router.get("tenants") { request, context in try await self.answer(request, context) { call in
+            Reply.json(Authority(base: call.base).tenants)
+        } }
+        for method in [HTTPRequest.Method.get, .post] {
+            router.on("rehearse/clock", method: method) { request, context in try await self.answer(request, context) { call in
+                try await self.clock(call)
+            } }
+        }
+        identityRoutes(router)
+        armRoutes(router.group("subscriptions").add(middleware: BearerToken()))
+        return router
+    }
+
+    // MARK: Calls
+
     /// The parts of a request the routes read.
-    struct Call {
+    struct Call: Sendable {
         let method: HTTPRequest.Method
+        /// The path as routed (percent escapes decoded), without the query.
         let path: String
-        /// Path segments as sent, and lowercased for matching.
-        let segments: [String]
-        let lower: [String]
         let query: [String: String]
+        /// The path's parameters (`:subscription`, `:group`, `:name`, `:id`, …), as sent.
+        let parameters: [String: String]
         /// `scheme://host[:port]` as the client addressed this server.
         let base: String
+        let host: String
         let apiVersion: String
+        let body: Body?
+
+        /// A parameter of the route's path ("" when the route has none of that name).
+        func parameter(_ name: String) -> String { parameters[name] ?? "" }
 
         /// `$expand=instanceView` (a comma list, any case, as the SDKs send it).
         var expandsInstanceView: Bool {
@@ -52,45 +77,30 @@ final class ServeAPI: Sendable {
         }
     }
 
-    private func route(_ request: Request) async throws -> Response {
-        let target = request.head.path ?? "/"
-        let (path, queryText) = Self.split(target)
-        // Only a segment with a `%` has anything to decode (Foundation's decoding is costly per call).
-        let segments = path.split(separator: "/", omittingEmptySubsequences: true).map { segment in
-            segment.utf8.contains(UInt8(ascii: "%")) ? String(segment).removingPercentEncoding ?? String(segment) : String(segment)
-        }
-        let query = Self.form(queryText)
-        let host = request.head.authority ?? "127.0.0.1"
-        let call = Call(method: request.method, path: path, segments: segments, lower: segments.map { $0.lowercased() }, query: query,
-                        base: "\(scheme)://\(host)", apiVersion: query["api-version"] ?? "2024-07-01")
+    /// Reads the request (its body bounded) and answers it with `body`.
+    private func answer(_ request: Request, _ context: BasicRequestContext,
+                        _ body: @Sendable (Call) async throws -> Response) async throws -> Response {
         var request = request
-        let body = try await readBody(&request, call)
-        let l = call.lower
-        switch l.first {
-        case "metadata" where l == ["metadata", "endpoints"] && call.method == .get:
-            return Reply.json(Authority(base: call.base).metadata)
-        case "subscriptions":
-            return try await subscriptions(call, body: body)
-        case "tenants" where l.count == 1 && call.method == .get:
-            return Reply.json(Authority(base: call.base).tenants)
-        case "rehearse" where l == ["rehearse", "clock"]:
-            return try await clock(call, body: body)
-        default:
-            if let response = try await identity(call, rawBody: body?.raw, host: host) { return response }
-            throw ARMError.notFound(call.method, path)
-        }
+        let query = Self.form(request.uri.query ?? "")
+        let host = request.head.authority ?? "127.0.0.1"
+        var parameters: [String: String] = [:]
+        for (key, value) in context.parameters { parameters[String(key)] = String(value) }
+        let payload = try await readBody(&request)
+        let call = Call(method: request.method, path: request.uri.path, query: query, parameters: parameters, base: "\(scheme)://\(host)",
+                        host: host, apiVersion: query["api-version"] ?? "2024-07-01", body: payload)
+        return try await body(call)
     }
 
     // MARK: Bodies
 
     /// A request body: its text and, when it is JSON, the value.
-    struct Body {
+    struct Body: Sendable {
         let raw: String
         let json: JSON?
     }
 
     /// Reads the body up to the bound; a larger one is 413, malformed JSON 400 (ARM's codes).
-    private func readBody(_ request: inout Request, _ call: Call) async throws -> Body? {
+    private func readBody(_ request: inout Request) async throws -> Body? {
         if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBodyBytes { throw Self.tooLarge(length, maxBodyBytes) }
         let buffer: ByteBuffer
         do { buffer = try await request.collectBody(upTo: maxBodyBytes) } catch { throw Self.tooLarge(nil, maxBodyBytes) }
@@ -115,11 +125,6 @@ final class ServeAPI: Sendable {
                  message: "The request content\(length.map { " of \($0) bytes" } ?? "") is larger than the \(limit) bytes allowed.")
     }
 
-    static func split(_ target: String) -> (String, String) {
-        guard let mark = target.firstIndex(of: "?") else { return (target, "") }
-        return (String(target[..<mark]), String(target[target.index(after: mark)...]))
-    }
-
     /// `a=b&c=d`, percent-decoded, `+` as a space; the first of a repeated key wins.
     static func form(_ text: String) -> [String: String] {
         var fields: [String: String] = [:]
@@ -137,79 +142,94 @@ final class ServeAPI: Sendable {
 
     // MARK: Identity
 
-    /// The fake Entra authority's routes, under any tenant; nil when the path is none of them.
-    private func identity(_ call: Call, rawBody: String?, host: String) async throws -> Response? {
-        let l = call.lower, authority = Authority(base: call.base)
-        guard l.count >= 2 else { return nil }
-        let tenant = call.segments[0]
-        switch Array(l.dropFirst()) {
-        case ["v2.0", ".well-known", "openid-configuration"], [".well-known", "openid-configuration"]:
-            return Reply.json(authority.openIDConfiguration(tenant: tenant))
-        case ["discovery", "instance"]:
-            return Reply.json(authority.instanceDiscovery(host: host, tenant: tenant == "common" ? Authority.tenant : tenant))
-        case ["discovery", "v2.0", "keys"], ["discovery", "keys"]:
-            return Reply.json(.object(["keys": .array([])]))
-        case ["oauth2", "v2.0", "token"], ["oauth2", "token"]:
-            guard call.method == .post else { return nil }
-            let form = Self.form(rawBody ?? "")
-            guard form["grant_type"] != nil else {
-                return Reply.json(.object(["error": .string("invalid_request"),
-                                           "error_description": .string("AADSTS900144: The request body must contain the following parameter: 'grant_type'.")]),
-                                  status: .badRequest)
-            }
-            return Reply.json(try await authority.token(form: form, tenant: tenant))
-        default:
-            return nil
+    /// The fake Entra authority's routes, under any tenant.
+    private func identityRoutes(_ router: Router<BasicRequestContext>) {
+        for path in [":tenant/v2.0/.well-known/openid-configuration", ":tenant/.well-known/openid-configuration"] {
+            router.get(RouterPath(path)) { request, context in try await self.answer(request, context) { call in
+                Reply.json(Authority(base: call.base).openIDConfiguration(tenant: call.parameter("tenant")))
+            } }
+        }
+        router.get(":tenant/discovery/instance") { request, context in try await self.answer(request, context) { call in
+            let tenant = call.parameter("tenant")
+            return Reply.json(Authority(base: call.base).instanceDiscovery(host: call.host, tenant: tenant == "common" ? Authority.tenant : tenant))
+        } }
+        for path in [":tenant/discovery/v2.0/keys", ":tenant/discovery/keys"] {
+            router.get(RouterPath(path)) { request, context in try await self.answer(request, context) { _ in
+                Reply.json(.object(["keys": .array([])]))
+            } }
+        }
+        for path in [":tenant/oauth2/v2.0/token", ":tenant/oauth2/token"] {
+            router.post(RouterPath(path)) { request, context in try await self.answer(request, context) { call in
+                let form = Self.form(call.body?.raw ?? "")
+                guard form["grant_type"] != nil else {
+                    return Reply.json(.object(["error": .string("invalid_request"),
+                                               "error_description": .string("AADSTS900144: The request body must contain the following parameter: 'grant_type'.")]),
+                                      status: .badRequest)
+                }
+                return Reply.json(try await Authority(base: call.base).token(form: form, tenant: call.parameter("tenant")))
+            } }
         }
     }
 
     // MARK: Subscriptions and the scale set
 
-    private func subscriptions(_ call: Call, body: Body?) async throws -> Response {
-        let l = call.lower, s = call.segments, authority = Authority(base: call.base)
-        if l.count == 1, call.method == .get { return Reply.json(authority.subscriptions) }
-        guard l.count >= 2 else { throw ARMError.notFound(call.method, call.path) }
-        if l.count == 2, call.method == .get { return Reply.json(authority.subscription(s[1])) }
-        // …/providers/Microsoft.Compute/locations/{l}/operations/{id}
-        if l.count == 8, l[2] == "providers", l[3] == "microsoft.compute", l[4] == "locations", l[6] == "operations", call.method == .get {
-            return try await operationStatus(call, id: s[7], monitor: call.query["monitor"]?.lowercased() == "true")
+    /// The routes below `/subscriptions` (ARM's: a bearer token required).
+    private func armRoutes(_ arm: RouterGroup<BasicRequestContext>) {
+        arm.get { request, context in try await self.answer(request, context) { call in
+            Reply.json(Authority(base: call.base).subscriptions)
+        } }
+        arm.get(":subscription") { request, context in try await self.answer(request, context) { call in
+            Reply.json(Authority(base: call.base).subscription(call.parameter("subscription")))
+        } }
+        arm.get(":subscription/providers/Microsoft.Compute/locations/:location/operations/:operation") { request, context in
+            try await self.answer(request, context) { call in
+                try await self.operationStatus(call, id: call.parameter("operation"), monitor: call.query["monitor"]?.lowercased() == "true")
+            }
         }
         // The subscription-wide list (`az vmss list` without a group): the scale set, in the resource group `rehearse`.
-        if l.count == 5, l[2] == "providers", l[3] == "microsoft.compute", l[4] == "virtualmachinescalesets", call.method == .get {
-            let answer = try await run.transact { run in
-                let id = "/subscriptions/\(s[1])/resourceGroups/\(ServeAPI.resourceGroup)/providers/Microsoft.Compute/virtualMachineScaleSets/\(run.scaleSet.name)"
-                return Answer(body: .object(["value": .array([run.shapes(id: id).resource])]))
+        arm.get(":subscription/providers/Microsoft.Compute/virtualMachineScaleSets") { request, context in
+            try await self.answer(request, context) { call in
+                let answer = try await self.run.transact { run in
+                    let id = "/subscriptions/\(call.parameter("subscription"))/resourceGroups/\(ServeAPI.resourceGroup)/providers/Microsoft.Compute/virtualMachineScaleSets/\(run.scaleSet.name)"
+                    return Answer(body: .object(["value": .array([run.shapes(id: id).resource])]))
+                }
+                return Reply.answer(answer)
+            }
+        }
+        arm.get(":subscription/resourceGroups/:group") { request, context in try await self.answer(request, context) { call in
+            let location = await self.run.scaleSet.location
+            let group = call.parameter("group")
+            return Reply.json(.object(["id": .string("/subscriptions/\(call.parameter("subscription"))/resourceGroups/\(group)"), "name": .string(group),
+                                       "location": .string(location), "properties": .object(["provisioningState": .string("Succeeded")])]))
+        } }
+        let sets = arm.group(":subscription/resourceGroups/:group/providers/Microsoft.Compute/virtualMachineScaleSets").add(middleware: APIVersion())
+        sets.get { request, context in try await self.answer(request, context) { call in
+            let answer = try await self.run.transact { run in
+                Answer(body: .object(["value": .array([run.shapes(id: "\(Self.listID(call))/\(run.scaleSet.name)").resource])]))
             }
             return Reply.answer(answer)
+        } }
+        for route in ScaleSetRoutes.all {
+            sets.on(RouterPath(route.pattern.isEmpty ? ":name" : ":name/\(route.pattern)"), method: route.method) { request, context in
+                try await self.answer(request, context) { call in try await self.scaleSet(call, route) }
+            }
         }
-        guard l.count >= 4, l[2] == "resourcegroups" else { throw ARMError.notFound(call.method, call.path) }
-        if l.count == 4, call.method == .get {
-            let location = await run.scaleSet.location
-            return Reply.json(.object(["id": .string("/subscriptions/\(s[1])/resourceGroups/\(s[3])"), "name": .string(s[3]),
-                                       "location": .string(location), "properties": .object(["provisioningState": .string("Succeeded")])]))
-        }
-        guard l.count >= 7, l[4] == "providers", l[5] == "microsoft.compute", l[6] == "virtualmachinescalesets" else {
-            throw ARMError.notFound(call.method, call.path)
-        }
-        guard call.query["api-version"] != nil else {
-            throw ARMError(.badRequest, code: "MissingApiVersionParameter", message: "The api-version query parameter (?api-version=) is required for all requests.")
-        }
-        let rest = Array(s.dropFirst(8)), lowered = Array(l.dropFirst(8))
-        let route = l.count > 7 ? ScaleSetRoutes.find(call.method, lowered) : nil
-        let json = body?.json
-        // One request, one step: the whole answer is computed in one call into the run.
+    }
+
+    /// `/subscriptions/{s}/resourceGroups/{g}/providers/Microsoft.Compute/virtualMachineScaleSets`, as the client spelled s and g.
+    private static func listID(_ call: Call) -> String {
+        "/subscriptions/\(call.parameter("subscription"))/resourceGroups/\(call.parameter("group"))/providers/Microsoft.Compute/virtualMachineScaleSets"
+    }
+
+    /// A route below the scale set: one request, one step (the whole answer computed in one call into the run).
+    private func scaleSet(_ call: Call, _ route: ScaleSetRoute) async throws -> Response {
         let answer = try await run.transact { run in
-            let name = run.scaleSet.name
-            let listID = "/subscriptions/\(s[1])/resourceGroups/\(s[3])/providers/Microsoft.Compute/virtualMachineScaleSets"
-            if l.count == 7 {
-                guard call.method == .get else { throw ARMError.notFound(call.method, call.path) }
-                return Answer(body: .object(["value": .array([run.shapes(id: "\(listID)/\(name)").resource])]))
+            let name = run.scaleSet.name, sent = call.parameter("name")
+            guard sent == name || sent.lowercased() == name.lowercased() else {
+                throw ARMError.resourceNotFound("Microsoft.Compute/virtualMachineScaleSets", sent, group: call.parameter("group"))
             }
-            guard s[7] == name || l[7] == name.lowercased() else {
-                throw ARMError.resourceNotFound("Microsoft.Compute/virtualMachineScaleSets", s[7], group: s[3])
-            }
-            guard let route else { throw ARMError.notFound(call.method, call.path) }
-            return try route.step(ScaleSetCall(call: call, rest: rest, id: "\(listID)/\(name)", subscription: s[1], body: json), run)
+            let set = ScaleSetCall(call: call, id: "\(Self.listID(call))/\(name)", subscription: call.parameter("subscription"), body: call.body?.json)
+            return try route.step(set, run)
         }
         return Reply.answer(answer)
     }
@@ -235,14 +255,10 @@ final class ServeAPI: Sendable {
 
     /// `GET /rehearse/clock` reads it; `POST` with `{"advance": "PT5M"}`, `{"to": "PT1H"}` or
     /// `{"step": true}` moves it forward.
-    private func clock(_ call: Call, body: Body?) async throws -> Response {
-        let json = body?.json
+    private func clock(_ call: Call) async throws -> Response {
+        let json = call.body?.json
         let answer = try await run.transact { run in
-            switch call.method {
-            case .get: break
-            case .post: try Self.moveClock(run, json)
-            default: throw ARMError.notFound(call.method, call.path)
-            }
+            if call.method == .post { try Self.moveClock(run, json) }
             let now = run.now, next = run.nextEventTime, status = run.status
             var fields: [String: JSON] = ["now": .int(now), "time": .string(ISODuration.format(now)), "timestamp": .string(Timestamp.format(now)),
                                           "nextEvent": next.map(JSON.int) ?? .null, "rollingUpgrade": status.map { .string($0.code.rawValue) } ?? .null]

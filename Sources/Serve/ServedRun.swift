@@ -13,47 +13,6 @@ public enum ClockMode: Equatable, Sendable {
     case step
 }
 
-/// A long-running operation as Compute reports it (`…/locations/{l}/operations/{id}`).
-struct LongRunningOperation {
-    enum Tracks {
-        /// Done once saved (a model update, an approval, a cancel).
-        case immediate
-        /// The rolling upgrade the action started (the `upgrades` count it must pass).
-        case rollingUpgrade(after: Int)
-        /// The instances a manual upgrade works on.
-        case instances([Int])
-    }
-
-    enum State: Equatable {
-        case inProgress, succeeded, canceled
-        case failed(code: String, message: String)
-
-        var text: String {
-            switch self {
-            case .inProgress: "InProgress"
-            case .succeeded: "Succeeded"
-            case .canceled: "Canceled"
-            case .failed: "Failed"
-            }
-        }
-    }
-
-    let id: String
-    let location: String
-    let startTime: Millis
-    let tracks: Tracks
-    var state = State.inProgress
-    var endTime: Millis?
-
-    /// The operation status resource.
-    var json: JSON {
-        var fields: [String: JSON] = ["name": .string(id), "status": .string(state.text), "startTime": .string(Timestamp.format(startTime))]
-        if let endTime { fields["endTime"] = .string(Timestamp.format(endTime)) }
-        if case .failed(let code, let message) = state { fields["error"] = .object(["code": .string(code), "message": .string(message)]) }
-        return .object(fields)
-    }
-}
-
 /// The run behind the endpoint: one `RehearsalSession`, the clock mapped onto real time or onto
 /// polls, and the operations clients started. Every client action becomes the session action a
 /// script's `at` performs.
@@ -65,8 +24,8 @@ actor ServedRun {
     private var started: ContinuousClock.Instant?
     /// Virtual milliseconds added by the control route (speed mode).
     private var shift: Millis = 0
-    private var operations: [String: LongRunningOperation] = [:]
-    private var operationCount = 0
+    /// The operations clients started, apart from the run (they only read it).
+    private var operations = OperationStore()
     private let emitted = Counter()
     /// The error that ended the run (a script error, a run limit): answered to every request after.
     private(set) var failure: ScenarioError?
@@ -126,6 +85,11 @@ actor ServedRun {
 
     /// The virtual clock runs from `instant` (speed mode), whenever the first request comes.
     func start(at instant: ContinuousClock.Instant) { started = instant }
+
+    /// The first request arrived at `instant`: the clock runs from then, unless a start was set.
+    func startClock(at instant: ContinuousClock.Instant) {
+        if started == nil { started = instant }
+    }
 
     /// A client polled: in step mode, the run moves to its next event.
     func polled() throws(ARMError) {
@@ -203,48 +167,19 @@ actor ServedRun {
 
     /// Starts tracking an operation; returns its id.
     func begin(_ tracks: LongRunningOperation.Tracks) -> String {
-        operationCount += 1
-        let id = ScaleSetShapes.uuid(0x0ff0_0000 + operationCount)
-        var op = LongRunningOperation(id: id, location: session.scaleSet.location, startTime: session.clock, tracks: tracks)
-        settle(&op)
-        operations[id] = op
-        return id
+        operations.begin(tracks, location: session.scaleSet.location, progress: progress)
     }
 
     var upgradesStarted: Int { session.upgrades }
 
     /// The operation `id`, brought up to date; nil when there is none.
-    func operation(_ id: String) -> LongRunningOperation? {
-        guard var op = operations[id] else { return nil }
-        settle(&op)
-        operations[id] = op
-        return op
-    }
+    func operation(_ id: String) -> LongRunningOperation? { operations.operation(id, progress: progress) }
 
-    private func settle(_ op: inout LongRunningOperation) {
-        guard op.state == .inProgress else { return }
-        switch op.tracks {
-        case .immediate:
-            op.state = .succeeded
-        case .rollingUpgrade(let after):
-            if session.upgrades > after, let status = session.status {
-                switch status.code {
-                case .rollingForward, .rollingBack: return
-                case .completed: op.state = .succeeded
-                case .cancelled: op.state = .canceled
-                case .faulted: op.state = .failed(code: status.error?.code.rawValue ?? "RollingUpgradeFaulted", message: status.error?.message ?? "The rolling upgrade faulted.")
-                }
-            } else if session.nextEventTime != nil {
-                return
-            } else {
-                op.state = .succeeded
-            }
-        case .instances(let ids):
-            let busy = session.instances.contains { ids.contains($0.id) && !$0.isSettled }
-            if busy { return }
-            op.state = .succeeded
-        }
-        op.endTime = session.clock
+    /// What the operations are settled against: the run as it is now.
+    private var progress: LongRunningOperation.Progress {
+        LongRunningOperation.Progress(clock: session.clock, upgrades: session.upgrades, status: session.status,
+                                      idle: session.nextEventTime == nil,
+                                      busy: Set(session.instances.filter { !$0.isSettled }.map(\.id)))
     }
 
     /// Ends the run: drives it to its end and returns the record (the CLI writes the events

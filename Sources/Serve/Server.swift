@@ -128,7 +128,7 @@ public enum Server {
     /// serve's one HTTP configuration, on 127.0.0.1:`port`.
     static func application(_ api: ServeAPI, tls: TLSMaterial?, port: Int, logger: Logger,
                             onServerRunning: @escaping @Sendable (any Channel) async -> Void) throws -> some ApplicationProtocol {
-        let responder = CallbackResponder<BasicRequestContext> { request, _ in await api.respond(request) }
+        let responder = api.responder()
         let http: HTTPServerBuilder = .http1(configuration: ServeHTTP.channel)
         let server: HTTPServerBuilder = if let tls { try .tls(http, tlsConfiguration: tls.configuration) } else { http }
         let configuration = ApplicationConfiguration(address: .hostname("127.0.0.1", port: port), serverName: "rehearse", backlog: 1024,

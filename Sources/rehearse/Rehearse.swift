@@ -10,7 +10,7 @@ let rehearseVersion = "0.6.0"
 
 /// `rehearse`: rehearse Azure-style rolling upgrades of scale sets described in Lua scenarios.
 @main
-struct Rehearse: ParsableCommand {
+struct Rehearse: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rehearse",
         abstract: "Rehearse Azure VM scale set rolling upgrades on a virtual clock.",
@@ -25,14 +25,19 @@ struct Rehearse: ParsableCommand {
     /// Runs the command line. A bad option or argument is bad input like any other: exit 2 with
     /// the parser's message (what is wrong and the usage), not the parser's own 64. Commands
     /// throw typed errors; this is the one place they are rendered (`Diagnostics.render`).
-    static func main() {
+    /// `serve` is the one asynchronous command; the others run synchronously.
+    static func main() async {
         // A closed pipe (`--events - | head -c 10`) is a write error reported with exit 2, not a
         // death by SIGPIPE.
         signal(SIGPIPE, SIG_IGN)
         ProcessMemory.keepFreedMemory()
         do {
             var command = try parseAsRoot()
-            try command.run()
+            if var asynchronous = command as? any AsyncParsableCommand {
+                try await asynchronous.run()
+            } else {
+                try command.run()
+            }
         } catch {
             // The parser's own ends (help, version) and its errors keep its rendering; every
             // other error a command ends with is rendered here, once.

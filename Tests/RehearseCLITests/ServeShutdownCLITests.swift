@@ -42,10 +42,10 @@ final class ServeShutdownCLITests: XCTestCase {
         let body = #"{"properties":{"virtualMachineProfile":{"storageProfile":{"imageReference":{"version":"2.0.0"}}}}}"#
         client.arguments = ["-c", """
             exec 3<>/dev/tcp/127.0.0.1/\(port)
-            printf 'PATCH \(path) HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/json\\r\\nContent-Length: \(body.utf8.count)\\r\\n\\r\\n%s' '\(body)' >&3
+            printf 'PATCH \(path) HTTP/1.1\\r\\nHost: x\\r\\nAuthorization: Bearer t\\r\\nContent-Type: application/json\\r\\nContent-Length: \(body.utf8.count)\\r\\n\\r\\n%s' '\(body)' >&3
             head -c 12 <&3 >/dev/null
             exec 4<>/dev/tcp/127.0.0.1/\(port)
-            printf 'PATCH \(path) HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: 100000\\r\\n\\r\\n{"properties":' >&4
+            printf 'PATCH \(path) HTTP/1.1\\r\\nHost: x\\r\\nAuthorization: Bearer t\\r\\nContent-Length: 100000\\r\\n\\r\\n{"properties":' >&4
             sleep 60
             """]
         try client.run()

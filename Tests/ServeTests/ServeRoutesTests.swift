@@ -49,11 +49,15 @@ final class ServeRoutesTests: XCTestCase {
         return try ScenarioDefinition(luaScript: path, options: options)
     }
 
-    /// A function making requests to `base` with `client`: method, path, JSON body.
-    static func caller(_ client: HTTPClient, base: String) -> @Sendable (HTTPMethod, String, String?) async throws -> Reply {
+    /// A function making requests to `base` with `client`: method, path, JSON body; each with
+    /// `authorization` (nil: no such header).
+    static func caller(_ client: HTTPClient, base: String, authorization: String? = "Bearer rehearse-test")
+        -> @Sendable (HTTPMethod, String, String?) async throws -> Reply {
         { method, path, text in
             var request = HTTPClientRequest(url: base + path)
             request.method = method
+            // Any bearer token: ARM's routes need one, nobody verifies it.
+            if let authorization { request.headers.add(name: "Authorization", value: authorization) }
             if let text {
                 request.body = .bytes(ByteBuffer(string: text))
                 request.headers.add(name: "Content-Type", value: "application/json")
@@ -81,13 +85,19 @@ final class ServeRoutesTests: XCTestCase {
     /// then stops the server and returns the served run's record.
     static func serve(_ definition: ScenarioDefinition, _ configuration: ServeConfiguration,
                       _ body: (_ call: @escaping @Sendable (HTTPMethod, String, String?) async throws -> Reply) async throws -> Void) async throws -> RunRecord {
+        try await serve(definition, configuration) { client, base in try await body(caller(client, base: base)) }
+    }
+
+    /// Serves `definition` for the length of `body`, which gets a client and the server's base URL.
+    static func serve(_ definition: ScenarioDefinition, _ configuration: ServeConfiguration,
+                      _ body: (_ client: HTTPClient, _ base: String) async throws -> Void) async throws -> RunRecord {
         let (urls, continuation) = AsyncStream.makeStream(of: String.self)
         let server = Task { try await Server.run(definition, configuration: configuration) { continuation.yield($0) } }
         var iterator = urls.makeAsyncIterator()
         guard let base = await iterator.next() else { throw ServeError.input(.port, value: "0", problem: "the server did not start") }
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
-            try await body(caller(client, base: base))
+            try await body(client, base)
         } catch {
             try await client.shutdown()
             server.cancel()

@@ -154,7 +154,7 @@ def test_a_bad_policy_is_400_with_the_message_validate_prints(tmp_path):
 def rest(url, method, path, body=None):
     import urllib.request
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url + path, data=data, method=method, headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(url + path, data=data, method=method, headers={"Content-Type": "application/json", "Authorization": "Bearer rehearse-test"})
     with urllib.request.urlopen(request, timeout=30) as response:
         text = response.read()
         return json.loads(text) if text else None

@@ -8,7 +8,7 @@ import Serve
 import UpgradeEngine
 
 /// `rehearse serve`: the scenario's scale set behind Compute's REST API on 127.0.0.1.
-struct ServeCommand: ParsableCommand {
+struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Serve the scenario's scale set behind the Microsoft.Compute REST subset a rollout pipeline uses (HTTPS on 127.0.0.1, a fake Entra authority), on a virtual clock.",
@@ -57,7 +57,7 @@ struct ServeCommand: ParsableCommand {
         return plain.date(from: text) ?? fractional.date(from: text)
     }
 
-    func run() throws {
+    func run() async throws {
         let (definition, loadedInputs) = try scenario.load(seed: seeded.seed, print: { line in printError("print: \(line)") })
         // A served run lasts as long as the server: the run-wide backstop on script seconds would
         // end a healthy server after minutes of probes. Each call keeps its own budget and limit.
@@ -77,43 +77,31 @@ struct ServeCommand: ParsableCommand {
         configuration.tls = !http
         configuration.caCertPath = caCert
         // Written by the run's task alone, one event after another, and committed once it ends well.
-        let events = Unchecked(eventFile)
-        if eventFile != nil { configuration.onEvent = { events.value?.writeLine($0.jsonLine) } }
+        if let eventFile { configuration.onEvent = { [eventFile = Unchecked(eventFile)] in eventFile.value.writeLine($0.jsonLine) } }
         configuration.inputs = inputs
         let clock = step ? "clock stepped by polls" : "clock speed \(speed ?? 60)"
         let summary = "\(definition.scaleSet.name), \(definition.scaleSet.capacity) instances, \(definition.scaleSet.policy.mode.rawValue) mode; \(clock)"
-        let page = Unchecked(pageFile)
-        let path = scenario.scenario
-        Task {
-            do {
-                let record = try await Server.run(definition, configuration: configuration) { url in
-                    // Written at once (not through print's buffer): a client waits for this line.
-                    FileHandle.standardOutput.write(Data("rehearse serve: \(url) (\(summary))\n".utf8))
-                }
-                if let eventFile = events.value { try finishOutput(eventFile, option: "--events") }
-                if let pageFile = page.value {
-                    let scaleSet = try Rehearsal.scaleSet(definition, overrides: inputs.overrides)
-                    let html: String
-                    do {
-                        html = try RunReport.html(record, scaleSet: scaleSet, scenario: path,
-                                                  statusText: RunText.status(record, scaleSet: scaleSet, rest: false))
-                    } catch {
-                        throw InputError(option: "--report", pageFile.path, problem: "cannot be made: \(error)")
-                    }
-                    try finishOutput(pageFile, option: "--report", writing: html)
-                }
-                Foundation.exit(0)
-            } catch {
-                // The served run never returns to `main` (dispatchMain does not return): the error
-                // that ended it is rendered here, by the same renderer.
-                Foundation.exit(Diagnostics.render(error))
-            }
+        let record = try await Server.run(definition, configuration: configuration) { url in
+            // Written at once (not through print's buffer): a client waits for this line.
+            FileHandle.standardOutput.write(Data("rehearse serve: \(url) (\(summary))\n".utf8))
         }
-        dispatchMain()
+        // The served run's record, as `run` would have it: the events file's end, then the report.
+        if let eventFile { try finishOutput(eventFile, option: "--events") }
+        if let pageFile {
+            let scaleSet = try Rehearsal.scaleSet(definition, overrides: inputs.overrides)
+            let html: String
+            do {
+                html = try RunReport.html(record, scaleSet: scaleSet, scenario: scenario.scenario,
+                                          statusText: RunText.status(record, scaleSet: scaleSet, rest: false))
+            } catch {
+                throw InputError(option: "--report", pageFile.path, problem: "cannot be made: \(error)")
+            }
+            try finishOutput(pageFile, option: "--report", writing: html)
+        }
     }
 }
 
-/// A value handed to the task that serves, which alone uses it from then on.
+/// The events file, written by the served run's task alone, one event after another.
 private struct Unchecked<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
