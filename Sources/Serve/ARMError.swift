@@ -68,11 +68,15 @@ public struct ARMError: Error, Equatable, Sendable, UserFacingError {
 enum Reply {
     /// A JSON response with `status` and extra `headers`.
     static func json(_ value: JSON, status: HTTPResponse.Status = .ok, headers: [(HTTPField.Name, String)] = []) -> Response {
+        text(value.serialized(pretty: false), status: status, headers: headers)
+    }
+
+    /// A response whose body is JSON already written as text.
+    static func text(_ text: String, status: HTTPResponse.Status = .ok, headers: [(HTTPField.Name, String)] = []) -> Response {
         var fields = HTTPFields()
         fields[.contentType] = "application/json; charset=utf-8"
         fields[.cacheControl] = "no-cache"
         for (name, value) in headers { fields[name] = value }
-        let text = value.serialized(pretty: false)
         return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
     }
 
@@ -86,6 +90,7 @@ enum Reply {
 
     /// A step's answer.
     static func answer(_ answer: Answer) -> Response {
+        if let text = answer.text { return Reply.text(text, status: answer.status, headers: answer.headers) }
         guard let body = answer.body else { return empty(answer.status, headers: answer.headers) }
         return json(body, status: answer.status, headers: answer.headers)
     }

@@ -32,6 +32,17 @@ struct Answer: Sendable {
     var status: HTTPResponse.Status = .ok
     var body: JSON?
     var headers: [(HTTPField.Name, String)] = []
+    /// The body already written as JSON text (instead of `body`).
+    var text: String?
+
+    init(status: HTTPResponse.Status = .ok, body: JSON? = nil, headers: [(HTTPField.Name, String)] = []) {
+        self.status = status
+        self.body = body
+        self.headers = headers
+    }
+
+    /// 200 with a body already written as JSON text.
+    init(text: String) { self.text = text }
 }
 
 /// One route below a scale set: the method, the path after the scale set's name in the
@@ -110,11 +121,16 @@ extension ScaleSetRoutes {
     static let rolling: [ScaleSetRoute] = [
         ScaleSetRoute(.get, "rollingUpgrades/latest") { c, run in
             try run.polled()
-            guard let status = run.status?.shown(toAPIVersion: c.call.apiVersion), case .object(var fields) = status.restJSON(scaleSet: run.scaleSet.name) else {
-                throw ARMError(.notFound, code: "NotFound", message: "No rolling upgrade has run on the virtual machine scale set \(run.scaleSet.name).")
+            guard let status = run.status?.shown(toAPIVersion: c.call.apiVersion) else {
+                throw ARMError(.notFound, code: "NotFound", message: "No rolling upgrade has run on the virtual machine scale set \(run.name).")
             }
-            fields["id"] = .string("\(c.id)/rollingUpgrades/latest")
-            return Answer(body: .object(fields))
+            let id = "\(c.id)/rollingUpgrades/latest"
+            // Polls between two events read the same status: its text is made once.
+            return Answer(text: run.latestText(status, id: id) {
+                guard case .object(var fields) = status.restJSON(scaleSet: run.name) else { return status.restJSON(scaleSet: run.name) }
+                fields["id"] = .string(id)
+                return .object(fields)
+            })
         },
         ScaleSetRoute(.post, "rollingUpgrades/cancel") { c, run in
             try run.perform(.cancel)

@@ -57,6 +57,21 @@ actor ServedRun {
         return current
     }
 
+    /// The scale set's name (without copying the definition).
+    var name: String { session.scaleSet.name }
+
+    /// The last `rollingUpgrades/latest` text, with the status (as shown) and id it was written
+    /// for: polls between two events read it again instead of writing it anew.
+    private var latest: (status: RollingUpgradeStatus, id: String, text: String)?
+
+    /// The JSON text of `make()`, which shows `status` under `id`; written once per status and id.
+    func latestText(_ status: RollingUpgradeStatus, id: String, _ make: () -> JSON) -> String {
+        if let latest, latest.id == id, latest.status == status { return latest.text }
+        let text = make().serialized(pretty: false)
+        latest = (status, id, text)
+        return text
+    }
+
     /// The virtual time the outside has reached.
     var now: Millis { session.clock }
 
