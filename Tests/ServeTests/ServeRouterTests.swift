@@ -91,4 +91,45 @@ final class ServeRouterTests: XCTestCase {
             XCTAssertEqual(Self.imageVersion(patched), .string("2.0.0"))
         }
     }
+
+    /// Hostile paths and tokens: each answered in ARM's shape (or served, for a long token), and
+    /// the server goes on serving.
+    func testHostilePathsAndTokensAreAnsweredAndTheServerGoesOn() async throws {
+        try await serving { client, base in
+            let call = ServeRoutesTests.caller(client, base: base)
+            let set = ServeRoutesTests.scaleSet
+            let paths = [
+                String(repeating: "/a", count: 10_000),
+                set + "/%zz%" + Self.version,
+                set + "/virtualMachines/%ff%fe" + Self.version,
+                set + "/virtualMachines/%00" + Self.version,
+                set + "/virtualMachines/" + String(repeating: "%41", count: 5_000) + Self.version,
+                set + "/virtualMachines/99999999999999999999999" + Self.version,
+                set + "/virtualMachines/-1" + Self.version,
+            ]
+            for path in paths {
+                let reply = try await call(.GET, path, nil)
+                XCTAssertEqual(reply.status, 404, String(path.prefix(80)))
+                XCTAssertNotNil(reply.error, String(path.prefix(80)))
+            }
+            // 20,000 slashes before `subscriptions` are empty segments: the subscriptions list.
+            let list = try await call(.GET, String(repeating: "/", count: 20_000) + "subscriptions", nil)
+            guard case .array(let subscriptions)? = list.body?.field("value") else { return XCTFail("no list") }
+            XCTAssertEqual(subscriptions.count, 1)
+            // `%2E%2E` decodes to a name like any other (no dot-segment removal): the group's GET names it.
+            let group = try await call(.GET, "/subscriptions/%2E%2E/resourceGroups/%2E%2E" + Self.version, nil)
+            XCTAssertEqual(group.body?.field("id"), .string("/subscriptions/../resourceGroups/.."))
+            for token in ["Bearer " + String(repeating: "x", count: 30_000), "bearer \u{00e9}t\u{00e9}", "BEARER a.b.c"] {
+                let reply = try await ServeRoutesTests.caller(client, base: base, authorization: token)(.GET, set + Self.version, nil)
+                XCTAssertEqual(reply.status, 200)
+            }
+            for token in ["Bearer", "Bearer    ", "Token abc", ""] {
+                let reply = try await ServeRoutesTests.caller(client, base: base, authorization: token)(.GET, set + Self.version, nil)
+                XCTAssertEqual(reply.status, 401, token)
+                XCTAssertEqual(reply.error, "AuthenticationFailed", token)
+            }
+            let after = try await call(.GET, set + Self.version, nil)
+            XCTAssertEqual(after.body?.field("sku")?.field("capacity"), .int(4))
+        }
+    }
 }
