@@ -87,21 +87,23 @@ final class RehearsalSessionTests: XCTestCase {
         XCTAssertEqual(record.upgrades, 1)
         XCTAssertEqual(record.events.filter { $0.kind == .actionFailed }.count, 1)
 
-        // The same cancel on the script's own timeline (the refused one left out).
-        let timeline = try String(contentsOfFile: Self.tenAtTwenty, encoding: .utf8)
-            + "\nat(\"\(String(format: "PT%.3fS", Double(cancelAt) / 1000))\", function() cancel() end)\n"
-        let scripted = try Rehearsal.run(try ScenarioDefinition(luaScript: try writeScenario(timeline), options: options()), seed: 3)
-        XCTAssertEqual(events(of: record).filter { !$0.contains("actionFailed") }, events(of: scripted))
+        // The same cancel on the scenario's own timeline, a typed entry after the script's (the
+        // refused one left out).
+        var timed = definition
+        timed.timeline.append(.init(time: cancelAt, action: .perform(.cancel)))
+        let scripted = try Rehearsal.run(timed, seed: 3)
+        XCTAssertEqual(record.events.filter { $0.kind != .actionFailed }, scripted.events)
+        XCTAssertEqual(scripted.events.first { $0.kind == .upgradeCancelled }?.time, cancelAt)
     }
 
     /// Snapshots: each instance's zone, domains, model and protection; a refusal names what.
     func testSnapshotsAndRefusals() throws {
-        let text = """
-            scaleset { name = "z", capacity = 6, zones = { "1", "2", "3" }, model = { image = "v1" },
-              protected = { 2 },
-              upgradePolicy = { mode = "Manual" } }
-            """
-        let definition = try ScenarioDefinition(luaScript: try writeScenario(text), options: options())
+        var scaleSet = ScaleSetDefinition(name: "z", capacity: 6)
+        scaleSet.zones = ["1", "2", "3"]
+        scaleSet.model = ["image": "v1"]
+        scaleSet.protected = [2]
+        scaleSet.policy.mode = .manual
+        let definition = ScenarioDefinition(path: "z (Swift)", scaleSet: scaleSet, behaviour: .swift(SwiftBehaviours { _ in Behaviours() }))
         let session = try RehearsalSession(definition, seed: 1)
         let views = session.instances
         XCTAssertEqual(views.map(\.id), Array(0..<6))

@@ -125,7 +125,7 @@ final class RehearsalTests: XCTestCase {
     }
 
     func testOverridesChangeThePolicyAndAreCheckedLikeTheDefinition() throws {
-        let definition = try realisticDefinition()
+        let definition = RealisticFleet.definition
         let base = try Rehearsal.run(definition, seed: 4)
         let halves = try Rehearsal.run(definition, seed: 4, overrides: [
             PolicyOverride(path: "rollingUpgradePolicy.maxBatchInstancePercent", value: "50"),

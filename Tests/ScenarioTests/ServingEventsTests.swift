@@ -6,7 +6,7 @@ import XCTest
 /// and its counts agree with the availability figures and the fleet at the end, on every seed.
 final class ServingEventsTests: XCTestCase {
     func testServingEventsStepByOneAgreeWithTheLowestPointAndEndWithTheServingFleet() throws {
-        let definition = try ScenarioDefinition(luaScript: try writeScenario(RehearsalTests.realisticFleet), options: options())
+        let definition = RealisticFleet.definition
         var lowestSeen = Set<Int>()
         var restarts = 0
         for seed in UInt64(0)..<24 {
