@@ -5,35 +5,43 @@ import XCTest
 
 /// `plan` explains the policy in numbers before anything runs: the arithmetic teams ask about.
 final class PlanArithmeticTests: XCTestCase {
-    func arithmetic(_ scaleset: String) throws -> (PolicyArithmetic, UpgradePlan) {
-        let definition = try ScenarioDefinition(luaScript: try writeScenario(scaleset), options: options())
+    /// The arithmetic and plan of `scaleSet` (Rolling, health probed over HTTP).
+    func arithmetic(_ scaleSet: ScaleSetDefinition) throws -> (PolicyArithmetic, UpgradePlan) {
+        let definition = ScenarioDefinition(path: "\(scaleSet.name) (Swift)", scaleSet: scaleSet, behaviour: .swift(SwiftBehaviours { _ in Behaviours() }))
         let plan = try Rehearsal.plan(definition, seed: 0)
         return (PolicyArithmetic(definition: definition.scaleSet, plan: plan), plan)
     }
 
+    func rolling(_ name: String, capacity: Int, numberOfProbes: Int = 1, _ configure: (inout ScaleSetDefinition) -> Void = { _ in }) -> ScaleSetDefinition {
+        var scaleSet = ScaleSetDefinition(name: name, capacity: capacity)
+        scaleSet.policy.mode = .rolling
+        scaleSet.healthExtension = HealthExtensionSettings(protocol: .http, port: 8000, requestPath: "/health", numberOfProbes: numberOfProbes)
+        configure(&scaleSet)
+        return scaleSet
+    }
+
     func testTwoInstancesWithTheDefaultsStopOnOneUnhealthyInstance() throws {
-        let (a, _) = try arithmetic("""
-            scaleset { name = "api", capacity = 2, upgradePolicy = { mode = "Rolling" },
-                       healthExtension = { protocol = "http", port = 8000, requestPath = "/health" } }
-            """)
+        let (a, _) = try arithmetic(rolling("api", capacity: 2))
         XCTAssertEqual(a.batchSize, 1)
         XCTAssertEqual(a.unhealthyBudget, 0, "20% of 2 rounds down to 0")
         XCTAssertEqual(a.upgradedBudget, 0)
         XCTAssertEqual(a.fragilities.map(\.field), ["upgradePolicy.rollingUpgradePolicy.maxUnhealthyInstancePercent",
                                                     "upgradePolicy.rollingUpgradePolicy.maxUnhealthyUpgradedInstancePercent"])
-        XCTAssertTrue(a.fragilities[0].message.contains("one unhealthy instance (50%) stops the upgrade before its first batch; 50% or more tolerates one"))
+        // One instance of 2 is 50%: 50% or more tolerates one.
+        XCTAssertEqual(a.fragilities, [.unhealthyToleratesNone(percent: 20, capacity: 2, toTolerateOne: 50),
+                                       .upgradedToleratesNone(percent: 20, capacity: 2, toTolerateOne: 50)])
         // Two batches of 2 minutes each, no pause.
         XCTAssertEqual(a.shortestDuration, 240_000)
     }
 
     func testThirtyInstancesInThreeZonesWithAPause() throws {
-        let (a, plan) = try arithmetic("""
-            scaleset { name = "shop", capacity = 30, zones = { "1", "2", "3" },
-                       upgradePolicy = { mode = "Rolling", rollingUpgradePolicy = {
-                         maxBatchInstancePercent = 20, maxUnhealthyInstancePercent = 20,
-                         maxUnhealthyUpgradedInstancePercent = 10, pauseTimeBetweenBatches = "PT30S" } },
-                       healthExtension = { protocol = "http", port = 8000, requestPath = "/health", numberOfProbes = 3 } }
-            """)
+        let (a, plan) = try arithmetic(rolling("shop", capacity: 30, numberOfProbes: 3) { scaleSet in
+            scaleSet.zones = ["1", "2", "3"]
+            scaleSet.policy.rolling.maxBatchInstancePercent = 20
+            scaleSet.policy.rolling.maxUnhealthyInstancePercent = 20
+            scaleSet.policy.rolling.maxUnhealthyUpgradedInstancePercent = 10
+            scaleSet.policy.rolling.pauseTimeBetweenBatches = 30_000
+        })
         XCTAssertEqual(a.batchSize, 6)
         XCTAssertEqual(a.unhealthyBudget, 6)
         XCTAssertEqual(a.upgradedBudget, 3)
@@ -45,6 +53,6 @@ final class PlanArithmeticTests: XCTestCase {
         XCTAssertEqual(a.shortestDuration, 6 * (120_000 + 10_000) + 5 * 30_000)
         // A zone of 10 is more than the 6 that may be unhealthy.
         XCTAssertEqual(a.fragilities.map(\.field), ["upgradePolicy.rollingUpgradePolicy.maxUnhealthyInstancePercent"])
-        XCTAssertTrue(a.fragilities[0].message.hasPrefix("zone 1 holds 10"))
+        XCTAssertEqual(a.fragilities, [.zoneExceedsBudget(zone: "1", instances: 10, budget: 6)])
     }
 }

@@ -20,7 +20,42 @@ public struct PolicyArithmetic: Equatable, Sendable {
     /// beyond `ISODuration.longest` reads as that bound (batches × durations cannot overflow).
     public var shortestDuration: Millis
     /// Settings that make the upgrade stop on little: each names its field and what to change.
-    public var fragilities: [Problem]
+    public var fragilities: [Fragility]
+
+    /// A setting that makes the upgrade stop on little, with the figures that show it.
+    public enum Fragility: Equatable, Sendable {
+        /// maxUnhealthyInstancePercent tolerates no unhealthy instance; `toTolerateOne` percent would.
+        case unhealthyToleratesNone(percent: Int, capacity: Int, toTolerateOne: Int)
+        /// maxUnhealthyUpgradedInstancePercent tolerates no failed upgraded instance; `toTolerateOne` percent would.
+        case upgradedToleratesNone(percent: Int, capacity: Int, toTolerateOne: Int)
+        /// A batch takes down more instances than may be unhealthy (no MaxSurge): batches shrink to the budget.
+        case batchExceedsBudget(batch: Int, budget: Int)
+        /// The largest zone holds more instances than may be unhealthy: that zone's outage stops the upgrade.
+        case zoneExceedsBudget(zone: String, instances: Int, budget: Int)
+
+        /// The policy field to change.
+        public var field: String {
+            switch self {
+            case .unhealthyToleratesNone, .zoneExceedsBudget: "upgradePolicy.rollingUpgradePolicy.maxUnhealthyInstancePercent"
+            case .upgradedToleratesNone: "upgradePolicy.rollingUpgradePolicy.maxUnhealthyUpgradedInstancePercent"
+            case .batchExceedsBudget: "upgradePolicy.rollingUpgradePolicy.maxBatchInstancePercent"
+            }
+        }
+
+        /// What `plan` prints of it.
+        public var message: String {
+            switch self {
+            case .unhealthyToleratesNone(let percent, let capacity, let one):
+                "\(percent)% of \(capacity) instances tolerates 0: one unhealthy instance (\(AzurePercent.rounded(1, of: capacity))%) stops the upgrade before its first batch; \(one)% or more tolerates one"
+            case .upgradedToleratesNone(let percent, let capacity, let one):
+                "\(percent)% of \(capacity) instances tolerates 0: the first upgraded instance that fails or is not healthy faults the upgrade; \(one)% or more tolerates one"
+            case .batchExceedsBudget(let batch, let budget):
+                "a batch of \(batch) takes \(batch) instances down while only \(budget) may be unhealthy: batches shrink to \(budget), fewer if any instance is already unhealthy"
+            case .zoneExceedsBudget(let zone, let count, let budget):
+                "zone \(zone) holds \(count) of the instances, more than the \(budget) that may be unhealthy: an outage of that zone during the upgrade stops it"
+            }
+        }
+    }
 
     /// Batches of one phase in one zone.
     public struct Group: Equatable, Sendable {
@@ -72,27 +107,23 @@ public struct PolicyArithmetic: Equatable, Sendable {
     static func percent(toTolerate instances: Int, of capacity: Int) -> Int { (instances * 100 + capacity - 1) / capacity }
 
     static func fragilities(capacity: Int, policy: RollingUpgradePolicy, batchSize: Int, unhealthyBudget: Int, upgradedBudget: Int,
-                            zones: [String], plan: UpgradePlan, disruptive: Bool) -> [Problem] {
-        var found: [Problem] = []
+                            zones: [String], plan: UpgradePlan, disruptive: Bool) -> [Fragility] {
+        var found: [Fragility] = []
         let one = percent(toTolerate: 1, of: capacity)
         if unhealthyBudget == 0 {
-            found.append(Problem(field: "upgradePolicy.rollingUpgradePolicy.maxUnhealthyInstancePercent",
-                                 "\(policy.maxUnhealthyInstancePercent)% of \(capacity) instances tolerates 0: one unhealthy instance (\(AzurePercent.rounded(1, of: capacity))%) stops the upgrade before its first batch; \(one)% or more tolerates one"))
+            found.append(.unhealthyToleratesNone(percent: policy.maxUnhealthyInstancePercent, capacity: capacity, toTolerateOne: one))
         }
         if upgradedBudget == 0 {
-            found.append(Problem(field: "upgradePolicy.rollingUpgradePolicy.maxUnhealthyUpgradedInstancePercent",
-                                 "\(policy.maxUnhealthyUpgradedInstancePercent)% of \(capacity) instances tolerates 0: the first upgraded instance that fails or is not healthy faults the upgrade; \(one)% or more tolerates one"))
+            found.append(.upgradedToleratesNone(percent: policy.maxUnhealthyUpgradedInstancePercent, capacity: capacity, toTolerateOne: one))
         }
         if disruptive && !policy.maxSurge && batchSize > unhealthyBudget && unhealthyBudget > 0 {
-            found.append(Problem(field: "upgradePolicy.rollingUpgradePolicy.maxBatchInstancePercent",
-                                 "a batch of \(batchSize) takes \(batchSize) instances down while only \(unhealthyBudget) may be unhealthy: batches shrink to \(unhealthyBudget), fewer if any instance is already unhealthy"))
+            found.append(.batchExceedsBudget(batch: batchSize, budget: unhealthyBudget))
         }
         if !zones.isEmpty && !policy.enableCrossZoneUpgrade {
             var perZone: [String: Int] = [:]
             for vm in plan.batches.flatMap(\.instances) { if let zone = vm.zone { perZone[zone, default: 0] += 1 } }
             if let (zone, count) = perZone.max(by: { ($0.value, $1.key) < ($1.value, $0.key) }), count > unhealthyBudget {
-                found.append(Problem(field: "upgradePolicy.rollingUpgradePolicy.maxUnhealthyInstancePercent",
-                                     "zone \(zone) holds \(count) of the instances, more than the \(unhealthyBudget) that may be unhealthy: an outage of that zone during the upgrade stops it"))
+                found.append(.zoneExceedsBudget(zone: zone, instances: count, budget: unhealthyBudget))
             }
         }
         return found
