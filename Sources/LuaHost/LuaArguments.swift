@@ -13,11 +13,14 @@ public struct LuaArgumentError: Error {
     public var position: Int
     /// What was wrong with it.
     public var problem: String
+    /// The file refused, when a file the argument named could not be read (a module, a source).
+    public var refusal: BoundedFile.Refusal?
 
-    /// Argument `position` (1-based) was wrong: `problem`.
-    public init(position: Int, problem: String) {
+    /// Argument `position` (1-based) was wrong: `problem`; `refusal`, the file refused behind it.
+    public init(position: Int, problem: String, refusal: BoundedFile.Refusal? = nil) {
         self.position = position
         self.problem = problem
+        self.refusal = refusal
     }
 
     func render(function: String) -> String { "bad argument #\(position) to '\(function)' (\(problem))" }

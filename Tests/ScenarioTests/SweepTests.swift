@@ -32,20 +32,26 @@ final class SweepTests: XCTestCase {
     }
 
     func testTheFirstFailedSeedStopsTheSweepAndIsNamedWhateverTheJobs() throws {
-        let path = try writeScenario(baseScaleSet + """
+        let text = baseScaleSet + """
 
             health(function(vm, now)
               if now > 60 and math.random(1, 400) == 1 then error("probe handler crashed") end
               return { applicationHealthState = "Healthy" }
             end)
             at("PT1M", function() update_model { image = "v2" } end)
-            """)
+            """
+        let path = try writeScenario(text)
+        // The line of the script's error().
+        let line = text[..<text.range(of: "error(")!.lowerBound].filter { $0 == "\n" }.count + 1
         let definition = try ScenarioDefinition(luaScript: path, options: options())
         var failedSeeds: Set<UInt64> = []
         for jobs in [1, 2, 4] {
             XCTAssertThrowsError(try Sweep.run(definition, seeds: Array(0..<30), jobs: jobs)) { error in
                 guard let failure = error as? RunFailure, case .script(let lua, _) = failure.error else { return XCTFail("\(error)") }
-                XCTAssertTrue(lua.message.contains("probe handler crashed"))
+                // The script's own error(), raised on its line inside health().
+                XCTAssertEqual(lua.kind, .runtime)
+                XCTAssertEqual(lua.location?.split(separator: ":").last, "\(line)")
+                XCTAssertEqual(lua.function, "health")
                 failedSeeds.insert(failure.seed)
             }
         }
