@@ -11,6 +11,24 @@ public struct Problem: Equatable, Sendable, CustomStringConvertible {
     /// The input that resolves the problem, when one does (`--resource NAME` on the command
     /// line); the message ends where the way to give it would begin.
     public var remedy: Remedy?
+    /// The bound the input went past, when the problem is one, with its figure.
+    public var limit: Limit?
+
+    /// A bound on what an input may hold or make, past which reading stops.
+    public enum Limit: Equatable, Sendable {
+        /// Expressions nested deeper than this many levels.
+        case nesting(Int)
+        /// More values built in all than this (elements, members, copies, pieces of text).
+        case values(Int)
+        /// One value larger than this many units.
+        case valueSize(Int)
+        /// More nested deployments than this.
+        case deployments(Int)
+        /// More resources in one template, copies included, than this.
+        case resourcesPerTemplate(Int)
+        /// A chain of more nested references than this.
+        case referenceDepth(Int)
+    }
 
     /// A problem at `field`: `message`.
     public init(field: String, _ message: String) {

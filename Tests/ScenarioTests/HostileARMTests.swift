@@ -50,7 +50,7 @@ final class HostileARMTests: XCTestCase {
         XCTAssertEqual(found.count, 1)
         // Depth first: the first copy of each outer level, then the innermost level's copies; the 801st is there.
         XCTAssertEqual(found[0].field, "resources[0]" + String(repeating: ".properties.template.resources[0]", count: 3))
-        XCTAssertTrue(found[0].message.contains("more than \(800) nested deployments"), found[0].message)
+        XCTAssertEqual(found[0].limit, .deployments(800))
         // One level of 800 copies is within Azure's limits: 800 scale sets to choose from.
         let wide = problems(Self.template([Self.nested(Self.scaleSet(), levels: 1, count: 800)]))
         XCTAssertEqual(wide.map(\.field), ["resources"])
@@ -66,7 +66,7 @@ final class HostileARMTests: XCTestCase {
         }
         let found = problems(Self.template([copied, copied]))
         XCTAssertEqual(found.map(\.field), ["resources[1].copy.count"])
-        XCTAssertTrue(found[0].message.contains("at most \(800) resources in a template"), found[0].message)
+        XCTAssertEqual(found[0].limit, .resourcesPerTemplate(800))
     }
 
     func testSearchesOverLongGeneratedTextAreChargedNotQuadratic() throws {
@@ -99,7 +99,7 @@ final class HostileARMTests: XCTestCase {
         }
         let found = problems(Self.template([resource], variables: splitter))
         XCTAssertEqual(found.count, 1)
-        XCTAssertTrue(found[0].message.contains("more than \(4 << 20) values in all"), found[0].message)
+        XCTAssertEqual(found[0].limit, .values(4 << 20))
     }
 
     func testAnExtensionResourceIdWithAnEmptyTypeIsAProblemNotATrap() {

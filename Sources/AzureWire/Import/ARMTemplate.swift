@@ -104,6 +104,7 @@ enum ARMTemplate {
         var problem = Problem(field: failure.path.isEmpty ? path : failure.path,
                               failure.message + readFor + (failure.remedy == nil ? "" : "; pass one"))
         problem.remedy = failure.remedy
+        problem.limit = failure.limit
         return problem
     }
 
@@ -145,7 +146,9 @@ enum ARMTemplate {
             expanded += indexes.count
             guard expanded <= ARMEvaluator.maxResourcesPerTemplate else {
                 evaluator.walkStopped = true
-                problems.append(Problem(field: "\(path).copy.count", "brings the template at \(prefix.isEmpty ? "the top" : prefix.dropLast()) past \(ARMEvaluator.maxResourcesPerTemplate) resources once its copy loops are expanded; Azure allows at most \(ARMEvaluator.maxResourcesPerTemplate) resources in a template, copies included"))
+                var problem = Problem(field: "\(path).copy.count", "brings the template at \(prefix.isEmpty ? "the top" : prefix.dropLast()) past \(ARMEvaluator.maxResourcesPerTemplate) resources once its copy loops are expanded; Azure allows at most \(ARMEvaluator.maxResourcesPerTemplate) resources in a template, copies included")
+                problem.limit = .resourcesPerTemplate(ARMEvaluator.maxResourcesPerTemplate)
+                problems.append(problem)
                 return
             }
             for index in indexes {

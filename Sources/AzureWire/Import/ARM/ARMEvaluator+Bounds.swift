@@ -5,7 +5,7 @@ import Formats
 extension ARMEvaluator {
     func enter() throws(ARMFailure) {
         guard depth < Self.maxDepth else {
-            throw ARMFailure("the expressions nest deeper than \(Self.maxDepth) levels (across references); allowed at most \(Self.maxDepth)")
+            throw ARMFailure("the expressions nest deeper than \(Self.maxDepth) levels (across references); allowed at most \(Self.maxDepth)", limit: .nesting(Self.maxDepth))
         }
         depth += 1
     }
@@ -13,7 +13,7 @@ extension ARMEvaluator {
     func charge(_ units: Int) throws(ARMFailure) {
         budget -= max(1, units)
         guard budget >= 0 else {
-            throw ARMFailure("the template's expressions, copies and nested deployments produce more than \(Self.totalBudget) values in all (a value is an element, a member, a resource copy's definition or 64 bytes of text); rehearse stops there, far past Azure's own limits (800 resources in a template, 4 MB once expanded)")
+            throw ARMFailure("the template's expressions, copies and nested deployments produce more than \(Self.totalBudget) values in all (a value is an element, a member, a resource copy's definition or 64 bytes of text); rehearse stops there, far past Azure's own limits (800 resources in a template, 4 MB once expanded)", limit: .values(Self.totalBudget))
         }
     }
 
@@ -24,7 +24,8 @@ extension ARMEvaluator {
         if deployment {
             deployments += 1
             guard deployments <= Self.maxDeployments else {
-                throw ARMFailure("expands to more than \(Self.maxDeployments) nested deployments (copies of copies included); Azure keeps at most \(Self.maxDeployments) deployments in a resource group's history and fails the next", path: path)
+                throw ARMFailure("expands to more than \(Self.maxDeployments) nested deployments (copies of copies included); Azure keeps at most \(Self.maxDeployments) deployments in a resource group's history and fails the next", path: path,
+                                 limit: .deployments(Self.maxDeployments))
             }
         }
         let units: Int
@@ -44,7 +45,8 @@ extension ARMEvaluator {
     func produced(_ value: JSON) throws(ARMFailure) -> JSON {
         var units = 0
         guard Self.measure(value, units: &units, limit: Self.maxValueUnits, depth: 0) else {
-            throw ARMFailure("the expression produces a value larger than \(Self.maxValueUnits) units (elements, members or 64-byte pieces of text) or nested deeper than 128 levels; allowed smaller values")
+            throw ARMFailure("the expression produces a value larger than \(Self.maxValueUnits) units (elements, members or 64-byte pieces of text) or nested deeper than 128 levels; allowed smaller values",
+                             limit: .valueSize(Self.maxValueUnits))
         }
         try charge(units)
         return value

@@ -259,7 +259,7 @@ final class ARMEvaluator {
         }
         guard referenceDepth < Self.maxReferenceDepth else {
             throw ARMFailure("\(label) is reached through more than \(Self.maxReferenceDepth) nested references; allowed chains of at most \(Self.maxReferenceDepth)",
-                             path: "\(scope.path)\(Self.section(key))")
+                             path: "\(scope.path)\(Self.section(key))", limit: .referenceDepth(Self.maxReferenceDepth))
         }
         referenceDepth += 1
         scope.resolving.append(key)

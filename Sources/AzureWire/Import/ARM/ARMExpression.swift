@@ -165,10 +165,13 @@ struct ARMFailure: Error, Equatable {
     var path: String = ""
     /// The input that would have answered, when one would (a parameters file).
     var remedy: Remedy?
+    /// The bound the template went past, when that is the failure.
+    var limit: Problem.Limit?
 
-    init(_ message: String, path: String = "", remedy: Remedy? = nil) {
+    init(_ message: String, path: String = "", remedy: Remedy? = nil, limit: Problem.Limit? = nil) {
         self.message = message
         self.path = path
         self.remedy = remedy
+        self.limit = limit
     }
 }
