@@ -42,8 +42,8 @@ final class ClockStart<Context: RequestContext>: RouterMiddleware, Sendable {
 }
 
 /// ARM's routes need `Authorization: Bearer <token>`, as Azure Resource Manager answers without
-/// one: 401 `AuthenticationFailed` with a `WWW-Authenticate` challenge. Nobody verifies the token
-/// (the fake authority signs each with a fresh key); any bearer token is accepted.
+/// one: 401 `AuthenticationFailed`. Nobody verifies the token (the fake authority signs each
+/// with a fresh key); any bearer token is accepted.
 struct BearerToken<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let header = request.headers[.authorization] else {
