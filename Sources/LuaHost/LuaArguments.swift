@@ -13,11 +13,12 @@ public struct LuaArgumentError: Error {
     public var position: Int
     /// What was wrong with it.
     public var problem: String
-    /// The file refused, when a file the argument named could not be read (a module, a source).
-    public var refusal: BoundedFile.Refusal?
+    /// What the host refused behind it, when it is a refusal: the argument's value (too deep,
+    /// not text, …) or a file it named (a module).
+    public var refusal: HostRefusal?
 
-    /// Argument `position` (1-based) was wrong: `problem`; `refusal`, the file refused behind it.
-    public init(position: Int, problem: String, refusal: BoundedFile.Refusal? = nil) {
+    /// Argument `position` (1-based) was wrong: `problem`; `refusal`, what the host refused behind it.
+    public init(position: Int, problem: String, refusal: HostRefusal? = nil) {
         self.position = position
         self.problem = problem
         self.refusal = refusal
@@ -54,7 +55,7 @@ public struct LuaArguments {
         do {
             return try stack.value(at: Int32(position))
         } catch {
-            throw LuaArgumentError(position: position, problem: error.message)
+            throw LuaArgumentError(position: position, problem: error.message, refusal: error.refusal)
         }
     }
 

@@ -43,16 +43,21 @@ struct LuaConversion {
         return text
     }
 
-    func failure(_ message: String) -> LuaError { LuaError(kind: .runtime, message: message) }
+    /// The refusal of the value at `pathText` for `problem`, with its sentence.
+    func failure(_ problem: HostRefusal.ValueProblem, _ message: String) -> LuaError {
+        var error = LuaError(kind: .runtime, message: message)
+        error.refusal = .value(path: pathText, problem)
+        return error
+    }
 
     mutating func count(values more: Int, bytes moreBytes: Int) throws(LuaError) {
         values += more
         bytes += moreBytes
         if values > valueLimit {
-            throw failure("\(pathText) holds more than \(valueLimit) values (counting a shared table each time it appears)")
+            throw failure(.tooManyValues(valueLimit), "\(pathText) holds more than \(valueLimit) values (counting a shared table each time it appears)")
         }
         if bytes > byteLimit {
-            throw failure("\(pathText) holds more than \(byteLimit) bytes of strings")
+            throw failure(.tooManyBytes(byteLimit), "\(pathText) holds more than \(byteLimit) bytes of strings")
         }
     }
 
@@ -73,12 +78,12 @@ struct LuaConversion {
             // Text the host keeps (names, model attributes, metrics) must be text: a byte
             // sequence that is not UTF-8 is refused, never silently replaced.
             guard let text = readValidString(L, index) else {
-                throw failure("\(pathText) is not valid UTF-8 text; the host accepts text only")
+                throw failure(.notUTF8, "\(pathText) is not valid UTF-8 text; the host accepts text only")
             }
             return .string(text)
         case LUA_TTABLE: return try convertTable(index, depth: depth)
         default:
-            throw failure("\(pathText) is a \(LuaStack(L: L).type(at: index).name), which cannot be converted")
+            throw failure(.unconvertible(LuaStack(L: L).type(at: index).name), "\(pathText) is a \(LuaStack(L: L).type(at: index).name), which cannot be converted")
         }
     }
 
@@ -88,9 +93,9 @@ struct LuaConversion {
             try count(values: seen.values, bytes: seen.bytes)
             return seen.value
         }
-        guard !open.contains(identity) else { throw failure("\(pathText) contains itself (a cycle)") }
-        guard depth < Self.maxDepth else { throw failure("table nested deeper than \(Self.maxDepth) levels at \(pathText)") }
-        guard lua_checkstack(L, 4) != 0 else { throw failure("Lua stack exhausted at \(pathText)") }
+        guard !open.contains(identity) else { throw failure(.cycle, "\(pathText) contains itself (a cycle)") }
+        guard depth < Self.maxDepth else { throw failure(.tooDeep(Self.maxDepth), "table nested deeper than \(Self.maxDepth) levels at \(pathText)") }
+        guard lua_checkstack(L, 4) != 0 else { throw failure(.stackExhausted, "Lua stack exhausted at \(pathText)") }
         let valuesBefore = values, bytesBefore = bytes
         try count(values: 1, bytes: 0)
 
@@ -110,19 +115,19 @@ struct LuaConversion {
             }
             if strings.count + numbered.count > valueLimit - values {
                 clua_pop(L, 1)
-                throw failure("\(pathText) holds more than \(valueLimit) values (counting a shared table each time it appears)")
+                throw failure(.tooManyValues(valueLimit), "\(pathText) holds more than \(valueLimit) values (counting a shared table each time it appears)")
             }
         }
         guard otherKinds.isEmpty else {
-            throw failure("\(pathText) has keys of type \(otherKinds.sorted().joined(separator: ", ")); only strings and 1...n are allowed")
+            throw failure(.keyTypes(otherKinds.sorted()), "\(pathText) has keys of type \(otherKinds.sorted().joined(separator: ", ")); only strings and 1...n are allowed")
         }
-        guard strings.isEmpty || numbered.isEmpty else { throw failure("\(pathText) mixes string keys and list items") }
+        guard strings.isEmpty || numbered.isEmpty else { throw failure(.mixedKeys, "\(pathText) mixes string keys and list items") }
 
         open.insert(identity)
         let result: LuaValue
         if !numbered.isEmpty {
             numbered.sort()
-            guard numbered.last == numbered.count else { throw failure("\(pathText) is a list with holes") }
+            guard numbered.last == numbered.count else { throw failure(.holes, "\(pathText) is a list with holes") }
             var items: [LuaValue] = []
             items.reserveCapacity(numbered.count)
             for key in 1...numbered.count {

@@ -1,5 +1,37 @@
 public import Formats
 /// Why a call into Lua failed, ready to show to the person who wrote the script.
+/// What the host refused and why, as data.
+public enum HostRefusal: Equatable, Sendable {
+    /// A Lua value handed to the host that it could not read: where in it (`value.k.k`) and why.
+    case value(path: String, ValueProblem)
+    /// A file the host would not read.
+    case file(BoundedFile.Refusal)
+
+    /// Why a Lua value could not be read.
+    public enum ValueProblem: Equatable, Sendable {
+        /// More values than this, a shared table counted each time it appears.
+        case tooManyValues(Int)
+        /// More bytes of strings than this.
+        case tooManyBytes(Int)
+        /// A string that is not UTF-8.
+        case notUTF8
+        /// A Lua type the host does not take (`function`, `userdata`, …).
+        case unconvertible(String)
+        /// A table that contains itself.
+        case cycle
+        /// Tables nested deeper than this.
+        case tooDeep(Int)
+        /// No room left on the Lua stack.
+        case stackExhausted
+        /// Keys of these types (only strings and 1…n are taken).
+        case keyTypes([String])
+        /// String keys and list items in one table.
+        case mixedKeys
+        /// A list with holes.
+        case holes
+    }
+}
+
 public struct LuaError: Error, Equatable, Sendable, CustomStringConvertible {
     /// What kind of failure this was.
     public enum Kind: Equatable, Sendable {
@@ -34,6 +66,11 @@ public struct LuaError: Error, Equatable, Sendable, CustomStringConvertible {
     public var traceback: String?
     /// The host-side name of what was being called (e.g. "health"), prefixed to the description.
     public var function: String?
+    /// What the host refused, when the error is a refusal of the host's (a value it could not
+    /// read, a file it would not read), with its figures; nil for the script's own errors. A
+    /// refusal raised inside a host function keeps this across the script's frames, unless the
+    /// script caught it and raised something else.
+    public var refusal: HostRefusal?
 
     /// An error of `kind` with its message, where it happened, the traceback and the function that raised it.
     public init(kind: Kind, message: String, location: String? = nil, traceback: String? = nil, function: String? = nil) {

@@ -316,7 +316,7 @@ public struct ModuleFinder: Sendable {
                 do {
                     data = try BoundedFile.readInside(folder, candidate, maxBytes: maxBytes)
                 } catch {
-                    throw LuaArgumentError(position: 1, problem: "module '\(name)' refused: \(error)", refusal: error)
+                    throw LuaArgumentError(position: 1, problem: "module '\(name)' refused: \(error)", refusal: .file(error))
                 }
                 guard data.first != 0x1B else {
                     throw LuaArgumentError(position: 1, problem: "module '\(name)' (\(path)) is precompiled bytecode; only source text is loaded")

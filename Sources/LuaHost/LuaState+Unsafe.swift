@@ -90,9 +90,12 @@ typealias RetainedSwiftFunction = Unmanaged<SwiftFunctionBox>
 final class SwiftFunctionBox {
     let name: String
     let body: LuaSwiftFunction
-    init(name: String, body: @escaping LuaSwiftFunction) {
+    /// The state's record of the last refusal a Swift function raised.
+    let raised: RaisedRefusal
+    init(name: String, body: @escaping LuaSwiftFunction, raised: RaisedRefusal) {
         self.name = name
         self.body = body
+        self.raised = raised
     }
 }
 
@@ -109,10 +112,15 @@ let swiftDispatch: rh_dispatch_fn = { L, closure in
         for value in results { stack.push(value) }
         return Int32(results.count)
     } catch let error as LuaArgumentError {
-        stack.push(error.render(function: box.name))
+        let text = error.render(function: box.name)
+        box.raised.note(text, error.refusal)
+        stack.push(text)
     } catch let error as LuaError {
-        stack.push(error.location.map { "\($0): \(error.message)" } ?? error.message)
+        let text = error.location.map { "\($0): \(error.message)" } ?? error.message
+        box.raised.note(text, error.refusal)
+        stack.push(text)
     } catch {
+        box.raised.note("", nil)
         stack.push("\(box.name): \(error)")
     }
     return RH_SWIFT_ERROR
@@ -121,7 +129,7 @@ let swiftDispatch: rh_dispatch_fn = { L, closure in
 extension LuaState {
     /// Pushes a Lua function that runs `body`; the state keeps `body` alive until it closes.
     func pushSwiftFunction(named name: String, _ body: @escaping LuaSwiftFunction) {
-        let box = Unmanaged.passRetained(SwiftFunctionBox(name: name, body: body))
+        let box = Unmanaged.passRetained(SwiftFunctionBox(name: name, body: body, raised: raised))
         swiftFunctions.append(box)
         rh_push_swift_function(L, box.toOpaque())
     }

@@ -24,6 +24,8 @@ public final class LuaState {
     let host: OpaquePointer
     @usableFromInline let L: OpaquePointer
     var swiftFunctions: [RetainedSwiftFunction] = []
+    /// The last refusal a Swift function of this state raised, for the call that fails with it.
+    let raised = RaisedRefusal()
     /// The limits every top-level call runs under.
     public private(set) var limits: LuaLimits
 
@@ -328,7 +330,9 @@ public final class LuaState {
                 do {
                     values.append(try stack.value(at: index))
                 } catch {
-                    throw LuaError(kind: .runtime, message: "result #\(index - base) of \(function.name): \((error as? LuaError)?.message ?? "\(error)")")
+                    var failure = LuaError(kind: .runtime, message: "result #\(index - base) of \(function.name): \((error as? LuaError)?.message ?? "\(error)")")
+                    failure.refusal = (error as? LuaError)?.refusal
+                    throw failure
                 }
                 index += 1
             }
@@ -383,7 +387,29 @@ public final class LuaState {
         }
         // An error raised by a C function (coroutine.yield outside a coroutine) has no
         // position of its own: the innermost Lua line of the traceback stands for it.
-        return LuaError(kind: .runtime, message: text, location: location ?? traceback.flatMap(Self.firstLuaLine),
-                        traceback: traceback, function: function)
+        var error = LuaError(kind: .runtime, message: text, location: location ?? traceback.flatMap(Self.firstLuaLine),
+                             traceback: traceback, function: function)
+        // A host function's refusal that reached the call unchanged keeps its data.
+        error.refusal = raised.take(ifEnding: message)
+        return error
+    }
+}
+
+/// The last refusal a Swift function raised into Lua, with the text it raised: Lua carries
+/// only the text, so a call that fails with that text gets the refusal back.
+final class RaisedRefusal {
+    private var last: (text: String, refusal: HostRefusal)?
+
+    /// A Swift function raised `text`; `refusal`, what the host refused (nil: not a refusal).
+    func note(_ text: String, _ refusal: HostRefusal?) {
+        last = refusal.map { (text, $0) }
+    }
+
+    /// The refusal raised as the end of `message` (Lua adds the place before it); nil when the
+    /// failure is another. Either way it is forgotten.
+    func take(ifEnding message: String) -> HostRefusal? {
+        defer { last = nil }
+        guard let last, !last.text.isEmpty, message.hasSuffix(last.text) else { return nil }
+        return last.refusal
     }
 }

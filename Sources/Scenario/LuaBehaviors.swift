@@ -172,7 +172,8 @@ final class LuaHealthSource: ScriptBehavior, HealthSource {
         do {
             return try runtime.state.withSlot(latest, instance.id + 1) { stack throws(LuaError) in try Self.payload(stack) }
         } catch {
-            throw runtime.badResult(callback, "health returned customMetrics that cannot be read: \((error as? LuaError)?.message ?? "\(error)")", "health", instance, runtime.now)
+            throw runtime.badResult(callback, "health returned customMetrics that cannot be read: \((error as? LuaError)?.message ?? "\(error)")", "health", instance, runtime.now,
+                                    refusal: (error as? LuaError)?.refusal)
         }
     }
 

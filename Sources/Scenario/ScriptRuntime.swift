@@ -216,7 +216,10 @@ final class ScriptRuntime {
     }
 
     /// A result of the wrong kind: a script error located where the function was registered.
-    func badResult(_ callback: ScriptSession.Callback, _ message: String, _ what: StaticString, _ vm: borrowing Instance, _ time: Millis) -> ScenarioError {
-        .script(LuaError(kind: .runtime, message: message, location: callback.location, function: what.description), context: context(what, vm, time))
+    func badResult(_ callback: ScriptSession.Callback, _ message: String, _ what: StaticString, _ vm: borrowing Instance, _ time: Millis,
+                   refusal: HostRefusal? = nil) -> ScenarioError {
+        var error = LuaError(kind: .runtime, message: message, location: callback.location, function: what.description)
+        error.refusal = refusal
+        return .script(error, context: context(what, vm, time))
     }
 }

@@ -295,13 +295,13 @@ final class HostileScriptTests: XCTestCase {
 
         let finder = ModuleFinder(folders: [root])
         XCTAssertThrowsError(try finder.find("lib.leak")) { error in
-            XCTAssertEqual((error as? LuaArgumentError)?.refusal, BoundedFile.Refusal(path: root + "/lib/leak.lua", .leadsOutOfFolder(root)))
+            XCTAssertEqual((error as? LuaArgumentError)?.refusal, .file(BoundedFile.Refusal(path: root + "/lib/leak.lua", .leadsOutOfFolder(root))))
         }
         XCTAssertThrowsError(try finder.find("big")) { error in
-            XCTAssertEqual((error as? LuaArgumentError)?.refusal?.reason, .tooLarge(bytes: 1 << 30, limit: 4 << 20))
+            XCTAssertEqual((error as? LuaArgumentError)?.refusal, .file(BoundedFile.Refusal(path: root + "/big.lua", .tooLarge(bytes: 1 << 30, limit: 4 << 20))))
         }
         XCTAssertThrowsError(try finder.find("pipe")) { error in
-            XCTAssertEqual((error as? LuaArgumentError)?.refusal?.reason, .notRegular)
+            XCTAssertEqual((error as? LuaArgumentError)?.refusal, .file(BoundedFile.Refusal(path: root + "/pipe.lua", .notRegular)))
         }
         let s = try state()
         XCTAssertEqual(error { try s.loadFile(root + "/big.lua") }?.kind, .file)

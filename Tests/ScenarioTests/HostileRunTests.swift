@@ -260,7 +260,7 @@ final class HostileRunTests: XCTestCase {
             at("PT1M", function() update_model { image = "v2" } end)
             """)
         guard case .script(let lua, let context)? = error else { return XCTFail(String(describing: error)) }
-        XCTAssertTrue(lua.message.contains("more than 1000 values"), lua.message)
+        XCTAssertEqual(lua.refusal, .value(path: "value", .tooManyValues(1000)), "\(lua)")
         XCTAssertTrue(lua.location?.hasSuffix("scenario.lua:6") == true, "\(lua)")
         XCTAssertEqual(context, "health of web_0 at PT1M")
         XCTAssertLessThan(seconds, 15)
@@ -307,7 +307,7 @@ final class HostileRunTests: XCTestCase {
         let path = try writeScenario("scaleset { name = \"w\", capacity = 1, model = { image = \"v\\xff\" }, upgradePolicy = { mode = \"Manual\" } }\n")
         XCTAssertThrowsError(try load(path: path, options: options())) { error in
             guard case ScenarioError.script(let lua, _) = error else { return XCTFail("\(error)") }
-            XCTAssertTrue(lua.message.contains("value.model.image is not valid UTF-8 text"), lua.message)
+            XCTAssertEqual(lua.refusal, .value(path: "value.model.image", .notUTF8), "\(lua)")
             XCTAssertTrue(lua.location?.hasSuffix("scenario.lua:1") == true, "\(lua)")
         }
     }

@@ -29,15 +29,26 @@ final class HostileScenarioTests: XCTestCase {
         for use in ["expect(t)", "update_model(t)", "manual_upgrade(t)"] {
             let script = deep + "\n" + (use == "expect(t)" ? use : "at('PT1M', function() \(use) end)")
             let (error, _) = try XCTUnwrap(scriptError(script), use)
-            XCTAssertTrue(error.message.contains("table nested deeper than 32 levels at value.k.k"), "\(use): \(error)")
+            XCTAssertEqual(error.refusal, .value(path: "value" + String(repeating: ".k", count: 32), .tooDeep(32)), "\(use): \(error)")
             XCTAssertTrue(error.location?.hasSuffix("scenario.lua:7") ?? false, "\(use): \(String(describing: error.location))")
         }
         // The same inside scaleset { model = ... }.
         let path = try writeScenario("local t = 'v1' for i = 1, 40 do t = { k = t } end\nscaleset { name = 'web', capacity = 2, model = t }")
         XCTAssertThrowsError(try load(path: path, options: options())) { error in
             guard case ScenarioError.script(let e, _) = error else { return XCTFail("\(error)") }
-            XCTAssertTrue(e.message.contains("table nested deeper than 32 levels"), "\(e)")
+            XCTAssertEqual(e.refusal, .value(path: "value.model" + String(repeating: ".k", count: 31), .tooDeep(32)), "\(e)")
         }
+    }
+
+    /// A refusal the script catches is its own business: the error it raises after is its own,
+    /// with no refusal attached; one it lets through keeps the refusal.
+    func testARefusalTheScriptCatchesIsNotCarriedIntoItsOwnError() throws {
+        let deep = "local t = {} for i = 1, 40 do t = { k = t } end\n"
+        let (caught, _) = try XCTUnwrap(scriptError(deep + "at('PT1M', function() local ok = pcall(update_model, t) error('mine: ' .. tostring(ok)) end)"))
+        XCTAssertNil(caught.refusal)
+        XCTAssertEqual(caught.kind, .runtime)
+        let (through, _) = try XCTUnwrap(scriptError(deep + "at('PT1M', function() local ok, e = pcall(update_model, t) error(e, 0) end)"))
+        XCTAssertEqual(through.refusal, .value(path: "value" + String(repeating: ".k", count: 32), .tooDeep(32)))
     }
 
     func testFaultResultTooDeepNamesFaultInstanceAndTime() throws {
@@ -46,7 +57,7 @@ final class HostileScenarioTests: XCTestCase {
             at("PT1M", function() update_model { image = "v2" } end)
             """))
         XCTAssertEqual(error.function, "fault")
-        XCTAssertTrue(error.message.contains("table nested deeper than 32 levels"), "\(error)")
+        XCTAssertEqual(error.refusal, .value(path: "value" + String(repeating: "[1]", count: 32), .tooDeep(32)), "\(error)")
         XCTAssertEqual(context, "fault of web_0 at PT1M")
     }
 
@@ -56,7 +67,7 @@ final class HostileScenarioTests: XCTestCase {
             at("PT1M", function() update_model { image = "v2" } end)
             """))
         XCTAssertEqual(error.function, "health")
-        XCTAssertTrue(error.message.contains("customMetrics that cannot be read: value.rollingUpgrade contains itself (a cycle)"), "\(error)")
+        XCTAssertEqual(error.refusal, .value(path: "value.rollingUpgrade", .cycle), "\(error)")
         XCTAssertEqual(context, "health of web_0 at PT1M")
     }
 
