@@ -1,3 +1,4 @@
+import Formats
 import Foundation
 import LuaHost
 import XCTest
@@ -55,7 +56,7 @@ final class SandboxTests: XCTestCase {
         try FileManager.default.createSymbolicLink(atPath: dir + "/escape.lua", withDestinationPath: "/etc/hostname")
         let state = try sandboxed(folders: [dir])
         XCTAssertThrowsError(try state.run("require('escape')", chunkName: "r.lua")) { error in
-            XCTAssertTrue((error as! LuaError).message.contains("escape.lua leads out of its folder"), "\(error)")
+            XCTAssertEqual((error as? LuaError)?.refusal, .file(BoundedFile.Refusal(path: dir + "/escape.lua", .leadsOutOfFolder(dir))), "\(error)")
         }
     }
 

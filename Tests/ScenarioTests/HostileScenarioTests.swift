@@ -1,3 +1,4 @@
+import Formats
 import Foundation
 import LuaHost
 import Plugins
@@ -245,7 +246,7 @@ final class HostileScenarioTests: XCTestCase {
             _ = try run("require 'leaky'", pluginPath: [root])
             XCTFail("ran")
         } catch ScenarioError.script(let error, _) {
-            XCTAssertTrue(error.message.contains("secret.lua leads out of its folder"), "\(error)")
+            XCTAssertEqual(error.refusal, .file(BoundedFile.Refusal(path: root + "/leaky/secret.lua", .leadsOutOfFolder(root + "/leaky"))), "\(error)")
         }
         let problems = PluginCatalog(searchPath: [root]).check()
         // The link itself, and the require that meets it when the entry module loads.
