@@ -137,6 +137,12 @@ void rh_host_alloc_end(rh_host *h) {
 }
 rh_stop rh_last_stop(rh_host *h) { return h->last_stop; }
 const char *rh_last_where(rh_host *h) { return h->last_where; }
+rh_refusal rh_last_refusal(rh_host *h) { return h->refusal; }
+const char *rh_last_refusal_text(rh_host *h) { return h->refusal_text; }
+void rh_clear_refusal(rh_host *h) {
+    h->refusal = RH_REFUSAL_NONE;
+    h->refusal_text[0] = '\0';
+}
 
 
 static int trampoline(lua_State *L) {

@@ -66,6 +66,9 @@ struct rh_host {
     /* how the last call (top-level or nested) ended, for the host to read after it returns */
     rh_stop last_stop;
     char last_where[256];
+    /* the last sandbox rule broken, and the text raised for it (rh_refuse) */
+    rh_refusal refusal;
+    char refusal_text[512];
     /* the run's budget: instructions of every call since the run began (0 = no limit) */
     long long run_budget;
     long long run_used;

@@ -1,22 +1,39 @@
 /* The sandbox: an allowlist of the standard library with safe wrappers. */
 #include "host.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+
+/* Raises the refusal of a sandbox rule as luaL_error would (the caller's place, then the
+ * message), noting the rule and the message for the host to read once the call fails. */
+static int refuse(lua_State *L, rh_refusal rule, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    const char *text = lua_pushvfstring(L, fmt, ap);
+    va_end(ap);
+    rh_host *h = host_of(L);
+    h->refusal = rule;
+    snprintf(h->refusal_text, sizeof h->refusal_text, "%s", text);
+    luaL_where(L, 1);
+    lua_insert(L, -2);
+    lua_concat(L, 2);
+    return lua_error(L);
+}
 
 /* load(chunk [, chunkname [, mode [, env]]]) for text chunks only; compiling is charged one
  * unit per byte. */
 static int sandbox_load(lua_State *L) {
     size_t len;
     if (lua_type(L, 1) != LUA_TSTRING)
-        return luaL_error(L, "load: only string chunks are allowed in the sandbox (got %s)", luaL_typename(L, 1));
+        return refuse(L, RH_REFUSAL_TEXT_CHUNKS, "load: only string chunks are allowed in the sandbox (got %s)", luaL_typename(L, 1));
     const char *s = lua_tolstring(L, 1, &len);
     const char *name = luaL_optstring(L, 2, "=(load)");
     const char *mode = luaL_optstring(L, 3, "t");
     if (strchr(mode, 't') == NULL)
-        return luaL_error(L, "load: mode '%s' refused: the sandbox loads text chunks only", mode);
+        return refuse(L, RH_REFUSAL_TEXT_CHUNKS, "load: mode '%s' refused: the sandbox loads text chunks only", mode);
     rh_charge(L, (lua_Integer)len);
     int has_env = !lua_isnone(L, 4);
     int status = luaL_loadbufferx(L, s, len, name, "t");
@@ -49,7 +66,7 @@ static int is_ephemeron_mode(lua_State *L, int index) {
 }
 
 static int refuse_ephemeron(lua_State *L) {
-    return luaL_error(L, "weak-keyed tables (__mode = 'k') are not allowed in the sandbox: collecting them "
+    return refuse(L, RH_REFUSAL_WEAK_KEYS, "weak-keyed tables (__mode = 'k') are not allowed in the sandbox: collecting them "
                          "can take time no budget bounds; use __mode = 'kv' or strong keys");
 }
 
@@ -61,7 +78,7 @@ static int sandbox_setmetatable(lua_State *L) {
         host_of(L)->metatables = 1;
         lua_pushliteral(L, "__gc");
         if (lua_rawget(L, 2) != LUA_TNIL)
-            return luaL_error(L, "setmetatable: __gc metamethods are not allowed in the sandbox");
+            return refuse(L, RH_REFUSAL_FINALIZER, "setmetatable: __gc metamethods are not allowed in the sandbox");
         lua_pop(L, 1);
         lua_pushliteral(L, "__mode");
         lua_rawget(L, 2);
@@ -131,7 +148,7 @@ static int sandbox_format(lua_State *L) {
         if (*q == '%') { p = q; continue; }
         arg++;
         while (*q && strchr("-+ #0123456789.", *q)) q++;
-        if (*q == 'p') return luaL_error(L, "string.format: '%%p' is not available in the sandbox (addresses differ between runs)");
+        if (*q == 'p') return refuse(L, RH_REFUSAL_FORMAT_POINTER, "string.format: '%%p' is not available in the sandbox (addresses differ between runs)");
         int t = lua_type(L, arg);
         if (*q == 's' && (t == LUA_TTABLE || t == LUA_TFUNCTION || t == LUA_TTHREAD || t == LUA_TUSERDATA || t == LUA_TLIGHTUSERDATA)) {
             lua_pushvalue(L, lua_upvalueindex(2));
@@ -235,7 +252,7 @@ static int sandbox_resume_like(lua_State *L) {
             rh_disarm(co);
         }
     } else if (co && saved >= RH_CHAIN_MAX) {
-        return luaL_error(L, "coroutines nested deeper than %d", RH_CHAIN_MAX);
+        return refuse(L, RH_REFUSAL_COROUTINE_DEPTH, "coroutines nested deeper than %d", RH_CHAIN_MAX);
     }
     lua_pushvalue(L, lua_upvalueindex(1));
     lua_insert(L, 1);

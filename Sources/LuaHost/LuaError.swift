@@ -6,6 +6,22 @@ public enum HostRefusal: Equatable, Sendable {
     case value(path: String, ValueProblem)
     /// A file the host would not read.
     case file(BoundedFile.Refusal)
+    /// A rule of the sandbox the script broke.
+    case sandbox(SandboxRule)
+
+    /// The sandbox's rules a script can break (each refused with an error the script may catch).
+    public enum SandboxRule: Equatable, Sendable {
+        /// No `__gc` metamethods (a finalizer could run outside any budgeted call).
+        case finalizers
+        /// No weak-keyed tables (`__mode = 'k'`): collecting them takes time no budget bounds.
+        case weakKeys
+        /// No `%p` in `string.format` (addresses differ between runs).
+        case formatPointer
+        /// `load` takes text chunks only.
+        case textChunksOnly
+        /// Coroutines nest at most so deep.
+        case coroutineDepth
+    }
 
     /// Why a Lua value could not be read.
     public enum ValueProblem: Equatable, Sendable {

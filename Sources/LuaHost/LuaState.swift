@@ -389,9 +389,30 @@ public final class LuaState {
         // position of its own: the innermost Lua line of the traceback stands for it.
         var error = LuaError(kind: .runtime, message: text, location: location ?? traceback.flatMap(Self.firstLuaLine),
                              traceback: traceback, function: function)
-        // A host function's refusal that reached the call unchanged keeps its data.
-        error.refusal = raised.take(ifEnding: message)
+        // A host function's refusal, or the sandbox's, that reached the call unchanged keeps its data.
+        error.refusal = raised.take(ifEnding: message) ?? sandboxRefusal(ending: message)
         return error
+    }
+}
+
+extension LuaState {
+    /// The sandbox rule the failed call broke, when its message ends with the text the sandbox
+    /// raised for it (a refusal the script caught and replaced is not this call's); forgotten
+    /// either way.
+    func sandboxRefusal(ending message: String) -> HostRefusal? {
+        defer { rh_clear_refusal(host) }
+        let rule: HostRefusal.SandboxRule
+        switch rh_last_refusal(host) {
+        case RH_REFUSAL_FINALIZER: rule = .finalizers
+        case RH_REFUSAL_WEAK_KEYS: rule = .weakKeys
+        case RH_REFUSAL_FORMAT_POINTER: rule = .formatPointer
+        case RH_REFUSAL_TEXT_CHUNKS: rule = .textChunksOnly
+        case RH_REFUSAL_COROUTINE_DEPTH: rule = .coroutineDepth
+        default: return nil
+        }
+        let text = String(cString: rh_last_refusal_text(host))
+        guard !text.isEmpty, message.hasSuffix(text) else { return nil }
+        return .sandbox(rule)
     }
 }
 

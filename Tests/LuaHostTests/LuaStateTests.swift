@@ -96,7 +96,7 @@ final class LuaStateTests: XCTestCase {
         }
         XCTAssertEqual(try state.run("return load('\\27Lua')", chunkName: "l.lua").first, .nil)
         XCTAssertThrowsError(try state.run("return load('return 1', 'x', 'b')", chunkName: "m.lua")) { error in
-            XCTAssertTrue((error as! LuaError).message.contains("text chunks only"), "\(error)")
+            XCTAssertEqual((error as? LuaError)?.refusal, .sandbox(.textChunksOnly), "\(error)")
         }
         XCTAssertEqual(try state.run("return load('return 1 + 1')()", chunkName: "t.lua"), [2])
     }

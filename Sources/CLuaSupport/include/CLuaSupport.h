@@ -22,6 +22,16 @@ typedef enum rh_stop {
     RH_STOP_RUN_CPU = 6     /* the run's CPU-time backstop passed */
 } rh_stop;
 
+/* A rule of the sandbox a script's call broke (the sandbox raised it as an error). */
+typedef enum rh_refusal {
+    RH_REFUSAL_NONE = 0,
+    RH_REFUSAL_FINALIZER = 1,      /* setmetatable with __gc */
+    RH_REFUSAL_WEAK_KEYS = 2,      /* a weak-keyed table (__mode = 'k') */
+    RH_REFUSAL_FORMAT_POINTER = 3, /* string.format's %p */
+    RH_REFUSAL_TEXT_CHUNKS = 4,    /* load of something other than a text chunk */
+    RH_REFUSAL_COROUTINE_DEPTH = 5 /* coroutines nested past the bound */
+} rh_refusal;
+
 /* The Swift side of every Lua-callable Swift function: one entry point, told which closure. */
 typedef int (*rh_dispatch_fn)(lua_State *L, void *closure);
 
@@ -105,6 +115,11 @@ int rh_pcall(lua_State *L, int nargs, int nresults, int ref);
 /* After a failed rh_pcall: what stopped it, and where (chunk:line, or ""). */
 rh_stop rh_last_stop(rh_host *h);
 const char *rh_last_where(rh_host *h);
+/* The last sandbox rule a call broke, and the text it raised (without the place), until
+ * rh_clear_refusal. */
+rh_refusal rh_last_refusal(rh_host *h);
+const char *rh_last_refusal_text(rh_host *h);
+void rh_clear_refusal(rh_host *h);
 /* A rank for an object of the state (a table, a function) that is the same on every run of the
  * same script, or -1 when it is not in the small-block slabs. */
 long long rh_object_rank(rh_host *h, const void *p);
