@@ -1,0 +1,102 @@
+import CLua
+import CLuaSupport
+import Foundation
+
+/// How a failed call becomes a `LuaError`: the message, the place and the traceback; the
+/// limit that stopped it; and what the host or the sandbox refused, when that reached the
+/// call unchanged.
+extension LuaState {
+    /// The first `file:line` of a traceback that is a Lua line (not `[C]`).
+    static func firstLuaLine(_ traceback: String) -> String? {
+        for line in traceback.split(separator: "\n") {
+            let text = line.drop(while: { $0 == "\t" || $0 == " " })
+            guard !text.hasPrefix("[C]"), !text.hasPrefix("(...") else { continue }
+            if let location = LuaError.splitLocation(String(text)).location { return location }
+        }
+        return nil
+    }
+
+    /// Turns a failed call's status and message into a `LuaError`, popping the message.
+    @usableFromInline
+    func callError(_ status: Int32, function: String) -> LuaError {
+        let raw = stack.string(at: -1) ?? "(error object is not a string)"
+        clua_pop(L, 1)
+        let traceMarker = "\nstack traceback:\n"
+        let message: String
+        let traceback: String?
+        if let range = raw.range(of: traceMarker) {
+            message = String(raw[..<range.lowerBound])
+            traceback = String(raw[range.upperBound...])
+        } else {
+            message = raw
+            traceback = nil
+        }
+        let (location, text) = LuaError.splitLocation(message)
+        let where_ = String(cString: rh_last_where(host))
+        // A limit names itself; its place is where the host saw it spent, else the message's.
+        let limit: (kind: LuaError.Kind, message: String)?
+        switch rh_last_stop(host) {
+        case RH_STOP_BUDGET: limit = (.budget(limits.instructions), "instruction budget exceeded")
+        case RH_STOP_RUN_BUDGET: limit = (.runBudget(limits.runInstructions), "run instruction budget exceeded")
+        case RH_STOP_MEMORY: limit = (.memory(limits.memoryBytes), "memory limit exceeded")
+        case RH_STOP_CPU: limit = (.cpuTime(limits.wallClockMilliseconds), "CPU-time backstop of the call passed")
+        case RH_STOP_RUN_CPU: limit = (.runCPUTime(limits.runWallClockMilliseconds), "CPU-time backstop of the run passed")
+        case RH_STOP_HOST: limit = (.aborted, "call ended by the host")
+        default: limit = nil
+        }
+        if let limit {
+            return LuaError(kind: limit.kind, message: limit.message, location: where_.isEmpty ? location : where_, traceback: traceback,
+                            function: function)
+        }
+        if status == LUA_ERRMEM {
+            return LuaError(kind: .memory(limits.memoryBytes), message: "not enough memory", function: function)
+        }
+        // An error raised by a C function (coroutine.yield outside a coroutine) has no
+        // position of its own: the innermost Lua line of the traceback stands for it.
+        var error = LuaError(kind: .runtime, message: text, location: location ?? traceback.flatMap(Self.firstLuaLine),
+                             traceback: traceback, function: function)
+        // A host function's refusal, or the sandbox's, that reached the call unchanged keeps its data.
+        error.refusal = raised.take(ifEnding: message) ?? sandboxRefusal(ending: message)
+        return error
+    }
+}
+
+extension LuaState {
+    /// The sandbox rule the failed call broke, when its message ends with the text the sandbox
+    /// raised for it (a refusal the script caught and replaced is not this call's); forgotten
+    /// either way.
+    func sandboxRefusal(ending message: String) -> HostRefusal? {
+        defer { rh_clear_refusal(host) }
+        let rule: HostRefusal.SandboxRule
+        switch rh_last_refusal(host) {
+        case RH_REFUSAL_FINALIZER: rule = .finalizers
+        case RH_REFUSAL_WEAK_KEYS: rule = .weakKeys
+        case RH_REFUSAL_FORMAT_POINTER: rule = .formatPointer
+        case RH_REFUSAL_TEXT_CHUNKS: rule = .textChunksOnly
+        case RH_REFUSAL_COROUTINE_DEPTH: rule = .coroutineDepth
+        default: return nil
+        }
+        let text = String(cString: rh_last_refusal_text(host))
+        guard !text.isEmpty, message.hasSuffix(text) else { return nil }
+        return .sandbox(rule)
+    }
+}
+
+/// The last refusal a Swift function raised into Lua, with the text it raised: Lua carries
+/// only the text, so a call that fails with that text gets the refusal back.
+final class RaisedRefusal {
+    private var last: (text: String, refusal: HostRefusal)?
+
+    /// A Swift function raised `text`; `refusal`, what the host refused (nil: not a refusal).
+    func note(_ text: String, _ refusal: HostRefusal?) {
+        last = refusal.map { (text, $0) }
+    }
+
+    /// The refusal raised as the end of `message` (Lua adds the place before it); nil when the
+    /// failure is another. Either way it is forgotten.
+    func take(ifEnding message: String) -> HostRefusal? {
+        defer { last = nil }
+        guard let last, !last.text.isEmpty, message.hasSuffix(last.text) else { return nil }
+        return last.refusal
+    }
+}
