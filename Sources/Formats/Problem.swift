@@ -13,6 +13,12 @@ public struct Problem: Equatable, Sendable, CustomStringConvertible {
     public var remedy: Remedy?
     /// The bound the input went past, when the problem is one, with its figure.
     public var limit: Limit?
+    /// The values allowed here, when the input must be one of a closed set the message lists
+    /// (the scale sets to choose from, the parameters a scenario declares), in its order.
+    public var allowed: [String]?
+    /// The references that lead back to the first, in order, when the problem is a cycle
+    /// (`parameters('a')`, `parameters('b')`, `parameters('a')`).
+    public var cycle: [String]?
 
     /// A bound on what an input may hold or make, past which reading stops.
     public enum Limit: Equatable, Sendable {
@@ -36,9 +42,10 @@ public struct Problem: Equatable, Sendable, CustomStringConvertible {
         self.message = message
     }
 
-    /// A problem at `place` (a call at a script line, a parameter, an override): `message`.
+    /// A problem at `place` (a call at a script line, a parameter, an override): `message`;
+    /// `allowed`, the closed set of values allowed there, when the message lists one.
     /// `field` holds the place in plain words, with no command-line spelling.
-    public init(at place: Location, _ message: String) {
+    public init(at place: Location, _ message: String, allowed: [String]? = nil) {
         switch place {
         case .document(_, let field): self.field = field
         case .script(let line): self.field = line.description
@@ -51,6 +58,7 @@ public struct Problem: Equatable, Sendable, CustomStringConvertible {
         }
         self.message = message
         self.place = place
+        self.allowed = allowed
     }
 
     public var description: String { "\(field): \(message)" }

@@ -8,6 +8,18 @@ public enum HostRefusal: Equatable, Sendable {
     case file(BoundedFile.Refusal)
     /// A rule of the sandbox the script broke.
     case sandbox(SandboxRule)
+    /// A module `require` would not load (a module file it refused to read is `.file`).
+    case module(name: String, ModuleProblem)
+
+    /// Why `require` did not load a module.
+    public enum ModuleProblem: Equatable, Sendable {
+        /// The name is not dotted letters, digits, `_` and `-` (a path, `..`, an empty part).
+        case badName
+        /// No module folder holds it: these paths were tried, in order.
+        case notFound(tried: [String])
+        /// Its file holds precompiled bytecode at this path.
+        case bytecode(String)
+    }
 
     /// The sandbox's rules a script can break (each refused with an error the script may catch).
     public enum SandboxRule: Equatable, Sendable {

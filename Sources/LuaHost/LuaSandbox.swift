@@ -300,10 +300,12 @@ public struct ModuleFinder: Sendable {
         guard !name.isEmpty, name.count <= 200, name.allSatisfy({ allowed.contains($0) }),
               segments.allSatisfy({ !$0.isEmpty })
         else {
-            throw LuaArgumentError(position: 1, problem: "module name '\(name)' refused: use dotted names of letters, digits, '_' and '-' (no paths, no '..')")
+            throw LuaArgumentError(position: 1, problem: "module name '\(name)' refused: use dotted names of letters, digits, '_' and '-' (no paths, no '..')",
+                                    refusal: .module(name: name, .badName))
         }
         guard !folders.isEmpty else {
-            throw LuaArgumentError(position: 1, problem: "module '\(name)' not found: this sandbox has no module folders")
+            throw LuaArgumentError(position: 1, problem: "module '\(name)' not found: this sandbox has no module folders",
+                                    refusal: .module(name: name, .notFound(tried: [])))
         }
         let relative = segments.joined(separator: "/")
         var tried: [String] = []
@@ -319,11 +321,13 @@ public struct ModuleFinder: Sendable {
                     throw LuaArgumentError(position: 1, problem: "module '\(name)' refused: \(error)", refusal: .file(error))
                 }
                 guard data.first != 0x1B else {
-                    throw LuaArgumentError(position: 1, problem: "module '\(name)' (\(path)) is precompiled bytecode; only source text is loaded")
+                    throw LuaArgumentError(position: 1, problem: "module '\(name)' (\(path)) is precompiled bytecode; only source text is loaded",
+                                        refusal: .module(name: name, .bytecode(path)))
                 }
                 return (String(decoding: data, as: UTF8.self), path)
             }
         }
-        throw LuaArgumentError(position: 1, problem: "module '\(name)' not found; tried \(tried.joined(separator: ", "))")
+        throw LuaArgumentError(position: 1, problem: "module '\(name)' not found; tried \(tried.joined(separator: ", "))",
+                                refusal: .module(name: name, .notFound(tried: tried)))
     }
 }

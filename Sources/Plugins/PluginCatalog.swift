@@ -141,27 +141,31 @@ public final class BundleResolver<Candidate: BundleCandidate> {
             if let broken = constraints[name]!.first(where: { !$0.range.contains(chosen.manifest.version) }) {
                 // A refused requirement leaves nothing behind (a script may catch the error).
                 defer { constraints[name]!.removeLast() }
-                throw PluginProblem("\(broken.by) needs \(name) \(broken.range), but \(chosen.manifest.label) was already chosen (\(constraintText(name)))")
+                throw PluginProblem("\(broken.by) needs \(name) \(broken.range), but \(chosen.manifest.label) was already chosen (\(constraintText(name)))",
+                                    resolution: .conflict(name: name, chosen: chosen.manifest.label, by: broken.by, range: "\(broken.range)"))
             }
             return chosen
         }
         let found = candidates(name)
         guard !found.isEmpty else {
-            throw PluginProblem("\(by) needs bundle \(name)\(range.map { " \($0)" } ?? ""), which is not in \(lookedIn)")
+            throw PluginProblem("\(by) needs bundle \(name)\(range.map { " \($0)" } ?? ""), which is not in \(lookedIn)", resolution: .missing(name: name))
         }
         var turnedDown: [String] = []
+        var typed: [PluginResolution.TurnedDown] = []
         for candidate in found {
             tries += 1
             if tries > Self.maxTries {
                 gaveUp = true
-                throw PluginProblem("resolving bundle versions gave up after trying \(Self.maxTries) versions (while choosing \(name) for \(by)); pin versions in rehearse.lock or narrow the dependency ranges")
+                throw PluginProblem("resolving bundle versions gave up after trying \(Self.maxTries) versions (while choosing \(name) for \(by)); pin versions in rehearse.lock or narrow the dependency ranges",
+                                    resolution: .gaveUp(tries: Self.maxTries))
             }
             let m = candidate.manifest
-            var reasons: [String] = []
-            if !m.api.contains(hostAPIVersion) { reasons.append("needs host API \(m.api), this rehearse provides \(hostAPIVersion)") }
-            if let pin = pins[name], pin != m.version { reasons.append("rehearse.lock pins \(name) \(pin)") }
-            for c in constraints[name]! where !c.range.contains(m.version) { reasons.append("\(c.by) needs \(c.range)") }
-            if let places = ambiguous[m.label] { reasons.append("claimed by \(places.count) folders: \(places.joined(separator: " and "))") }
+            var reasons: [PluginResolution.Reason] = []
+            if !m.api.contains(hostAPIVersion) { reasons.append(.hostAPI(needs: "\(m.api)", provides: "\(hostAPIVersion)")) }
+            if let pin = pins[name], pin != m.version { reasons.append(.pinned("\(pin)")) }
+            for c in constraints[name]! where !c.range.contains(m.version) { reasons.append(.constraint(by: c.by, range: "\(c.range)")) }
+            if let places = ambiguous[m.label] { reasons.append(.claimed(folders: places)) }
+            var quoted: String?
             if reasons.isEmpty {
                 let savedSelected = selected, savedConstraints = constraints
                 selected[name] = candidate
@@ -173,15 +177,28 @@ public final class BundleResolver<Candidate: BundleCandidate> {
                     constraints = savedConstraints
                     if gaveUp { throw error }
                     // Quoted, not nested whole: a deep conflict would repeat itself at every level.
-                    let inner = error.message.count > Self.quotedFailure ? error.message.prefix(Self.quotedFailure) + "…" : error.message
-                    reasons.append("its dependencies cannot be met: \(inner)")
+                    quoted = error.message.count > Self.quotedFailure ? error.message.prefix(Self.quotedFailure) + "…" : error.message
+                    reasons.append(.dependencies(error.resolution))
                 }
             }
-            turnedDown.append("\(m.label) (\(candidate.location)): \(reasons.joined(separator: "; "))")
+            typed.append(PluginResolution.TurnedDown(label: m.label, folder: candidate.location, reasons: reasons))
+            turnedDown.append("\(m.label) (\(candidate.location)): \(reasons.map { Self.sentence($0, name: name, quoted: quoted) }.joined(separator: "; "))")
         }
         constraints[name]!.removeLast()
         throw PluginProblem("no version of \(name) fits; " + turnedDown.joined(separator: "; ")
-                            + " [constraints: \(by) needs \(range ?? Self.any)\(constraints[name]!.isEmpty ? "" : "; " + constraintText(name))]")
+                            + " [constraints: \(by) needs \(range ?? Self.any)\(constraints[name]!.isEmpty ? "" : "; " + constraintText(name))]",
+                            resolution: .noVersionFits(name: name, typed))
+    }
+
+    /// `reason` as the failure's sentence says it; `quoted`, the deeper failure's (bounded) text.
+    private static func sentence(_ reason: PluginResolution.Reason, name: String, quoted: String?) -> String {
+        switch reason {
+        case .hostAPI(let needs, let provides): return "needs host API \(needs), this rehearse provides \(provides)"
+        case .pinned(let version): return "rehearse.lock pins \(name) \(version)"
+        case .constraint(let by, let range): return "\(by) needs \(range)"
+        case .claimed(let folders): return "claimed by \(folders.count) folders: \(folders.joined(separator: " and "))"
+        case .dependencies: return "its dependencies cannot be met: \(quoted ?? "")"
+        }
     }
 
     private func constraintText(_ name: String) -> String {

@@ -12,9 +12,14 @@ public struct PluginProblem: Error, Equatable, CustomStringConvertible {
     public var problem: String?
     /// What the input at `place` allows.
     public var allowed: String?
+    /// Why no version of a bundle could be chosen, when that is the problem.
+    public var resolution: PluginResolution?
 
-    /// A problem saying `message`.
-    public init(_ message: String) { self.message = message }
+    /// A problem saying `message`; `resolution`, why no version could be chosen, when that is it.
+    public init(_ message: String, resolution: PluginResolution? = nil) {
+        self.message = message
+        self.resolution = resolution
+    }
 
     /// A problem of the input at `place`: `problem`, with what is `allowed`.
     public init(at place: Location, problem: String?, allowed: String?) {

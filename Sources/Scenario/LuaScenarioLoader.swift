@@ -51,7 +51,7 @@ extension ScenarioDefinition {
         let plugins = PluginSession(searchPath: searchPath, lockPath: options.lockPath)
         let session = try ScriptSession(path: path, source: source, seed: options.seed, limits: options.limits,
                                         parameters: options.parameters, print: { [print = options.print] in print($1) }, printTopLevel: true,
-                                        resolve: { name in try plugins.require(name) }, searchPathText: { plugins.searchPathText })
+                                        resolve: { name in try plugins.require(name) }, searchPath: { plugins.searched })
         let program = LuaProgram(path: path, source: source, modules: plugins.loaded, bundles: plugins.chosen, hooks: session.hooks,
                                  searchPath: searchPath, lockPath: options.lockPath, described: .nil)
         try self.init(describedBy: session, program: program)
@@ -66,7 +66,8 @@ extension ScenarioDefinition {
         let declared = session.parameters.keys.sorted()
         let parameterProblems = session.parameterProblems + unknown.map { name in
             Problem(at: .setting(.parameter(name), value: nil), declared.isEmpty ? "the script declares no parameters (param(\"name\", default))"
-                                                               : "the script declares no such parameter; it declares \(declared.joined(separator: ", "))")
+                                                               : "the script declares no such parameter; it declares \(declared.joined(separator: ", "))",
+                    allowed: declared)
         }
         guard parameterProblems.isEmpty else { throw .definition(parameterProblems, location: nil) }
         guard let value = session.scalesetValue else {

@@ -28,10 +28,12 @@ final class PluginSession {
         return catalog
     }
 
-    /// The plugin path and the bundles on it, for a `module not found` message.
-    var searchPathText: String {
+    /// The plugin path's folders (absolute), and as text with the bundles on it, for a `module
+    /// not found` message.
+    var searched: (folders: [String], text: String) {
         let names = catalog.names
-        return catalog.searchPath.map(absolutePath).joined(separator: ", ") + (names.isEmpty ? "" : "; bundles: " + names.joined(separator: ", "))
+        let folders = catalog.searchPath.map(absolutePath)
+        return (folders, folders.joined(separator: ", ") + (names.isEmpty ? "" : "; bundles: " + names.joined(separator: ", ")))
     }
 
     /// `require "<bundle>"` (its entry module) or `require "<bundle>.<module>"` (a file inside

@@ -241,7 +241,7 @@ public enum Rehearsal {
                                             if let module = modules[name] { return (module.source, module.path) }
                                             return try plugins.require(name)
                                         },
-                                        searchPathText: { plugins.searchPathText })
+                                        searchPath: { plugins.searched })
         var merged = program
         merged.modules.merge(plugins.loaded) { old, _ in old }
         merged.bundles += plugins.chosen.filter { chosen in !program.bundles.contains { $0.name == chosen.name } }
@@ -254,7 +254,8 @@ public enum Rehearsal {
         let problems = values.keys.sorted().compactMap { name -> Problem? in
             guard let parameter = definition.parameters[name] else {
                 return Problem(at: .setting(.parameter(name), value: nil), declared.isEmpty ? "the scenario declares no parameters"
-                                                                          : "the scenario declares no such parameter; it declares \(declared.joined(separator: ", "))")
+                                                                          : "the scenario declares no such parameter; it declares \(declared.joined(separator: ", "))",
+                               allowed: declared)
             }
             guard parameter.kind.value(values[name]!) == nil else { return nil }
             return Problem(at: .setting(.parameter(name), value: values[name]!), "is not \(parameter.kind.article) \(parameter.kind.rawValue) like the default \(parameter.defaultValue)")

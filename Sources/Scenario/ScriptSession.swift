@@ -59,7 +59,7 @@ final class ScriptSession {
     /// repeats a top level whose output was shown when the definition was loaded).
     init(path: String, source: String, seed: UInt64, limits: LuaLimits, parameters: [String: String], print: @escaping (Millis, String) -> Void,
          printTopLevel: Bool, resolve: @escaping (String) throws -> (source: String, path: String)?,
-         searchPathText: @escaping () -> String) throws(ScenarioError) {
+         searchPath: @escaping () -> (folders: [String], text: String)) throws(ScenarioError) {
         self.path = path
         parameterValues = parameters
         do {
@@ -76,7 +76,9 @@ final class ScriptSession {
         sandbox.resolveModule = { name in
             if let builtin = BuiltinLibrary.modules[name] { return (builtin, "(builtin)/\(name).lua") }
             if let found = try resolve(name) { return found }
-            throw LuaArgumentError(position: 1, problem: "module '\(name)' not found: it is neither a built-in module (\(BuiltinLibrary.modules.keys.sorted().joined(separator: ", "))) nor a plugin bundle on the plugin path (\(searchPathText()))")
+            let searched = searchPath()
+            throw LuaArgumentError(position: 1, problem: "module '\(name)' not found: it is neither a built-in module (\(BuiltinLibrary.modules.keys.sorted().joined(separator: ", "))) nor a plugin bundle on the plugin path (\(searched.text))",
+                                   refusal: .module(name: name, .notFound(tried: searched.folders)))
         }
         do {
             try state.openSandbox(sandbox)

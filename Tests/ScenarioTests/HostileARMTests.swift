@@ -54,7 +54,9 @@ final class HostileARMTests: XCTestCase {
         // One level of 800 copies is within Azure's limits: 800 scale sets to choose from.
         let wide = problems(Self.template([Self.nested(Self.scaleSet(), levels: 1, count: 800)]))
         XCTAssertEqual(wide.map(\.field), ["resources"])
-        XCTAssertTrue(wide[0].message.contains("holds 800 scale sets"), wide[0].message)
+        XCTAssertEqual(wide[0].allowed?.count, 800)
+        XCTAssertEqual(Set(wide[0].allowed ?? []), ["web"])
+        XCTAssertEqual(wide[0].remedy?.setting, .resource)
     }
 
     func testATemplateOfMoreThan800ResourcesOnceExpandedIsRefused() {

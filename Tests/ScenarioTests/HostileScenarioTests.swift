@@ -228,7 +228,15 @@ final class HostileScenarioTests: XCTestCase {
             _ = try run("require 'slow-boot'", pluginPath: [first, repositoryRoot + "/plugins"])
             XCTFail("ran")
         } catch ScenarioError.script(let error, _) {
-            XCTAssertTrue(error.message.contains("slow-boot 1.2.0 (\(first)/evil): claimed by 2 folders: \(first)/evil and \(repositoryRoot)/plugins/slow-boot"), "\(error)")
+            XCTAssertEqual(error.location.map { URL(fileURLWithPath: $0).lastPathComponent }, "scenario.lua:6")
+        }
+        let catalog = PluginCatalog(searchPath: [first, repositoryRoot + "/plugins"])
+        XCTAssertThrowsError(try catalog.resolver(lock: nil).select("slow-boot", by: "the scenario")) { error in
+            // Both copies are turned down, each naming both folders.
+            let folders = ["\(first)/evil", "\(repositoryRoot)/plugins/slow-boot"]
+            XCTAssertEqual((error as? PluginProblem)?.resolution, .noVersionFits(name: "slow-boot", folders.map {
+                .init(label: "slow-boot 1.2.0", folder: $0, reasons: [.claimed(folders: folders)])
+            }))
         }
     }
 

@@ -1,5 +1,6 @@
 import Formats
 import Foundation
+import LuaHost
 import Scenario
 import UpgradeEngine
 import XCTest
@@ -117,8 +118,8 @@ final class InstanceHistoryTests: XCTestCase {
         o.pluginPath = ["Tests/../plugins"]
         let cwd = FileManager.default.currentDirectoryPath
         XCTAssertThrowsError(try load(path: path, options: o)) { error in
-            let message = "\(error)"
-            XCTAssertTrue(message.contains("the plugin path (\(cwd)/plugins, \(cwd)/plugins;"), message)
+            guard case ScenarioError.script(let lua, _) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(lua.refusal, .module(name: "no-such-bundle", .notFound(tried: ["\(cwd)/plugins", "\(cwd)/plugins"])))
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LuaHost
 import Plugins
 import Scenario
 import UpgradeEngine
@@ -92,7 +93,12 @@ final class PluginTests: XCTestCase {
         o.pluginPath = [root]
         let path = try writeScenario(baseScaleSet + "\nlocal f = require 'future'")
         XCTAssertThrowsError(try load(path: path, options: o)) { error in
-            XCTAssertTrue("\(error)".contains("no version of future fits; future 3.0.0 (\(root)/future): needs host API >=2.0.0, this rehearse provides 1.1.0"), "\(error)")
+            guard case ScenarioError.script(let lua, _) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(lua.location.map { URL(fileURLWithPath: $0).lastPathComponent }, "scenario.lua:6")
+        }
+        XCTAssertThrowsError(try PluginCatalog(searchPath: [root]).resolver(lock: nil).select("future", by: "the scenario")) { error in
+            let turnedDown = PluginResolution.TurnedDown(label: "future 3.0.0", folder: root + "/future", reasons: [.hostAPI(needs: ">=2.0.0", provides: "1.1.0")])
+            XCTAssertEqual((error as? PluginProblem)?.resolution, .noVersionFits(name: "future", [turnedDown]))
         }
         XCTAssertEqual(PluginCatalog(searchPath: [root]).check().map(\.kind), [.incompatible])
     }
@@ -100,8 +106,11 @@ final class PluginTests: XCTestCase {
     func testMissingBundleIsAClearError() throws {
         let path = try writeScenario(baseScaleSet + "\nlocal f = require 'nowhere'")
         XCTAssertThrowsError(try load(path: path, options: options())) { error in
-            XCTAssertTrue("\(error)".contains("module 'nowhere' not found"), "\(error)")
-            XCTAssertTrue("\(error)".contains("scenario.lua:6"), "\(error)")
+            guard case ScenarioError.script(let lua, _) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(lua.location.map { URL(fileURLWithPath: $0).lastPathComponent }, "scenario.lua:6")
+            // The path given, then the working folder's plugins folder.
+            let searched = [repositoryRoot + "/plugins", FileManager.default.currentDirectoryPath + "/plugins"]
+            XCTAssertEqual(lua.refusal, .module(name: "nowhere", .notFound(tried: searched)))
         }
     }
 

@@ -48,13 +48,16 @@ enum ARMTemplate {
             let match = candidates.first { $0.label == chosen || $0.name == chosen }
                 ?? candidates.first { $0.label.lowercased() == chosen.lowercased() || $0.name?.lowercased() == chosen.lowercased() }
             guard let match else {
-                throw ValidationFailure([Problem(at: .setting(.resource, value: chosen), "no scale set of that name; the template has \(candidates.map(\.label).joined(separator: ", "))")])
+                var problem = Problem(at: .setting(.resource, value: chosen), "no scale set of that name; the template has \(candidates.map(\.label).joined(separator: ", "))")
+                problem.allowed = candidates.map(\.label)
+                throw ValidationFailure([problem])
             }
             picked = match
         } else {
             guard candidates.count == 1 else {
                 var problem = Problem(field: "resources", "holds \(candidates.count) scale sets (\(candidates.map(\.label).joined(separator: ", "))); choose one")
                 problem.remedy = Remedy(.resource, placeholder: "NAME", scriptForm: "resource = \"NAME\"")
+                problem.allowed = candidates.map(\.label)
                 throw ValidationFailure([problem])
             }
             picked = candidates[0]
@@ -105,6 +108,7 @@ enum ARMTemplate {
                               failure.message + readFor + (failure.remedy == nil ? "" : "; pass one"))
         problem.remedy = failure.remedy
         problem.limit = failure.limit
+        problem.cycle = failure.cycle
         return problem
     }
 

@@ -51,13 +51,15 @@ enum TerraformPlan {
     static func pick(_ addresses: [String], chosen: String?, field: String) throws(ValidationFailure) -> Int {
         if let chosen {
             guard let match = addresses.firstIndex(where: { $0 == chosen || $0.hasSuffix(".\(chosen)") }) else {
-                throw ValidationFailure([Problem(at: .setting(.resource, value: chosen), "no scale set of that address; the plan has \(addresses.joined(separator: ", "))")])
+                throw ValidationFailure([Problem(at: .setting(.resource, value: chosen), "no scale set of that address; the plan has \(addresses.joined(separator: ", "))",
+                                                 allowed: addresses)])
             }
             return match
         }
         guard addresses.count == 1 else {
             var problem = Problem(field: field, "holds \(addresses.count) scale sets (\(addresses.joined(separator: ", "))); choose one")
             problem.remedy = Remedy(.resource, placeholder: "ADDRESS", scriptForm: "resource = \"ADDRESS\"")
+            problem.allowed = addresses
             throw ValidationFailure([problem])
         }
         return 0

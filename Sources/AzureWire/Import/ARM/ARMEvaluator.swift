@@ -254,8 +254,10 @@ final class ARMEvaluator {
         let scope = self.scope
         if let known = scope.memo[key] { return try known.get() }
         if let start = scope.resolving.firstIndex(of: key) {
-            let chain = (scope.resolving[start...] + [key]).map(Self.describeKey).joined(separator: " → ")
-            throw ARMFailure("refers to itself: \(chain); allowed references that end in a value", path: "\(scope.path)\(Self.section(key))")
+            let chain = (scope.resolving[start...] + [key]).map(Self.describeKey)
+            var failure = ARMFailure("refers to itself: \(chain.joined(separator: " → ")); allowed references that end in a value", path: "\(scope.path)\(Self.section(key))")
+            failure.cycle = chain
+            throw failure
         }
         guard referenceDepth < Self.maxReferenceDepth else {
             throw ARMFailure("\(label) is reached through more than \(Self.maxReferenceDepth) nested references; allowed chains of at most \(Self.maxReferenceDepth)",

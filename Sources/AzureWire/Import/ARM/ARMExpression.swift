@@ -167,6 +167,8 @@ struct ARMFailure: Error, Equatable {
     var remedy: Remedy?
     /// The bound the template went past, when that is the failure.
     var limit: Problem.Limit?
+    /// The references that lead back to the first, when the failure is a cycle.
+    var cycle: [String]?
 
     init(_ message: String, path: String = "", remedy: Remedy? = nil, limit: Problem.Limit? = nil) {
         self.message = message
