@@ -10,6 +10,11 @@ public enum HostRefusal: Equatable, Sendable {
     case sandbox(SandboxRule)
     /// A module `require` would not load (a module file it refused to read is `.file`).
     case module(name: String, ModuleProblem)
+    /// A host function called where the host does not take it: `function`, while `during` ran
+    /// (the host's name for it: `loading`, `at`, `phase`, …).
+    case misplaced(function: String, during: String)
+    /// A time on the virtual clock that has passed: `time` asked for, the clock reading `now`.
+    case past(time: Millis, now: Millis)
 
     /// Why `require` did not load a module.
     public enum ModuleProblem: Equatable, Sendable {
@@ -100,13 +105,16 @@ public struct LuaError: Error, Equatable, Sendable, CustomStringConvertible {
     /// script caught it and raised something else.
     public var refusal: HostRefusal?
 
-    /// An error of `kind` with its message, where it happened, the traceback and the function that raised it.
-    public init(kind: Kind, message: String, location: String? = nil, traceback: String? = nil, function: String? = nil) {
+    /// An error of `kind` with its message, where it happened, the traceback and the function
+    /// that raised it; `refusal`, what the host refused, when it is a refusal.
+    public init(kind: Kind, message: String, location: String? = nil, traceback: String? = nil, function: String? = nil,
+                refusal: HostRefusal? = nil) {
         self.kind = kind
         self.message = message
         self.location = location
         self.traceback = traceback
         self.function = function
+        self.refusal = refusal
     }
 
     /// One line: `function: message at file:line` for limits, `function: file:line: message`

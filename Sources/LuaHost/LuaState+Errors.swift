@@ -53,10 +53,19 @@ extension LuaState {
         }
         // An error raised by a C function (coroutine.yield outside a coroutine) has no
         // position of its own: the innermost Lua line of the traceback stands for it.
-        var error = LuaError(kind: .runtime, message: text, location: location ?? traceback.flatMap(Self.firstLuaLine),
-                             traceback: traceback, function: function)
+        let place = location ?? traceback.flatMap(Self.firstLuaLine)
+        let noted = raised.take(ifEnding: message)
+        // A nested call's failure (a limit it reached, its script's error) that reached this
+        // call unchanged keeps its kind, message and place.
+        if var inner = noted?.error {
+            inner.location = inner.location ?? place
+            inner.traceback = traceback
+            inner.function = function
+            return inner
+        }
+        var error = LuaError(kind: .runtime, message: text, location: place, traceback: traceback, function: function)
         // A host function's refusal, or the sandbox's, that reached the call unchanged keeps its data.
-        error.refusal = raised.take(ifEnding: message) ?? sandboxRefusal(ending: message)
+        error.refusal = noted?.refusal ?? sandboxRefusal(ending: message)
         return error
     }
 }
@@ -82,21 +91,29 @@ extension LuaState {
     }
 }
 
-/// The last refusal a Swift function raised into Lua, with the text it raised: Lua carries
-/// only the text, so a call that fails with that text gets the refusal back.
+/// What the last Swift function to fail raised into Lua, with the text it raised: Lua carries
+/// only the text, so a call that fails with that text gets the data back.
 final class RaisedRefusal {
-    private var last: (text: String, refusal: HostRefusal)?
+    /// What a Swift function raised, as data.
+    struct Raised {
+        /// What the host refused (nil: not a refusal).
+        var refusal: HostRefusal?
+        /// The failure of a call into Lua that the function passed on (a nested call).
+        var error: LuaError?
+    }
+    private var last: (text: String, raised: Raised)?
 
-    /// A Swift function raised `text`; `refusal`, what the host refused (nil: not a refusal).
-    func note(_ text: String, _ refusal: HostRefusal?) {
-        last = refusal.map { (text, $0) }
+    /// A Swift function raised `text`; `refusal`, what the host refused (nil: not a refusal);
+    /// `error`, the nested call's failure it passed on.
+    func note(_ text: String, _ refusal: HostRefusal?, error: LuaError? = nil) {
+        last = refusal == nil && error == nil ? nil : (text, Raised(refusal: refusal, error: error))
     }
 
-    /// The refusal raised as the end of `message` (Lua adds the place before it); nil when the
+    /// What was raised as the end of `message` (Lua adds the place before it); nil when the
     /// failure is another. Either way it is forgotten.
-    func take(ifEnding message: String) -> HostRefusal? {
+    func take(ifEnding message: String) -> Raised? {
         defer { last = nil }
         guard let last, !last.text.isEmpty, message.hasSuffix(last.text) else { return nil }
-        return last.refusal
+        return last.raised
     }
 }

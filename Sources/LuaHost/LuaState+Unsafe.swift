@@ -117,7 +117,7 @@ let swiftDispatch: rh_dispatch_fn = { L, closure in
         stack.push(text)
     } catch let error as LuaError {
         let text = error.location.map { "\($0): \(error.message)" } ?? error.message
-        box.raised.note(text, error.refusal)
+        box.raised.note(text, error.refusal, error: error)
         stack.push(text)
     } catch {
         box.raised.note("", nil)

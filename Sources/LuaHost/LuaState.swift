@@ -123,11 +123,16 @@ public final class LuaState {
             let (location, message) = LuaError.splitLocation(raw)
             // The parser's own limit ("C stack overflow": 300 nested parentheses, 200 labels in
             // one block) carries no position: the chunk is named, and what the limit is.
-            guard let location else {
+            var error: LuaError
+            if let location {
+                error = LuaError(kind: .syntax, message: message, location: location)
+            } else {
                 let why = message == "C stack overflow" ? "the script is past a limit of Lua's parser (about 200 levels of nested parentheses, blocks or calls, or as many labels in one block)" : message
-                return try fail(LuaError(kind: .syntax, message: why, location: chunkName))
+                error = LuaError(kind: .syntax, message: why, location: chunkName)
             }
-            return try fail(LuaError(kind: .syntax, message: message, location: location))
+            // Lua refuses a precompiled chunk (its first byte is ESC) in text mode.
+            if text.utf8.first == 0x1B { error.refusal = .sandbox(.textChunksOnly) }
+            return try fail(error)
         }
         return labeled(withHostAllocation { luaL_ref(L, CLUA_REGISTRYINDEX) }, chunkName)
     }
@@ -143,7 +148,9 @@ public final class LuaState {
             throw LuaError(kind: .file, message: "cannot load \(error)")
         }
         if data.first == 0x1B {
-            throw LuaError(kind: .syntax, message: "\(name) is precompiled Lua bytecode; only source text is accepted")
+            var error = LuaError(kind: .syntax, message: "\(name) is precompiled Lua bytecode; only source text is accepted")
+            error.refusal = .sandbox(.textChunksOnly)
+            throw error
         }
         return try load(String(decoding: data, as: UTF8.self), chunkName: name)
     }

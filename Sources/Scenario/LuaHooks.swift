@@ -16,7 +16,7 @@ final class LuaHookAnswerSource: ScriptBehavior, HookAnswerSource {
     func answer(_ event: LifecycleHookEvent, at time: Millis) throws -> HookResponse? {
         let outer = runtime.enter("on_hook", at: time)
         defer { runtime.activity = outer }
-        let context = "on_hook of event \(event.name) at \(ISODuration.format(time))"
+        let context = ScriptContext.hook(event: event.name, at: time)
         let results: [LuaValue]
         do {
             results = try state.call(callback.function, [Self.table(event), ScriptRuntime.seconds(time)])

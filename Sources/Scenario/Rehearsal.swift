@@ -104,7 +104,7 @@ public enum Rehearsal {
                 return assumed
             }
         } catch {
-            throw RunFailure(seed: inputs.seed, error: ScenarioError(error, context: "planning"))
+            throw RunFailure(seed: inputs.seed, error: ScenarioError(error, context: .planning))
         }
     }
 
@@ -275,7 +275,7 @@ public enum Rehearsal {
 
 extension ScenarioError {
     /// Any error of a run as a scenario error: script errors, run limits, engine refusals.
-    init(_ error: any Error, context: String? = nil) {
+    init(_ error: any Error, context: ScriptContext? = nil) {
         switch error {
         case let error as ScenarioError: self = error
         case let error as LuaError: self = .script(error, context: context)

@@ -9,8 +9,8 @@ public enum ScenarioError: Error, CustomStringConvertible {
     case file(path: String, problem: String)
     /// The host could not do its own part (no Lua state could be made): what failed.
     case host(String)
-    /// A Lua error, with what the engine was doing (e.g. "health of web_3 at 65 s").
-    case script(LuaError, context: String?)
+    /// A Lua error, with what the engine was doing (the health script of web_3 at PT1M5S).
+    case script(LuaError, context: ScriptContext?)
     /// The scenario's definition is wrong; every problem at once, each naming its field.
     case definition([Problem], location: String?)
     /// The run reached one of its run-level limits (actions, events, instances).
@@ -29,6 +29,24 @@ public enum ScenarioError: Error, CustomStringConvertible {
             let prefix = location.map { "\($0): " } ?? ""
             if problems.count == 1 { return prefix + problems[0].description }
             return prefix + "\(problems.count) problems in the scenario:\n" + problems.map { "  - \($0)" }.joined(separator: "\n")
+        }
+    }
+}
+
+/// What the engine was doing when a script failed, said as `health of web_3 at PT1M5S`.
+public enum ScriptContext: Equatable, Sendable, CustomStringConvertible {
+    /// Planning the run, before the virtual clock starts.
+    case planning
+    /// The script's `callback` (health, phase, fault, …) for `instance` at `time`.
+    case callback(String, instance: String, at: Millis)
+    /// `on_hook` answering the lifecycle-hook event `event` at `time`.
+    case hook(event: String, at: Millis)
+
+    public var description: String {
+        switch self {
+        case .planning: return "planning"
+        case .callback(let name, let instance, let time): return "\(name) of \(instance) at \(ISODuration.format(time))"
+        case .hook(let event, let time): return "on_hook of event \(event) at \(ISODuration.format(time))"
         }
     }
 }

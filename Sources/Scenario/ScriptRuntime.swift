@@ -171,8 +171,8 @@ final class ScriptRuntime {
         return ref
     }
 
-    func context(_ what: StaticString, _ vm: borrowing Instance, _ time: Millis) -> String {
-        "\(what) of \(vm.name) at \(ISODuration.format(time))"
+    func context(_ what: StaticString, _ vm: borrowing Instance, _ time: Millis) -> ScriptContext {
+        .callback(what.description, instance: vm.name, at: time)
     }
 
     /// Calls `callback` with the instance's table and the time (seconds), handing the first

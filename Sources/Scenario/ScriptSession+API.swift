@@ -32,10 +32,13 @@ extension ScriptSession {
             case .loading: break
             case .atCallback:
                 guard let sim = simulation, time >= sim.now else {
-                    throw LuaError(kind: .runtime, message: "at(\(ISODuration.format(time))) is in the past: the virtual clock reads \(ISODuration.format(simulation?.now ?? 0))")
+                    let now = simulation?.now ?? 0
+                    throw LuaError(kind: .runtime, message: "at(\(ISODuration.format(time))) is in the past: the virtual clock reads \(ISODuration.format(now))",
+                                   refusal: .past(time: time, now: now))
                 }
             case .idle, .behaviour:
-                throw LuaError(kind: .runtime, message: "at(...) schedules on the timeline: call it at the top level of the script or inside another at(...) callback\(activityText)")
+                throw LuaError(kind: .runtime, message: "at(...) schedules on the timeline: call it at the top level of the script or inside another at(...) callback\(activityText)",
+                               refusal: misplaced("at"))
             }
             let function = try args.function(2, name: "at(\(ISODuration.format(time)))")
             let callback = Callback(function: function, location: args.callerLocation ?? path)
@@ -138,10 +141,23 @@ extension ScriptSession {
         }
     }
 
+    /// `function` refused where the script is now.
+    func misplaced(_ function: String) -> HostRefusal {
+        let during: String
+        switch activity {
+        case .loading: during = "loading"
+        case .idle: during = "idle"
+        case .atCallback: during = "at"
+        case .behaviour(let name): during = name.description
+        }
+        return .misplaced(function: function, during: during)
+    }
+
     /// Definitions describe the scenario before it runs: only the script's top level may make them.
     func requireTopLevel(_ name: String) throws {
         guard activity == .loading else {
-            throw LuaError(kind: .runtime, message: "\(name)(...) describes the scenario: call it at the top level of the script\(activityText)")
+            throw LuaError(kind: .runtime, message: "\(name)(...) describes the scenario: call it at the top level of the script\(activityText)",
+                           refusal: misplaced(name))
         }
     }
 
@@ -163,7 +179,8 @@ extension ScriptSession {
     private func registerAction(_ name: SessionAction.Name) {
         state.register(name.rawValue) { [unowned self] args in
             guard let sim = simulation, activity == .atCallback else {
-                throw LuaError(kind: .runtime, message: "\(name.rawValue) acts on the running scale set: call it inside an at(...) callback\(activityText)")
+                throw LuaError(kind: .runtime, message: "\(name.rawValue) acts on the running scale set: call it inside an at(...) callback\(activityText)",
+                               refusal: misplaced(name.rawValue))
             }
             let action = try SessionAction(name, lua: args)
             do {

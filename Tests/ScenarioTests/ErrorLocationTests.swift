@@ -29,7 +29,7 @@ final class ErrorLocationTests: XCTestCase {
             XCTAssertTrue(line.file.hasSuffix("scenario.lua"), line.file)
             XCTAssertEqual(lua.place, failure.place)
             XCTAssertEqual(failure.exitCode, 2)
-            XCTAssertEqual(context, "health of web_0 at PT0S")
+            XCTAssertEqual(context, .callback("health", instance: "web_0", at: 0))
         }
     }
 

@@ -12,7 +12,7 @@ import XCTest
 /// a silently wrong run.
 final class HostileScenarioTests: XCTestCase {
     /// The script error a scenario ends with (loading or running it), or nil when it ran.
-    func scriptError(_ body: String, file: StaticString = #filePath, line: UInt = #line) throws -> (LuaError, String?)? {
+    func scriptError(_ body: String, file: StaticString = #filePath, line: UInt = #line) throws -> (LuaError, ScriptContext?)? {
         let path = try writeScenario(baseScaleSet + "\n" + body)
         do {
             _ = try runScenario(path)
@@ -59,7 +59,7 @@ final class HostileScenarioTests: XCTestCase {
             """))
         XCTAssertEqual(error.function, "fault")
         XCTAssertEqual(error.refusal, .value(path: "value" + String(repeating: "[1]", count: 32), .tooDeep(32)), "\(error)")
-        XCTAssertEqual(context, "fault of web_0 at PT1M")
+        XCTAssertEqual(context, .callback("fault", instance: "web_0", at: 60_000))
     }
 
     func testCyclicCustomMetricsNameHealthInstanceAndTime() throws {
@@ -69,7 +69,7 @@ final class HostileScenarioTests: XCTestCase {
             """))
         XCTAssertEqual(error.function, "health")
         XCTAssertEqual(error.refusal, .value(path: "value.rollingUpgrade", .cycle), "\(error)")
-        XCTAssertEqual(context, "health of web_0 at PT1M")
+        XCTAssertEqual(context, .callback("health", instance: "web_0", at: 60_000))
     }
 
     func testPhaseCalledDuringAnActionRunsUnderTheMemoryCap() throws {
@@ -79,7 +79,7 @@ final class HostileScenarioTests: XCTestCase {
             """))
         XCTAssertEqual(error.kind, .memory(64 << 20))
         XCTAssertEqual(error.function, "phase")
-        XCTAssertEqual(context, "phase of web_0 at PT1M")
+        XCTAssertEqual(context, .callback("phase", instance: "web_0", at: 60_000))
     }
 
     func testNestedFailureEndsTheRunEvenWhenTheScriptCatchesIt() throws {
@@ -91,7 +91,7 @@ final class HostileScenarioTests: XCTestCase {
             """))
         XCTAssertEqual(error.kind, .budget(10_000_000))
         XCTAssertTrue(error.location?.hasSuffix("scenario.lua:7") ?? false, "\(String(describing: error.location))")
-        XCTAssertEqual(context, "phase of web_0 at PT1M")
+        XCTAssertEqual(context, .callback("phase", instance: "web_0", at: 60_000))
     }
 
     func testNestedBudgetIsTheSameOnEveryRun() throws {
@@ -115,17 +115,17 @@ final class HostileScenarioTests: XCTestCase {
             at("PT1M", function() update_model { image = "v2" } end)
             """))
         XCTAssertEqual(inPhase.0.function, "phase")
-        XCTAssertTrue(inPhase.0.message.hasSuffix("update_model acts on the running scale set: call it inside an at(...) callback, not inside phase"), inPhase.0.message)
-        XCTAssertEqual(inPhase.1, "phase of web_0 at PT1M")
+        XCTAssertEqual(inPhase.0.refusal, .misplaced(function: "update_model", during: "phase"))
+        XCTAssertEqual(inPhase.1, .callback("phase", instance: "web_0", at: 60_000))
 
         let atInHealth = try XCTUnwrap(scriptError("""
             health(function(vm) at("PT9M", function() end) return { applicationHealthState = "Healthy" } end)
             at("PT1M", function() end)
             """))
-        XCTAssertTrue(atInHealth.0.message.hasSuffix("call it at the top level of the script or inside another at(...) callback, not inside health"), atInHealth.0.message)
+        XCTAssertEqual(atInHealth.0.refusal, .misplaced(function: "at", during: "health"))
 
         let healthInAt = try XCTUnwrap(scriptError("at('PT1M', function() health(function() return nil end) end)"))
-        XCTAssertTrue(healthInAt.0.message.hasSuffix("health(...) describes the scenario: call it at the top level of the script, not inside an at(...) callback"), healthInAt.0.message)
+        XCTAssertEqual(healthInAt.0.refusal, .misplaced(function: "health", during: "at"))
     }
 
     func testAtInsideAtIsScheduled() throws {
@@ -140,7 +140,7 @@ final class HostileScenarioTests: XCTestCase {
         _ = try load(path: path, options: o).run()
         XCTAssertEqual(printed, ["outer at\t120.0", "inner at\t180.0"])
         let past = try XCTUnwrap(scriptError("at('PT2M', function() at('PT1M', function() end) end)"))
-        XCTAssertTrue(past.0.message.hasSuffix("at(PT1M) is in the past: the virtual clock reads PT2M"), past.0.message)
+        XCTAssertEqual(past.0.refusal, .past(time: 60_000, now: 120_000))
     }
 
     func testCapacityOfOneHundredThousandRuns() throws {

@@ -182,7 +182,7 @@ final class RehearsalTests: XCTestCase {
             guard let failure = error as? RunFailure, case .script(let lua, let context) = failure.error else { return XCTFail("\(error)") }
             XCTAssertEqual(failure.seed, 11)
             XCTAssertEqual(lua.location?.suffix2, "7")
-            XCTAssertTrue(context?.hasPrefix("health of web_") ?? false)
+            guard case .callback("health", _, _)? = context else { return XCTFail("\(String(describing: context))") }
             XCTAssertEqual(failure.place, lua.place)
             XCTAssertEqual(failure.exitCode, 2)
         }

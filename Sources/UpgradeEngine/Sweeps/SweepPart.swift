@@ -36,6 +36,18 @@ public struct SweepPart: Equatable, Sendable {
         public var place: Location?
         /// What is wrong and what is allowed.
         public var problem: String
+        /// Why the parts do not make one sweep, when that is the failure, as data.
+        public var conflict: Conflict?
+
+        /// Why `merge` cannot put the parts together.
+        public enum Conflict: Equatable, Sendable {
+            /// Two parts (by name) hold different results for one seed.
+            case differentResults(seed: UInt64, parts: [String])
+            /// One part of a block (`2/4`) is given twice, by these names.
+            case givenTwice(Shard, parts: [String])
+            /// A part of the block of these seeds is missing: the first one missing.
+            case missing(Shard, seeds: SeedRange)
+        }
 
         /// A failure at the field `field` of a part.
         public init(field: String, _ problem: String) {
@@ -43,10 +55,11 @@ public struct SweepPart: Equatable, Sendable {
             self.problem = problem
         }
 
-        /// A failure at `place`.
-        init(_ place: Location, _ problem: String) {
+        /// A failure at `place`; `conflict`, why the parts are not one sweep, when that is it.
+        init(_ place: Location, _ problem: String, conflict: Conflict? = nil) {
             self.place = place
             self.problem = problem
+            self.conflict = conflict
         }
 
         /// Bad input: 2.
@@ -277,7 +290,8 @@ public struct SweepPart: Equatable, Sendable {
                     guard seeds.contains(run.seed) else { throw Failure(.file(name), "runs[\(i)].seed: seed \(run.seed) is not one of the seeds \(seeds)") }
                     if let earlier = bySeed[run.seed] {
                         guard earlier.run == run else {
-                            throw Failure(.command("merge"), "seed \(run.seed) has different results in \(earlier.name) and \(name); allowed one result per seed")
+                            throw Failure(.command("merge"), "seed \(run.seed) has different results in \(earlier.name) and \(name); allowed one result per seed",
+                                          conflict: .differentResults(seed: run.seed, parts: [earlier.name, name]))
                         }
                     } else {
                         bySeed[run.seed] = (name, run)
@@ -306,13 +320,15 @@ public struct SweepPart: Equatable, Sendable {
         }
         let count = first.part.shard.count
         for (previous, next) in zip(block, block.dropFirst()) where previous.part.shard.index == next.part.shard.index {
-            throw Failure(.command("merge"), "part \(next.part.shard) is given more than once: \(previous.name), \(next.name)")
+            throw Failure(.command("merge"), "part \(next.part.shard) is given more than once: \(previous.name), \(next.name)",
+                          conflict: .givenTwice(next.part.shard, parts: [previous.name, next.name]))
         }
         // Indices are distinct and within 1...count: the first gap is the first part missing.
         if block.count != count {
             let missing = (block.enumerated().first { $0.offset + 1 != $0.element.part.shard.index }?.offset ?? block.count) + 1
             let of = given.count == block.count ? "" : " of seeds \(first.part.report.seeds)"
-            throw Failure(.command("merge"), "part \(missing)/\(count)\(of) is missing; given: \(given.map(\.name).joined(separator: ", "))")
+            throw Failure(.command("merge"), "part \(missing)/\(count)\(of) is missing; given: \(given.map(\.name).joined(separator: ", "))",
+                          conflict: .missing(Shard(index: missing, count: count), seeds: first.part.report.seeds))
         }
     }
 }

@@ -60,7 +60,7 @@ extension Diagnostic {
             case .host(let what): return [Diagnostic(what)]
             case .runLimit(let limit): return [Diagnostic(Diagnostics.message(limit))]
             case .script(let lua, let context):
-                return [Diagnostic(Diagnostics.message(lua), location: lua.place ?? lua.location.map(Location.file), context: context)]
+                return [Diagnostic(Diagnostics.message(lua), location: lua.place ?? lua.location.map(Location.file), context: context?.description)]
             case .definition(let problems, let location):
                 return problems.map { problem in
                     // A problem of an expect, phase or deferral call is located at that call,
