@@ -87,10 +87,38 @@ final class RehearsalTests: XCTestCase {
         XCTAssertGreaterThan(Int(printed[0]) ?? 0, 1_000)
     }
 
+    /// An expectation written at line `line` of the realistic fleet, set by `configure`.
+    static func expectation(atLine line: Int, _ configure: (inout Expectation) -> Void) -> Expectation {
+        var expectation = Expectation(location: "realistic fleet (Swift):\(line)")
+        configure(&expectation)
+        return expectation
+    }
+
+    /// RealisticFleet (the Swift definition of `realisticFleet`) with the script's own expectation
+    /// (`expect { code = "Completed" }`, line 19) and `more`.
+    static func swiftFleet(expecting more: [Expectation]) -> ScenarioDefinition {
+        var definition = RealisticFleet.definition
+        definition.expectations = [expectation(atLine: 19) { $0.code = .completed }] + more
+        return definition
+    }
+
+    /// `expect { upgrades = 1, minHealthy = 30 }` (line 20).
+    static let upgradesAndMinHealthy = expectation(atLine: 20) {
+        $0.upgrades = 1
+        $0.minHealthy = 30
+    }
+
+    /// `expect { finishedWithin = "PT45M", maxUnavailable = 100000 }` at `line` and
+    /// `expect { finishedWithin = 600 }` on the next.
+    static func pipelineQuestions(atLine line: Int) -> [Expectation] {
+        [expectation(atLine: line) {
+            $0.finishedWithin = 2_700_000
+            $0.maxUnavailable = 100_000
+        }, expectation(atLine: line + 1) { $0.finishedWithin = 600_000 }]
+    }
+
     func testTheRecordCarriesTheSeedThePolicyAndEveryExpectationTyped() throws {
-        let path = try writeScenario(Self.realisticFleet + "\nexpect { upgrades = 1, minHealthy = 30 }\n")
-        let definition = try ScenarioDefinition(luaScript: path, options: options())
-        let record = try Rehearsal.run(definition, seed: 2)
+        let record = try Rehearsal.run(Self.swiftFleet(expecting: [Self.upgradesAndMinHealthy]), seed: 2)
         XCTAssertEqual(record.seed, 2)
         XCTAssertEqual(record.policy.rolling.maxBatchInstancePercent, 20)
         XCTAssertEqual(record.policy.rolling.pauseTimeBetweenBatches, 10_000)
@@ -108,9 +136,7 @@ final class RehearsalTests: XCTestCase {
     }
 
     func testFinishedWithinAndMaxUnavailableCheckThePipelinesQuestions() throws {
-        let path = try writeScenario(Self.realisticFleet + "\nexpect { finishedWithin = \"PT45M\", maxUnavailable = 100000 }\n"
-            + "expect { finishedWithin = 600 }\n")
-        let record = try Rehearsal.run(try ScenarioDefinition(luaScript: path, options: options()), seed: 3)
+        let record = try Rehearsal.run(Self.swiftFleet(expecting: Self.pipelineQuestions(atLine: 20)), seed: 3)
         let availability = try XCTUnwrap(record.summary.availability)
         let finished = record.expectations.filter { $0.key == .finishedWithin }
         XCTAssertEqual(finished.map(\.expected), [.within(2_700_000), .within(600_000)])
@@ -122,6 +148,25 @@ final class RehearsalTests: XCTestCase {
         let unavailable = try XCTUnwrap(record.expectations.first { $0.key == .maxUnavailable })
         XCTAssertEqual(unavailable.actual, .count(Int(availability.unavailableInstanceSeconds.rounded())))
         XCTAssertTrue(unavailable.held)
+    }
+
+    /// The script's `expect` reads the typed expectations the two tests above build: each call a
+    /// value at its own line, an ISO 8601 duration or a number of seconds for `finishedWithin`.
+    func testTheScriptsExpectGivesTheTypedExpectations() throws {
+        let script = Self.realisticFleet + "\nexpect { upgrades = 1, minHealthy = 30 }\n"
+            + "expect { finishedWithin = \"PT45M\", maxUnavailable = 100000 }\nexpect { finishedWithin = 600 }\n"
+        let lua = try ScenarioDefinition(luaScript: try writeScenario(script), options: options())
+        let typed = Self.swiftFleet(expecting: [Self.upgradesAndMinHealthy] + Self.pipelineQuestions(atLine: 21))
+        XCTAssertEqual(lua.expectations.map(\.location.suffix2), ["19", "20", "21", "22"])
+        func lines(_ expectations: [Expectation]) -> [Expectation] {
+            expectations.map { expectation in
+                var kept = expectation
+                kept.location = expectation.location.suffix2
+                return kept
+            }
+        }
+        XCTAssertEqual(lines(lua.expectations), lines(typed.expectations))
+        XCTAssertEqual(lua.scaleSet, typed.scaleSet)
     }
 
     func testOverridesChangeThePolicyAndAreCheckedLikeTheDefinition() throws {

@@ -221,9 +221,59 @@ final class SpecFourthPrintingTests: XCTestCase {
         XCTAssertEqual(record.instances.map(\.health), Array(repeating: .healthy, count: 8) + [.unknown, .unknown])
     }
 
+    /// Two Manual instances without the extension; operations on model 2 (the one with the tcp
+    /// extension added at PT1M) take 60 s, on any other 90 s. Instance 0 is upgraded at PT2M and
+    /// every instance reimaged at PT5M; at PT10M the policy turns Rolling, the extension's removal
+    /// is refused, the policy turns Manual again and the removal goes through.
+    private var extensionRemoved: ScenarioDefinition {
+        var scaleSet = ScaleSetDefinition(name: "web", capacity: 2)
+        scaleSet.model = ["image": "v1"]
+        scaleSet.policy.mode = .manual
+        let durations = SwiftBehaviours { _ in
+            Behaviours(faults: ClosureFaultInjector { _, vm, _ in OperationOutcome(duration: vm.modelVersion == 2 ? 60_000 : 90_000) })
+        }
+        let tcp = HealthExtensionSettings(protocol: .tcp, port: 22, requestPath: nil)
+        let timeline: [(Millis, SessionAction)] = [
+            (60_000, .updateModel([:], healthExtension: .set(tcp))), (120_000, .manualUpgrade(ids: [0])), (300_000, .reimage(ids: nil)),
+            (600_000, .updatePolicy(PolicyPatch([.mode(.rolling)]))), (600_000, .updateModel([:], healthExtension: .remove)),
+            (600_000, .updatePolicy(PolicyPatch([.mode(.manual)]))), (600_000, .updateModel([:], healthExtension: .remove)),
+        ]
+        return ScenarioDefinition(path: "extension removed (Swift)", scaleSet: scaleSet, behaviour: .swift(durations),
+                                  timeline: timeline.map { .init(time: $0.0, action: .perform($0.1)) })
+    }
+
+    func testRemovingTheExtensionIsRefusedInRollingModeAndOperationsSeeTheModelTheyStartFrom() throws {
+        let record = try Rehearsal.run(extensionRemoved, RunInputs(seed: 0))
+        let events = record.events
+        // Each operation is decided on the instance's model before it: instance 0 upgraded from
+        // model 1 (90 s); reimaged on model 2 (60 s); instance 1 reimaged on model 1 (90 s).
+        let durations = events.compactMap { event -> (OperationKind, Int?, Millis)? in
+            if case .operationStarted(let facts) = event.payload { return (facts.kind, event.instance, facts.duration) }
+            return nil
+        }
+        XCTAssertEqual(durations.map(\.0), [.upgrade, .reimage, .reimage])
+        XCTAssertEqual(durations.map(\.2), [90_000, 60_000, 90_000])
+        // The refused removal is the one actionFailed event, at 600 s, and changes no model.
+        let refused = events.compactMap { event -> (Millis, String)? in
+            if case .actionFailed(let action, _) = event.payload { return (event.time, action) }
+            return nil
+        }
+        XCTAssertEqual(refused.map(\.0), [600_000])
+        XCTAssertEqual(refused.first?.1.hasPrefix(SessionAction.Name.updateModel.rawValue), true)
+        XCTAssertEqual(record.policy.mode, .manual)
+        let versions = events.compactMap { event -> Int? in
+            if case .modelUpdated(let version, _, _, _) = event.payload { return version }
+            return nil
+        }
+        XCTAssertEqual(versions, [2, 3])
+    }
+
+    /// The script's `vm.model.healthExtension` is the model's, and `update_model { healthExtension
+    /// = false }` is the typed removal: the script gives the Swift definition's events, and its
+    /// pcall sees the refusal (which, caught, is no event).
     func testVMModelShowsTheExtensionAndRemovingItIsRefusedInRollingMode() throws {
         // fault reads vm.model before each operation: 60 s with the extension, 90 s without.
-        let (record, events, printed) = try run("""
+        let (_, events, printed) = try run("""
             scaleset { name = "web", capacity = 2, model = { image = "v1" }, upgradePolicy = { mode = "Manual" } }
             fault(function(vm, op, now) return { duration = vm.model.healthExtension and 60 or 90 } end)
             at("PT1M", function() update_model { healthExtension = { protocol = "tcp", port = 22 } } end)
@@ -237,19 +287,10 @@ final class SpecFourthPrintingTests: XCTestCase {
               update_model { healthExtension = false }
             end)
             """)
-        let durations = events.compactMap { event -> (OperationKind, Int?, Millis)? in
-            if case .operationStarted(let facts) = event.payload { return (facts.kind, event.instance, facts.duration) }
-            return nil
-        }
-        XCTAssertEqual(durations.map(\.0), [.upgrade, .reimage, .reimage])
-        XCTAssertEqual(durations.map(\.2), [90_000, 60_000, 90_000])
         XCTAssertEqual(printed, ["false"])
-        XCTAssertEqual(record.policy.mode, .manual)
-        let versions = events.compactMap { event -> Int? in
-            if case .modelUpdated(let version, _, _, _) = event.payload { return version }
-            return nil
-        }
-        XCTAssertEqual(versions, [2, 3])
+        // The refusal the script catches is the script's: no actionFailed event, the rest the same.
+        XCTAssertFalse(events.contains { $0.kind == .actionFailed })
+        XCTAssertEqual(events, try Rehearsal.run(extensionRemoved, RunInputs(seed: 0)).events.filter { $0.kind != .actionFailed })
     }
 
     func testAScaleSetWhoseFirstModelHasTheExtensionShowsItInVMModel() throws {

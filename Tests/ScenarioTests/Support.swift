@@ -89,3 +89,17 @@ let baseScaleSet = """
       healthExtension = { protocol = "http", port = 8000, requestPath = "/health" },
     }
     """
+
+/// What a Swift behaviour notes during a run, for the test to read afterwards: behaviours are
+/// made in a `@Sendable` factory, so what they share with the test sits behind a lock.
+final class Notes<Value: Sendable>: @unchecked Sendable {
+    // Safe: every access holds `lock`.
+    private let lock = NSLock()
+    private var values: [Value] = []
+
+    /// Notes `value`.
+    func append(_ value: Value) { lock.withLock { values.append(value) } }
+
+    /// Everything noted, in order.
+    var all: [Value] { lock.withLock { values } }
+}
