@@ -15,6 +15,8 @@ public enum HostRefusal: Equatable, Sendable {
     case misplaced(function: String, during: String)
     /// A time on the virtual clock that has passed: `time` asked for, the clock reading `now`.
     case past(time: Millis, now: Millis)
+    /// A value whose fields the host checked and refused: each problem with its field.
+    case invalid([Problem])
 
     /// Why `require` did not load a module.
     public enum ModuleProblem: Equatable, Sendable {

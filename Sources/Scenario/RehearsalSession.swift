@@ -249,7 +249,7 @@ public final class RehearsalSession {
     @discardableResult
     public func advance(by amount: Millis) throws(RunFailure) -> EngineError? {
         guard let time = ISODuration.later(clock, by: amount) else {
-            guard amount >= 0 else { return EngineError("advance refused: \(amount) ms is negative; the clock never goes back") }
+            guard amount >= 0 else { return EngineError("advance refused: \(amount) ms is negative; the clock never goes back", .clockBackwards(-amount)) }
             return Self.pastLatest(time: nil, from: clock, by: amount)
         }
         return try advance(to: time)
@@ -258,7 +258,7 @@ public final class RehearsalSession {
     /// The refusal of a clock that would pass the latest instant.
     static func pastLatest(time: Millis?, from clock: Millis = 0, by amount: Millis = 0) -> EngineError {
         let asked = time.map { ISODuration.format($0) } ?? "\(ISODuration.format(clock)) + \(ISODuration.format(amount))"
-        return EngineError("advance refused: \(asked) is past the latest instant of the virtual clock, \(ISODuration.format(ISODuration.longest)) (10^12 seconds); allowed a time up to it")
+        return EngineError("advance refused: \(asked) is past the latest instant of the virtual clock, \(ISODuration.format(ISODuration.longest)) (10^12 seconds); allowed a time up to it", .pastLatestInstant)
     }
 
     /// Handles everything due at the next event's time, as `run` would, and moves the clock
@@ -288,10 +288,10 @@ public final class RehearsalSession {
     @discardableResult
     public func perform(_ actions: [SessionAction]) throws(RunFailure) -> EngineError? {
         guard let first = actions.first else { return nil }
-        guard finished == nil else { return EngineError("\(first.scriptName) refused: the run has finished") }
+        guard finished == nil else { return EngineError("\(first.scriptName) refused: the run has finished", .runFinished) }
         let limit = inputs.timeLimit
         guard clock <= limit else {
-            return EngineError("\(first.scriptName) refused: the run's time limit of \(ISODuration.format(limit)) has passed")
+            return EngineError("\(first.scriptName) refused: the run's time limit of \(ISODuration.format(limit)) has passed", .timeLimitPassed(limit))
         }
         var refusal: EngineError?
         let runtime = session?.runtime, time = clock

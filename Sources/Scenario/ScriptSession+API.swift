@@ -174,8 +174,9 @@ extension ScriptSession {
     }
 
     /// An action acts on the running simulation, so only inside an `at` callback: its arguments
-    /// are read into a `SessionAction`, applied as a typed timeline's or a REST call's is. Engine
-    /// refusals become Lua errors the script may catch with pcall.
+    /// are read into a `SessionAction`, applied as a typed timeline's or a REST call's is. An
+    /// engine refusal is recorded as theirs is (an `actionFailed` event), then becomes a Lua
+    /// error the script may catch with pcall.
     private func registerAction(_ name: SessionAction.Name) {
         state.register(name.rawValue) { [unowned self] args in
             guard let sim = simulation, activity == .atCallback else {
@@ -186,9 +187,12 @@ extension ScriptSession {
             do {
                 try action.apply(to: sim)
             } catch let error as EngineError {
+                sim.recordRefusal(of: name.rawValue, error)
                 // The engine's text names the action when it says what refused it; once is enough.
                 let message = error.message.hasPrefix(name.rawValue) ? error.message : "\(name.rawValue): \(error.message)"
-                throw LuaError(kind: .runtime, message: message)
+                var problems: [Problem]?
+                if case .invalid(let found)? = error.refusal { problems = found }
+                throw LuaError(kind: .runtime, message: message, refusal: problems.map(HostRefusal.invalid))
             } catch {
                 // A health, phase or fault call made for this action failed: the engine is midway
                 // through the action, so the run ends here, whatever the script does with errors.
@@ -226,7 +230,9 @@ extension SessionAction {
                 throw LuaArgumentError(position: 1, problem: "expected the fields of ARM's upgradePolicy to change, such as { mode = \"Rolling\", rollingUpgradePolicy = { maxUnhealthyInstancePercent = 10 } }")
             }
             let (patch, problems) = PolicyPatch.read(json(try args.value(1)))
-            guard problems.isEmpty else { throw LuaArgumentError(position: 1, problem: problems.map(\.description).joined(separator: "; ")) }
+            guard problems.isEmpty else {
+                throw LuaArgumentError(position: 1, problem: problems.map(\.description).joined(separator: "; "), refusal: .invalid(problems))
+            }
             self = .updatePolicy(patch)
         case .reimage: self = .reimage(ids: try ScriptSession.instanceIDs(args))
         case .cancel: self = .cancel
@@ -254,7 +260,8 @@ extension SessionAction {
             case .array(let items) where !items.isEmpty:
                 let (read, problems) = LifecycleHooksWire.profile(.object(["lifecycleHooks": .array(items.map(json))]), prefix: "set_lifecycle_hooks")
                 guard problems.isEmpty else {
-                    throw LuaArgumentError(position: 1, problem: problems.map { "\($0.field): \($0.message)" }.joined(separator: "; "))
+                    throw LuaArgumentError(position: 1, problem: problems.map { "\($0.field): \($0.message)" }.joined(separator: "; "),
+                                           refusal: .invalid(problems))
                 }
                 hooks = read
             case .array, .table([:]): break

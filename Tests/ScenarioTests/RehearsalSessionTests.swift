@@ -81,7 +81,7 @@ final class RehearsalSessionTests: XCTestCase {
         XCTAssertEqual(session.status?.code, .cancelled)
         XCTAssertEqual(session.status?.lastAction, "Cancel")
         // Nothing left to cancel: the engine's refusal, and the run goes on.
-        XCTAssertEqual(try session.perform(.cancel)?.message, "There is no ongoing Rolling Upgrade to cancel.")
+        XCTAssertEqual(try session.perform(.cancel)?.refusal, .nothingToCancel)
         let record = try session.finish()
         XCTAssertEqual(record.summary.status?.code, .cancelled)
         XCTAssertEqual(record.upgrades, 1)
@@ -118,6 +118,6 @@ final class RehearsalSessionTests: XCTestCase {
         XCTAssertNil(session.status)
         XCTAssertEqual(session.osUpgradeHistory, [])
         _ = try session.finish()
-        XCTAssertEqual(try session.perform(.cancel)?.message, "cancel refused: the run has finished")
+        XCTAssertEqual(try session.perform(.cancel)?.refusal, .runFinished)
     }
 }

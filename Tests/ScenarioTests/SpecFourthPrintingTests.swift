@@ -157,7 +157,7 @@ final class SpecFourthPrintingTests: XCTestCase {
         var definitionWithIt = definition
         definitionWithIt.policy = policy
         XCTAssertThrowsError(try sim.updatePolicy(policy)) { error in
-            XCTAssertEqual((error as? EngineError)?.message, definitionWithIt.validate().map(\.description).joined(separator: "; "))
+            XCTAssertEqual((error as? EngineError)?.refusal, .invalid(definitionWithIt.validate()))
         }
         XCTAssertEqual(sim.policy, definition.policy)
     }
@@ -269,8 +269,8 @@ final class SpecFourthPrintingTests: XCTestCase {
     }
 
     /// The script's `vm.model.healthExtension` is the model's, and `update_model { healthExtension
-    /// = false }` is the typed removal: the script gives the Swift definition's events, and its
-    /// pcall sees the refusal (which, caught, is no event).
+    /// = false }` is the typed removal: the script gives the Swift definition's events, the
+    /// refusal its pcall catches included.
     func testVMModelShowsTheExtensionAndRemovingItIsRefusedInRollingMode() throws {
         // fault reads vm.model before each operation: 60 s with the extension, 90 s without.
         let (_, events, printed) = try run("""
@@ -288,9 +288,9 @@ final class SpecFourthPrintingTests: XCTestCase {
             end)
             """)
         XCTAssertEqual(printed, ["false"])
-        // The refusal the script catches is the script's: no actionFailed event, the rest the same.
-        XCTAssertFalse(events.contains { $0.kind == .actionFailed })
-        XCTAssertEqual(events, try Rehearsal.run(extensionRemoved, RunInputs(seed: 0)).events.filter { $0.kind != .actionFailed })
+        // The refusal is recorded as the typed timeline's is, whether or not the script catches it.
+        XCTAssertEqual(events.filter { $0.kind == .actionFailed }.count, 1)
+        XCTAssertEqual(events, try Rehearsal.run(extensionRemoved, RunInputs(seed: 0)).events)
     }
 
     func testAScaleSetWhoseFirstModelHasTheExtensionShowsItInVMModel() throws {
@@ -359,7 +359,7 @@ final class SpecFourthPrintingTests: XCTestCase {
         do { try sim.manualUpgrade(ids: [7, 1, 2]) } catch let error as EngineError { manual = error }
         XCTAssertNotNil(reimage)
         XCTAssertEqual(reimage, manual)
-        XCTAssertTrue(reimage?.message.hasSuffix("protected from scale set action: 2, 7.") == true)
+        XCTAssertEqual(reimage?.refusal, .protected([2, 7]))
     }
 
     // MARK: Failed or unhealthy first

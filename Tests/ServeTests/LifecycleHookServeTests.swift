@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import AzureWire
 import Foundation
 import Formats
+import LuaHost
 import NIOHTTP1
 import Reports
 import Scenario
@@ -332,7 +333,10 @@ final class LifecycleHookServeTests: XCTestCase {
         XCTAssertEqual(try run(#"{ { type = "UpgradeAutoOSScheduling", waitDuration = "PT2H", defaultAction = "Approve" } }"#).summary.status?.code, .completed)
         XCTAssertEqual(try run("{}").summary.status?.code, .completed)
         XCTAssertThrowsError(try run(#"{ { type = "UpgradeAutoOSScheduling", waitDuration = "PT3D" } }"#)) { error in
-            XCTAssertTrue("\(error)".contains("set_lifecycle_hooks.lifecycleHooks[0].waitDuration"), "\(error)")
+            guard let failure = error as? RunFailure, case .script(let lua, _) = failure.error, case .invalid(let problems)? = lua.refusal else {
+                return XCTFail("\(error)")
+            }
+            XCTAssertEqual(problems.map(\.field), ["set_lifecycle_hooks.lifecycleHooks[0].waitDuration"])
         }
         XCTAssertThrowsError(try run("42"))
     }

@@ -212,8 +212,12 @@ final class ServeRoutesTests: XCTestCase {
             XCTAssertEqual(policy.status, 400)
             XCTAssertEqual(policy.error, "InvalidParameter")
             guard case .array(let details)? = policy.body?.field("error")?.field("details") else { return XCTFail("no details") }
-            XCTAssertEqual(details.count, 2)
-            XCTAssertTrue(policy.message?.hasPrefix("2 problems:") ?? false)
+            let targets = details.map { detail -> String? in
+                if case .string(let target)? = detail.field("target") { return target }
+                return nil
+            }
+            let rolling = "upgradePolicy.rollingUpgradePolicy."
+            XCTAssertEqual(targets, [rolling + "maxBatchInstancePercent", rolling + "maxUnhealthyInstancePercent"])
             let shown = try await call(.GET, Self.scaleSet + "?api-version=1", nil)
             XCTAssertEqual(shown.status, 200)
         }

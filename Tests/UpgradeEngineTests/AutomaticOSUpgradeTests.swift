@@ -167,7 +167,7 @@ final class AutomaticOSUpgradeTests: XCTestCase {
     func testApproveIsRefusedWhenNoInstanceDefers() throws {
         let sim = try Simulation(automatic(), health: AlwaysHealthy())
         XCTAssertThrowsError(try sim.approveOSUpgrade(ids: [1])) { error in
-            XCTAssertTrue((error as? EngineError)?.message.hasPrefix("approve refused") ?? false)
+            XCTAssertEqual((error as? EngineError)?.refusal, .notDeferring([]))
         }
     }
 

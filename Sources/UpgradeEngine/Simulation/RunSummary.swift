@@ -4,9 +4,59 @@ public import Formats
 public struct EngineError: Error, Equatable, CustomStringConvertible {
     /// What the action met.
     public var message: String
-    /// An error saying `message`.
-    public init(_ message: String) { self.message = message }
+    /// What refused it, as data (nil: an error of another kind passed on).
+    public var refusal: Refusal?
+    /// An error saying `message`; `refusal`, what refused the action.
+    public init(_ message: String, _ refusal: Refusal? = nil) {
+        self.message = message
+        self.refusal = refusal
+    }
     public var description: String { message }
+
+    /// Why the engine refused an action: the facts its message says.
+    public enum Refusal: Equatable, Sendable {
+        /// The instances named do not exist (or are being deleted).
+        case noSuchInstances([Int])
+        /// The instances named are in another operation.
+        case busy([Int])
+        /// The instances named are protected from scale set actions (Azure's refusal).
+        case protected([Int])
+        /// No rolling upgrade is running to cancel (Azure's refusal).
+        case nothingToCancel
+        /// No unprotected instance runs `imageReference.version` latest (Azure's refusal of an
+        /// on-demand OS upgrade).
+        case notOnLatestImage
+        /// The action runs as a rolling upgrade and the scale set has no health source.
+        case needsHealthSource
+        /// A load-balancer probe is the health source: the extension cannot be added too.
+        case oneHealthSource
+        /// The model, policy or hooks the action would make have these problems.
+        case invalid([Problem])
+        /// The action would go past one of the run's limits.
+        case runLimit(RunLimitExceeded)
+        /// These instances are not deferring an OS upgrade (none named: no instance is).
+        case notDeferring([Int])
+        /// A capacity outside the range allowed.
+        case capacity(Int, allowed: ClosedRange<Int>)
+        /// A scale-out past the subscription's quota.
+        case overQuota(count: Int, quota: Int)
+        /// No lifecycle hook event is Active.
+        case noActiveHookEvent
+        /// The event named is not the Active one (`exists`: it is one, Completed).
+        case hookEventNotActive(String, exists: Bool, active: String)
+        /// The instance is not a target of the Active event.
+        case notAHookTarget(Int, event: String)
+        /// A `waitUntil` outside the event's window (from now to its `maxWaitUntil`).
+        case waitOutside(until: Millis, earliest: Millis, latest: Millis)
+        /// The clock asked to go back by this much.
+        case clockBackwards(Millis)
+        /// A time past the virtual clock's latest instant.
+        case pastLatestInstant
+        /// The run has finished.
+        case runFinished
+        /// The run's time limit, this one, has passed.
+        case timeLimitPassed(Millis)
+    }
 }
 
 extension EngineError: UserFacingError {

@@ -16,24 +16,25 @@ extension Simulation {
         switch healthExtension {
         case .set(let settings)?:
             if definition.loadBalancerProbe {
-                throw EngineError("update_model refused: Only one source of health monitoring can be used: this scale set has a load-balancer probe; the Application Health extension cannot be added beside it")
+                throw EngineError("update_model refused: Only one source of health monitoring can be used: this scale set has a load-balancer probe; the Application Health extension cannot be added beside it", .oneHealthSource)
             }
             let problems = settings.validate().problems
-            if !problems.isEmpty { throw EngineError("update_model refused: " + problems.map(\.description).joined(separator: "; ")) }
+            if !problems.isEmpty { throw EngineError("update_model refused: " + problems.map(\.description).joined(separator: "; "), .invalid(problems)) }
             newExtension = settings
         case .remove?:
             newExtension = nil
             let problems = definition.policyProblems(policy, healthSource: definition.hasHealthSource(extension: nil))
             if !problems.isEmpty {
-                throw EngineError("update_model refused: without the health extension the policy in effect is refused: " + problems.map(\.description).joined(separator: "; "))
+                throw EngineError("update_model refused: without the health extension the policy in effect is refused: " + problems.map(\.description).joined(separator: "; "),
+                                  .invalid(problems))
             }
         case nil: break
         }
         let generic = attributes == models[models.count - 1] && newExtension == oldExtension
-        if let problem = ModelLimits.problem(attributes) { throw EngineError("update_model refused: \(problem)") }
+        if let problem = ModelLimits.problem(attributes) { throw EngineError("update_model refused: \(problem)", .invalid([Problem(field: "model", problem)])) }
         if !generic && models.count >= limits.modelVersions {
             reachLimit("modelVersions", limits.modelVersions, detail: "a model update")
-            throw EngineError(counters.limitReached!.description)
+            throw EngineError(counters.limitReached!.description, .runLimit(counters.limitReached!))
         }
         if !generic {
             appendModel(attributes, extension: newExtension)
@@ -100,22 +101,23 @@ extension Simulation {
     func refuseMissingOrProtected(_ ids: [Int], action: String, onInstance: Bool = false) throws(EngineError) {
         let missing = ids.filter { $0 < 0 || $0 >= fleet.instances.count || !fleet.instances[$0].isPresent }
         if !missing.isEmpty {
-            throw EngineError("\(action) refused: instance(s) \(missing.map(String.init).joined(separator: ", ")) do not exist")
+            throw EngineError("\(action) refused: instance(s) \(missing.map(String.init).joined(separator: ", ")) do not exist", .noSuchInstances(missing))
         }
         let protected = Set(ids.filter { fleet.instances[$0].protectFromScaleSetActions }).sorted()
         if !protected.isEmpty && !onInstance {
-            throw EngineError("InstanceIds may not contain instances that are protected from scale set actions. The following instance ids are protected from scale set action: \(protected.map(String.init).joined(separator: ", ")).")
+            throw EngineError("InstanceIds may not contain instances that are protected from scale set actions. The following instance ids are protected from scale set action: \(protected.map(String.init).joined(separator: ", ")).",
+                              .protected(protected))
         }
     }
 
     /// Scales to `count` instances: new ones get the latest model; scale-in removes the
     /// highest ids first, sparing `protectFromScaleIn` and busy instances.
     public func scale(to count: Int) throws {
-        guard (0...100_000).contains(count) else { throw EngineError("scale(\(count)): allowed 0–100000 instances") }
+        guard (0...100_000).contains(count) else { throw EngineError("scale(\(count)): allowed 0–100000 instances", .capacity(count, allowed: 0...100_000)) }
         let present = fleet.instances.filter { $0.lifecycle != .deleted && $0.lifecycle != .deleting }
         // A refused scale-out leaves the capacity as it was: the model never took the count.
         if count > present.count, let quota = definition.quota, count > quota {
-            throw EngineError("scale(\(count)) refused: over the quota of \(quota)")
+            throw EngineError("scale(\(count)) refused: over the quota of \(quota)", .overQuota(count: count, quota: quota))
         }
         capacity = count
         if count > present.count {

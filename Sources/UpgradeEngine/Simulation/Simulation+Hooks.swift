@@ -45,7 +45,7 @@ extension Simulation {
     public func setLifecycleHooks(_ profile: [LifecycleHook]) throws(EngineError) {
         let problems = ScaleSetDefinition.hookProblems(profile)
         guard problems.isEmpty else {
-            throw EngineError("set_lifecycle_hooks refused: " + problems.map { "\($0.field): \($0.message)" }.joined(separator: "; "))
+            throw EngineError("set_lifecycle_hooks refused: " + problems.map { "\($0.field): \($0.message)" }.joined(separator: "; "), .invalid(problems))
         }
         hooks.profile = profile
     }
@@ -101,11 +101,11 @@ extension Simulation {
     /// when no event is Active, the name is not the Active one's, an id is not a target, or the
     /// new `waitUntil` is past `maxWaitUntil` or before now.
     public func answerHook(event: String?, _ response: HookResponse, via: String = "answer_hook") throws(EngineError) {
-        guard let index = hooks.active else { throw EngineError("\(via) refused: no lifecycle hook event is Active") }
+        guard let index = hooks.active else { throw EngineError("\(via) refused: no lifecycle hook event is Active", .noActiveHookEvent) }
         if let event, event != hooks.events[index].name {
             let known = hooks.events.contains { $0.name == event }
             throw EngineError("\(via) refused: lifecycle hook event \(event) " + (known ? "is Completed" : "does not exist")
-                              + "; the Active one is \(hooks.events[index].name)")
+                              + "; the Active one is \(hooks.events[index].name)", .hookEventNotActive(event, exists: known, active: hooks.events[index].name))
         }
         do { try apply(response, toEvent: index, via: via) } catch let error as EngineError { throw error } catch {
             throw EngineError("\(via): \(error)")
@@ -137,7 +137,8 @@ extension Simulation {
                 return try ids.map { id throws(EngineError) in
                     guard let i = event.targets.firstIndex(where: { $0.instance == id }) else {
                         let targets = event.targets.compactMap(\.instance).map(String.init).joined(separator: ", ")
-                        throw EngineError("\(via) refused: instance \(id) is not a target of lifecycle hook event \(event.name); targets: \(targets.isEmpty ? "the scale set" : targets)")
+                        throw EngineError("\(via) refused: instance \(id) is not a target of lifecycle hook event \(event.name); targets: \(targets.isEmpty ? "the scale set" : targets)",
+                                              .notAHookTarget(id, event: event.name))
                     }
                     return i
                 }
@@ -148,7 +149,8 @@ extension Simulation {
         if let wait = response.waitFor {
             let until = event.timeCreated + wait
             guard until <= event.maxWaitUntil, until >= now else {
-                throw EngineError("\(via) refused: waitUntil \(ISODuration.format(until)) is outside \(ISODuration.format(now))–\(ISODuration.format(event.maxWaitUntil)) (maxWaitUntil)")
+                throw EngineError("\(via) refused: waitUntil \(ISODuration.format(until)) is outside \(ISODuration.format(now))–\(ISODuration.format(event.maxWaitUntil)) (maxWaitUntil)",
+                                  .waitOutside(until: until, earliest: now, latest: event.maxWaitUntil))
             }
             newWaitUntil = until
         }

@@ -9,11 +9,11 @@ extension Simulation {
         let chosen = ids.filter { seen.insert($0).inserted }
         let missing = chosen.filter { $0 < 0 || $0 >= fleet.instances.count || !fleet.instances[$0].isPresent || fleet.instances[$0].lifecycle == .deleting }
         if !missing.isEmpty {
-            throw EngineError("delete refused: instance(s) \(missing.map(String.init).joined(separator: ", ")) do not exist")
+            throw EngineError("delete refused: instance(s) \(missing.map(String.init).joined(separator: ", ")) do not exist", .noSuchInstances(missing))
         }
         let busy = chosen.filter { fleet.operations[$0] != nil }.sorted()
         if !busy.isEmpty {
-            throw EngineError("delete refused: instance(s) \(busy.map(String.init).joined(separator: ", ")) are in another operation; retry once it ends")
+            throw EngineError("delete refused: instance(s) \(busy.map(String.init).joined(separator: ", ")) are in another operation; retry once it ends", .busy(busy))
         }
         guard !chosen.isEmpty else { return }
         let present = fleet.instances.count { $0.lifecycle != .deleted && $0.lifecycle != .deleting }
@@ -26,7 +26,7 @@ extension Simulation {
     /// as a PUT of the VM's `protectionPolicy` does; later scale-ins and upgrades see it.
     public func protect(id: Int, fromScaleIn: Bool, fromScaleSetActions: Bool) throws {
         guard id >= 0, id < fleet.instances.count, fleet.instances[id].isPresent else {
-            throw EngineError("protect refused: instance \(id) does not exist")
+            throw EngineError("protect refused: instance \(id) does not exist", .noSuchInstances([id]))
         }
         fleet.instances[id].protectFromScaleIn = fromScaleIn
         fleet.instances[id].protectFromScaleSetActions = fromScaleSetActions

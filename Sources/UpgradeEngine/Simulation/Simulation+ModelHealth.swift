@@ -95,7 +95,7 @@ extension Simulation {
     /// A running rolling upgrade keeps the policy it started with; the next one uses `new`.
     public func updatePolicy(_ new: UpgradePolicy, readProblems: [Problem] = []) throws(EngineError) {
         let problems = readProblems + new.rolling.problems() + definition.policyProblems(new, healthSource: hasHealthSource)
-        guard problems.isEmpty else { throw EngineError(problems.map(\.description).joined(separator: "; ")) }
+        guard problems.isEmpty else { throw EngineError(problems.map(\.description).joined(separator: "; "), .invalid(problems)) }
         let old = policy
         policy = new
         let running = upgrades.current.flatMap { $0.code == .rollingForward || $0.code == .rollingBack ? $0.number : nil }

@@ -27,7 +27,7 @@ extension Simulation {
             !vm.protectFromScaleSetActions && (models[vm.modelVersion - 1][Self.imageVersionAttribute] ?? "latest").lowercased() == "latest"
         }
         guard onLatest else {
-            throw EngineError("The OS Rolling Upgrade API cannot be used on a Virtual Machine Scale Set unless the Virtual Machine Scale Set has some unprotected instances which have imageReference.version set to latest.")
+            throw EngineError("The OS Rolling Upgrade API cannot be used on a Virtual Machine Scale Set unless the Virtual Machine Scale Set has some unprotected instances which have imageReference.version set to latest.", .notOnLatestImage)
         }
         let value = image ?? nextImage()
         let terms = OSUpgradeTerms(startedBy: .user, image: value, reference: imageReference, usesDefaultPolicy: false,
@@ -78,14 +78,14 @@ extension Simulation {
 
     private func platformUpgrade(attribute: String, value: String, what: String, os: OSUpgradeTerms?) throws {
         guard hasHealthSource else {
-            throw EngineError("\(what) refused: it runs as a rolling upgrade and needs a health probe or the Application Health extension")
+            throw EngineError("\(what) refused: it runs as a rolling upgrade and needs a health probe or the Application Health extension", .needsHealthSource)
         }
         var attributes = models[models.count - 1]
         attributes[attribute] = value
-        if let problem = ModelLimits.problem(attributes) { throw EngineError("\(what) refused: \(problem)") }
+        if let problem = ModelLimits.problem(attributes) { throw EngineError("\(what) refused: \(problem)", .invalid([Problem(field: "model", problem)])) }
         guard models.count < limits.modelVersions else {
             reachLimit("modelVersions", limits.modelVersions, detail: what)
-            throw EngineError(counters.limitReached!.description)
+            throw EngineError(counters.limitReached!.description, .runLimit(counters.limitReached!))
         }
         appendModel(attributes, extension: probes.plan.extensions[models.count - 1])
         emit(.modelUpdated(version: modelVersion, changes: [attribute: value], via: what))
@@ -119,12 +119,13 @@ extension Simulation {
     /// `ApproveRollingUpgrade` does. Refused whole when no upgrade waits or an id is not deferred.
     public func approveOSUpgrade(ids: [Int]?) throws(EngineError) {
         guard let run = upgrades.current, run.code == .rollingForward, !run.deferred.isEmpty else {
-            throw EngineError("approve refused: no instance is deferring an OS upgrade")
+            throw EngineError("approve refused: no instance is deferring an OS upgrade", .notDeferring([]))
         }
         let chosen = ids ?? run.deferred.sorted()
         let unknown = chosen.filter { !run.deferred.contains($0) }
         guard unknown.isEmpty else {
-            throw EngineError("approve refused: instance(s) \(unknown.map(String.init).joined(separator: ", ")) are not deferring an OS upgrade; deferring: \(run.deferred.sorted().map(String.init).joined(separator: ", "))")
+            throw EngineError("approve refused: instance(s) \(unknown.map(String.init).joined(separator: ", ")) are not deferring an OS upgrade; deferring: \(run.deferred.sorted().map(String.init).joined(separator: ", "))",
+                              .notDeferring(unknown))
         }
         for id in Set(chosen).sorted() {
             do { try drive { $0.approve(id, byAction: true) } } catch let error as EngineError { throw error } catch {

@@ -17,6 +17,13 @@ extension Simulation {
         if time > now { advanceClock(to: time) }
     }
 
+    /// Records that the engine refused the action `name` now, with its error: the `actionFailed`
+    /// event a timeline action refused at this instant gets (`update_model at PT10M`). For an
+    /// action a script made, which goes on to see the refusal as an error it may catch.
+    public func recordRefusal(of name: String, _ error: EngineError) {
+        emit(.actionFailed(action: "\(name) at \(ISODuration.format(now))", message: error.message))
+    }
+
     /// Notes what is scheduled so far (first probes, the timeline) as the run's setup: an action
     /// from outside at one of its instants comes after it, as a timeline action added last would.
     public func markSetup() { clock.queue.markSetup() }

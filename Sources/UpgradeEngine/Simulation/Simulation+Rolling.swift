@@ -104,7 +104,7 @@ extension Simulation {
     /// starts. Throws when none is running.
     public func cancelRollingUpgrade() throws {
         guard upgrades.outline.code == .rollingForward else {
-            throw EngineError("There is no ongoing Rolling Upgrade to cancel.")
+            throw EngineError("There is no ongoing Rolling Upgrade to cancel.", .nothingToCancel)
         }
         try drive { $0.cancel(supersededBy: nil, at: now) }
     }
