@@ -132,7 +132,8 @@ final class PluginTests: XCTestCase {
         o.pluginPath = [root]
         let path = try writeScenario(baseScaleSet + "\nrequire 'sneaky'")
         XCTAssertThrowsError(try load(path: path, options: o)) { error in
-            XCTAssertTrue("\(error)".contains("refused"), "\(error)")
+            guard case ScenarioError.script(let lua, _) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(lua.refusal, .module(name: "../../etc/passwd", .badName), "\(error)")
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LuaHost
 import Reports
 @testable import Scenario
 import UpgradeEngine
@@ -108,19 +109,23 @@ final class ProbeRunTests: XCTestCase {
         var alone = RunInputs(seed: 3)
         alone.probesInRuns = false
         let definition = try ScenarioDefinition(luaScript: path, options: options())
-        let failures = try [RunInputs(seed: 3), alone].map { (inputs: RunInputs) -> (String, [String]) in
+        let failures = try [RunInputs(seed: 3), alone].map { (inputs: RunInputs) -> (ScriptContext?, String?, [String]) in
             var events: [String] = []
             do {
                 _ = try Rehearsal.run(definition, inputs, onEvent: { events.append($0.jsonLine) })
                 XCTFail("the run should fail")
-                return ("", events)
             } catch let failure as RunFailure {
-                return ("\(failure.error)", events)
+                if case .script(let lua, let context) = failure.error { return (context, lua.message, events) }
+                XCTFail("\(failure)")
             }
+            return (nil, nil, events)
         }
-        XCTAssertTrue(failures[0].0.contains("probe 700 of shop_"), failures[0].0)
+        // The 700th probe fails, in its health call for the instance it asks, in both ways of asking.
+        guard case .callback("health", let instance, _)? = failures[0].0 else { return XCTFail("\(failures[0])") }
+        XCTAssertEqual(failures[0].1, "probe 700 of \(instance)")
         XCTAssertEqual(failures[0].0, failures[1].0)
         XCTAssertEqual(failures[0].1, failures[1].1)
+        XCTAssertEqual(failures[0].2, failures[1].2)
     }
 
     func testTheProbeLimitIsReachedAtTheSameProbe() throws {

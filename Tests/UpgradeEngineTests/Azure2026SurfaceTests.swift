@@ -65,10 +65,10 @@ final class Azure2026SurfaceTests: XCTestCase {
         let flexible = try run(.flexible)
         XCTAssertEqual(flexible.code, .unhealthyUpgraded)
         XCTAssertEqual(flexible.details.map(\.target), ["web/virtualMachines/web_d4e5f6"])
-        XCTAssertTrue(flexible.message.hasSuffix("First failed instance ID is: web_d4e5f6."), flexible.message)
+        XCTAssertEqual(flexible.firstFailedInstance, "web_d4e5f6")
         let uniform = try run(.uniform)
         XCTAssertEqual(uniform.details.map(\.target), ["web/virtualMachines/1"])
-        XCTAssertTrue(uniform.message.hasSuffix("First failed instance ID is: 1."), uniform.message)
+        XCTAssertEqual(uniform.firstFailedInstance, "1")
     }
 
     func testRollingBackIsShownOnlyFromApiVersion20260901() {

@@ -323,6 +323,8 @@ final class ThresholdTests: XCTestCase {
                                             thresholdPercent: 20, scaleSet: "web")
         let error = try XCTUnwrap(verdict.error)
         XCTAssertEqual(error.code.rawValue, "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade")
+        XCTAssertEqual(error.firstFailedInstance, "4")
+        // Azure's text names it last.
         XCTAssertTrue(error.message.hasSuffix("First failed instance ID is: 4."))
         XCTAssertEqual(error.details.map(\.message), ["Instance found to be unhealthy or unreachable.", "Instance found to be unhealthy or unreachable.",
                                                       "Instance failed to upgrade."])

@@ -138,7 +138,7 @@ final class RollingUpgradeValueTests: XCTestCase {
         XCTAssertEqual(run.error?.code, .unhealthyUpgraded)
         XCTAssertEqual(run.error?.code.rawValue, "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade")
         XCTAssertEqual(run.error?.details.count, 3)
-        XCTAssertTrue(run.error?.message.hasSuffix("First failed instance ID is: 0.") ?? false)
+        XCTAssertEqual(run.error?.firstFailedInstance, "0")
         XCTAssertEqual(run.failed, [0, 1, 2])
         XCTAssertEqual(run.pendingCount, 7)
         assertDone(run)

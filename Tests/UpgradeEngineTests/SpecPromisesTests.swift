@@ -98,7 +98,7 @@ final class SpecPromisesTests: XCTestCase {
                 faultedRuns += 1
                 if status.error?.code.rawValue == "MaxUnhealthyUpgradedInstancePercentExceededInRollingUpgrade" {
                     let first = try XCTUnwrap(failedPerBatch.last?.min(), "seed \(seed): the breaching batch has a failure")
-                    XCTAssertTrue(status.error!.message.hasSuffix("First failed instance ID is: \(first)."), "seed \(seed)")
+                    XCTAssertEqual(status.error?.firstFailedInstance, "\(first)", "seed \(seed)")
                 }
             case .completed:
                 completedRuns += 1

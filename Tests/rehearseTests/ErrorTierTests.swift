@@ -2,6 +2,7 @@ import ArgumentParser
 import AzureWire
 import Formats
 import Foundation
+import FoundationXML
 import LuaHost
 @testable import rehearse
 import Reports
@@ -165,7 +166,8 @@ final class ErrorTierTests: XCTestCase {
         let failed = ExpectationResult(location: "C:/ci/x.lua:12", key: .code, expected: .equal(.text("Faulted")), actual: .text("Completed"), held: false)
         XCTAssertEqual(failed.place, .call("expect", at: ScriptLine(file: "C:/ci/x.lua", line: 12)))
         let xml = try JUnit.xml([JUnit.Scenario(path: "x.lua", results: [failed], error: nil, seconds: 0)])
-        XCTAssertTrue(xml.contains("name=\"expect at line 12: code = Faulted\""), xml)
+        let names = try XMLDocument(xmlString: xml).nodes(forXPath: "//testcase/failure/../@name").map(\.stringValue)
+        XCTAssertEqual(names, ["expect at line 12: code = Faulted"])
     }
 
     func testOutcomesTheOutputShowsRenderNothingButKeepTheirCode() {

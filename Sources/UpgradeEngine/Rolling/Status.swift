@@ -30,7 +30,9 @@ public struct UpgradeError: Equatable, Sendable {
     public var message: String
     /// One detail per instance counted.
     public var details: [ErrorDetail]
-
+    /// The instance Azure's message names as the first that failed (as the wire spells it), when
+    /// it names one: a breach after a batch.
+    public var firstFailedInstance: String?
 }
 
 /// Instance counts of a rolling upgrade (skipped and protected instances are in none).

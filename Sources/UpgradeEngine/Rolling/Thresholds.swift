@@ -45,8 +45,8 @@ public enum Thresholds {
                         message: failedToUpgrade.contains(id) ? "Instance failed to upgrade." : "Instance found to be unhealthy or unreachable.")
         }
         let message = "Rolling Upgrade failed after exceeding the MaxUnhealthyUpgradedInstancePercent value defined in the RollingUpgradePolicy. \(p)% of instances are in an unhealthy state after being upgraded - more than the threshold of \(t)%. The most impactful error is: Instance found to be unhealthy or unreachable.. First failed instance ID is: \(wireID(first))."
-        return Verdict(check: check, error: UpgradeError(code: .unhealthyUpgraded,
-                                                         message: message, details: details))
+        return Verdict(check: check, error: UpgradeError(code: .unhealthyUpgraded, message: message, details: details,
+                                                         firstFailedInstance: wireID(first)))
     }
 
     /// An instance as error details name it: `<scaleSet>/virtualMachines/<id>` (for a Flexible
