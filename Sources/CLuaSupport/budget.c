@@ -96,6 +96,21 @@ static void spend(rh_host *h, lua_State *L, rh_stop why) {
     rh_arm(h, 1);
 }
 
+int rh_charge_quietly(lua_State *L, long long units) {
+    rh_host *h = host_of(L);
+    if (h->nesting == 0 || h->stop != RH_STOP_NONE) return h->nesting != 0 && h->stop != RH_STOP_NONE;
+    if (h->budget <= 0 || units <= 0) return 0;
+    int call_spent = units >= h->remaining;
+    int run_spent = charge_run(h, units);
+    if (!call_spent && !run_spent) {
+        h->remaining -= units;
+        return 0;
+    }
+    h->remaining = call_spent ? 0 : h->remaining - units;
+    spend(h, L, call_spent ? RH_STOP_BUDGET : RH_STOP_RUN_BUDGET);
+    return 1;
+}
+
 void rh_charge(lua_State *L, lua_Integer units) {
     rh_host *h = host_of(L);
     if (h->nesting == 0) return;

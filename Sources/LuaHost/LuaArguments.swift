@@ -92,6 +92,13 @@ public struct LuaArguments {
         return text.hasSuffix(": ") ? String(text.dropLast(2)) : nil
     }
 
+    /// Charges `units` instructions for the host's own work in this call (recording what the
+    /// script did) to the call's budget and the run's. When that spends either, the script stops
+    /// at its next instruction, as when it spends them itself: `pcall` cannot catch it.
+    public func charge(_ units: Int) {
+        _ = rh_charge_quietly(stack.L, Int64(clamping: units))
+    }
+
     /// Argument `position` when it is a table, as a field reader valid during the call.
     public func tableView(_ position: Int) throws -> LuaTableView {
         guard let view = stack.table(at: Int32(position)) else { throw expected("table", position) }

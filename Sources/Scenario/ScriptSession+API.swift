@@ -141,6 +141,9 @@ extension ScriptSession {
         }
     }
 
+    /// The instructions a refused action costs the script: about what recording it costs the host.
+    static let refusalCost = 1_000
+
     /// `function` refused where the script is now.
     func misplaced(_ function: String) -> HostRefusal {
         let during: String
@@ -188,6 +191,9 @@ extension ScriptSession {
                 try action.apply(to: sim)
             } catch let error as EngineError {
                 sim.recordRefusal(of: name.rawValue, error)
+                // A refusal is cheap to ask for and costs an event to record: a loop of caught
+                // refusals stops at the script's budget, as any loop does.
+                args.charge(Self.refusalCost)
                 // The engine's text names the action when it says what refused it; once is enough.
                 let message = error.message.hasPrefix(name.rawValue) ? error.message : "\(name.rawValue): \(error.message)"
                 var problems: [Problem]?

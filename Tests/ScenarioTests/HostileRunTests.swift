@@ -119,6 +119,30 @@ final class HostileRunTests: XCTestCase {
         XCTAssertEqual(record.instances.count { $0.exists }, 10)
     }
 
+    /// Each refusal a script catches is an `actionFailed` event and costs it 1,000 instructions:
+    /// a loop of them stops at the call's budget of 10 million after about 10,000 refusals, the
+    /// same way on every run, in a fraction of the CPU-time backstop.
+    func testALoopOfCaughtRefusalsStopsAtTheBudgetTheSameWayEveryRun() throws {
+        let path = try writeScenario(rolling + "at(\"PT1M\", function() for i = 1, 1e7 do pcall(cancel) end end)")
+        let definition = try ScenarioDefinition(luaScript: path, options: options())
+        var seen: [(LuaError.Kind?, Int)] = []
+        for _ in 0..<2 {
+            var refused = 0
+            do {
+                _ = try Rehearsal.run(definition, RunInputs(seed: 0), onEvent: { if $0.kind == .actionFailed { refused += 1 } })
+                XCTFail("the run finished")
+            } catch {
+                guard case .script(let lua, _) = error.error else { return XCTFail("\(error)") }
+                seen.append((lua.kind, refused))
+            }
+        }
+        XCTAssertEqual(seen.first?.0, .budget(10_000_000))
+        let refusals = try XCTUnwrap(seen.first?.1)
+        XCTAssertGreaterThan(refusals, 9_000)
+        XCTAssertLessThanOrEqual(refusals, 10_000)
+        XCTAssertTrue(seen.allSatisfy { $0 == seen[0] }, "\(seen)")
+    }
+
     /// About 16 million instructions in one call: over the budget of 10 million on every run,
     /// stopped at the same line, whatever the machine is doing.
     func testBudgetVerdictAndLineAreTheSameOnEveryRun() throws {

@@ -75,6 +75,11 @@ void rh_host_set_run_budget(rh_host *h, long long instructions);
 /* Charges `units` of the host's own work on what a call returned (copying, judging) to the run's
  * instructions; returns whether the run's budget is now spent (exact counting only). */
 int rh_host_charge_run(rh_host *h, long long units);
+/* Charges `units` of the host's own work, done for the running call from inside a host function
+ * on thread L, to the call's budget and the run's, without raising: when that spends either, the
+ * stop is noted (at L's line) and the call stops at its next instruction, which pcall cannot
+ * catch. Returns 1 when it stopped the call. */
+int rh_charge_quietly(lua_State *L, long long units);
 /* Instructions counted since the run began (in steps of the count hook). */
 long long rh_host_run_used(rh_host *h);
 /* What the backstops' messages name first, e.g. "seed 7" (copied, truncated to 63 bytes). */
