@@ -16,6 +16,9 @@ public struct Problem: Equatable, Sendable, CustomStringConvertible {
     /// The values allowed here, when the input must be one of a closed set the message lists
     /// (the scale sets to choose from, the parameters a scenario declares), in its order.
     public var allowed: [String]?
+    /// The field of the document whose value the problem comes from, when it is not `field`
+    /// (the parameter without a value that a name waits on).
+    public var source: String?
     /// The references that lead back to the first, in order, when the problem is a cycle
     /// (`parameters('a')`, `parameters('b')`, `parameters('a')`).
     public var cycle: [String]?

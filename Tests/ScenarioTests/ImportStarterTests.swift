@@ -32,8 +32,10 @@ final class ImportStarterTests: XCTestCase {
         let imported = try ScaleSetImport.read(try JSON.parse(text))
         XCTAssertEqual(imported.definition.name, "vmss")
         let warning = try XCTUnwrap(imported.warnings.first { $0.field == "resources[1].name" })
-        XCTAssertTrue(warning.message.contains("parameters.vmssName"), warning.message)
-        XCTAssertFalse(warning.message.contains("is not a scale set name"), warning.message)
+        XCTAssertEqual(warning.source, "parameters.vmssName")
+        XCTAssertEqual(warning.remedy?.setting, .templateParameters)
+        // One warning for the name: the one naming the parameter, not one saying the path is no name.
+        XCTAssertEqual(imported.warnings.filter { $0.field == "resources[1].name" }.count, 1)
     }
 
     /// The starter of a Manual or Automatic document as a Lua scenario, loaded.

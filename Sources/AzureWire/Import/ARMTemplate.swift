@@ -79,7 +79,11 @@ enum ARMTemplate {
         if let failure = picked.nameFailure {
             // A name that waits on a parameter: say which, not that its path is no name.
             let source = failure.path.isEmpty ? "" : "\(failure.path) "
-            warnings.append(Problem(field: "\(picked.path).name", "could not be evaluated (\(source)\(failure.message)): the scale set is called vmss; give the parameter's value (--parameters FILE) to name it"))
+            // The way to give the value is the command line's to spell (the remedy).
+            var warning = Problem(field: "\(picked.path).name", "could not be evaluated (\(source)\(failure.message)): the scale set is called vmss; to name it, give the parameter's value")
+            warning.remedy = Remedy(.templateParameters, placeholder: "FILE", scriptForm: "parameters = \"FILE\"")
+            warning.source = failure.path.isEmpty ? nil : failure.path
+            warnings.append(warning)
             definition.name = "vmss"
         } else {
             if picked.name == nil { definition.name = picked.label }

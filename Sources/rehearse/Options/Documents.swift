@@ -23,7 +23,7 @@ func importScaleSet(_ path: String, resource: String?, parameters: String?, cont
     do {
         let context = try ARMDeploymentContext.parse(settings, field: "--context")
         let imported = try ScaleSetImport.read(document, resource: resource, parameters: values, context: context)
-        for warning in imported.warnings { warn(warning.message, location: inDocument(path, warning)) }
+        for warning in imported.warnings { warn(Diagnostics.message(warning), location: inDocument(path, warning)) }
         return imported
     } catch {
         throw CommandFailure(error.problems.map { Diagnostic(Diagnostics.message($0), location: inDocument(path, $0)) },
