@@ -292,7 +292,11 @@ void rh_abort_call(rh_host *h) {
 
 /* Message handler: any error value becomes "message\nstack traceback:...". */
 int rh_message_handler(lua_State *L) {
-    const char *msg = lua_tostring(L, 1);
+    rh_host *h = host_of(L);
+    const char *msg = lua_type(L, 1) == LUA_TSTRING ? lua_tostring(L, 1) : NULL;
+    /* The very string a host function's failure raised: nothing in the script replaced it. */
+    h->raised_unchanged = msg != NULL && msg == h->raised;
+    if (msg == NULL) msg = lua_tostring(L, 1);
     if (msg == NULL) {
         if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
             msg = lua_tostring(L, -1);

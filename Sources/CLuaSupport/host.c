@@ -139,6 +139,11 @@ rh_stop rh_last_stop(rh_host *h) { return h->last_stop; }
 const char *rh_last_where(rh_host *h) { return h->last_where; }
 rh_refusal rh_last_refusal(rh_host *h) { return h->refusal; }
 const char *rh_last_refusal_text(rh_host *h) { return h->refusal_text; }
+int rh_take_raised_unchanged(rh_host *h) {
+    int unchanged = h->raised_unchanged;
+    h->raised_unchanged = 0;
+    return unchanged;
+}
 void rh_clear_refusal(rh_host *h) {
     h->refusal = RH_REFUSAL_NONE;
     h->refusal_text[0] = '\0';
@@ -156,6 +161,7 @@ static int trampoline(lua_State *L) {
         luaL_where(L, 1);
         lua_insert(L, -2);
         lua_concat(L, 2);
+        h->raised = lua_tostring(L, -1);
         return lua_error(L);
     }
     if (zone && h->limit && h->used > rh_cap(h) && h->stop == RH_STOP_NONE) {

@@ -69,6 +69,10 @@ struct rh_host {
     /* the last sandbox rule broken, and the text raised for it (rh_refuse) */
     rh_refusal refusal;
     char refusal_text[512];
+    /* the text the trampoline last raised for a failed host function (compared, never read:
+     * it may be gone), and whether the message handler last saw that very string */
+    const char *raised;
+    int raised_unchanged;
     /* the run's budget: instructions of every call since the run began (0 = no limit) */
     long long run_budget;
     long long run_used;

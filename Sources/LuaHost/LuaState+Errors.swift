@@ -56,8 +56,12 @@ extension LuaState {
         let place = location ?? traceback.flatMap(Self.firstLuaLine)
         let noted = raised.take(ifEnding: message)
         // A nested call's failure (a limit it reached, its script's error) that reached this
-        // call unchanged keeps its kind, message and place.
-        if var inner = noted?.error {
+        // call as the very string the host function raised keeps its kind, message and place.
+        // One the script caught and raised again, in words of its own or at its own line, is
+        // the script's.
+        let unchanged = rh_take_raised_unchanged(host) != 0
+        if var inner = noted?.error, unchanged {
+            rh_clear_refusal(host)
             inner.location = inner.location ?? place
             inner.traceback = traceback
             inner.function = function
@@ -96,17 +100,19 @@ extension LuaState {
 final class RaisedRefusal {
     /// What a Swift function raised, as data.
     struct Raised {
+        /// The text the function raised (Lua adds the place before it).
+        var text: String
         /// What the host refused (nil: not a refusal).
         var refusal: HostRefusal?
         /// The failure of a call into Lua that the function passed on (a nested call).
         var error: LuaError?
     }
-    private var last: (text: String, raised: Raised)?
+    private var last: Raised?
 
     /// A Swift function raised `text`; `refusal`, what the host refused (nil: not a refusal);
     /// `error`, the nested call's failure it passed on.
     func note(_ text: String, _ refusal: HostRefusal?, error: LuaError? = nil) {
-        last = refusal == nil && error == nil ? nil : (text, Raised(refusal: refusal, error: error))
+        last = refusal == nil && error == nil ? nil : Raised(text: text, refusal: refusal, error: error)
     }
 
     /// What was raised as the end of `message` (Lua adds the place before it); nil when the
@@ -114,6 +120,6 @@ final class RaisedRefusal {
     func take(ifEnding message: String) -> Raised? {
         defer { last = nil }
         guard let last, !last.text.isEmpty, message.hasSuffix(last.text) else { return nil }
-        return last.raised
+        return last
     }
 }

@@ -44,7 +44,8 @@ extension ScenarioDefinition {
             throw .file(path: error.path, problem: error.problem)
         }
         if data.first == 0x1B {
-            throw .script(LuaError(kind: .syntax, message: "\(path) is precompiled Lua bytecode; only source text is accepted"), context: nil)
+            throw .script(LuaError(kind: .syntax, message: "\(path) is precompiled Lua bytecode; only source text is accepted",
+                                   refusal: .sandbox(.textChunksOnly)), context: nil)
         }
         let source = String(decoding: data, as: UTF8.self)
         let searchPath = options.searchPath

@@ -249,7 +249,7 @@ public final class RehearsalSession {
     @discardableResult
     public func advance(by amount: Millis) throws(RunFailure) -> EngineError? {
         guard let time = ISODuration.later(clock, by: amount) else {
-            guard amount >= 0 else { return EngineError("advance refused: \(amount) ms is negative; the clock never goes back", .clockBackwards(-amount)) }
+            guard amount >= 0 else { return EngineError("advance refused: \(amount) ms is negative; the clock never goes back", .clockBackwards(amount)) }
             return Self.pastLatest(time: nil, from: clock, by: amount)
         }
         return try advance(to: time)

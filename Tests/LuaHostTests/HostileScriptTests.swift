@@ -107,6 +107,25 @@ final class HostileScriptTests: XCTestCase {
         }
     }
 
+    /// A host error the script catches and raises again in words of its own, or at its own
+    /// line, is the script's error: the host's data stays with the host's own text.
+    func testAHostErrorTheScriptWrapsOrRaisesAgainIsTheScripts() throws {
+        let s = try state()
+        registerNestedCaller(s)
+        s.register("refuse") { _ in throw LuaError(kind: .runtime, message: "nothing to cancel", refusal: .misplaced(function: "refuse", during: "at")) }
+        try s.run("function inner()\n  error('real problem')\nend", chunkName: "n.lua")
+        let wrapped = error { try s.run("local ok, e = pcall(refuse)\nerror('while restarting: ' .. e, 0)", chunkName: "w.lua") }
+        XCTAssertEqual(wrapped?.message, "while restarting: nothing to cancel")
+        XCTAssertEqual(wrapped?.location, "w.lua:2")
+        let again = error { try s.run("local ok, e = pcall(call_inner)\n\nerror(e)", chunkName: "again.lua") }
+        XCTAssertEqual(again?.kind, .runtime)
+        XCTAssertEqual(again?.location, "again.lua:3")
+        // Passed on unchanged, it keeps what the host knew.
+        let unchanged = error { try s.run("\nrefuse()", chunkName: "u.lua") }
+        XCTAssertEqual(unchanged?.refusal, .misplaced(function: "refuse", during: "at"))
+        XCTAssertEqual(unchanged?.location, "u.lua:2")
+    }
+
     func testNestedCallUsesTheHostMessageHandler() throws {
         let s = try state()
         registerNestedCaller(s)

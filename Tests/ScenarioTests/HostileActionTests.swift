@@ -72,8 +72,9 @@ final class HostileActionTests: XCTestCase {
         XCTAssertEqual(session.clock, ISODuration.longest)
         for _ in 0..<9_224 { XCTAssertNotNil(try session.advance(by: step)) }
         XCTAssertNotNil(try session.advance(by: Int.max))
-        XCTAssertNotNil(try session.advance(by: -1))
-        XCTAssertNotNil(try session.advance(to: Int.max))
+        XCTAssertEqual(try session.advance(by: -1)?.refusal, .clockBackwards(-1))
+        XCTAssertEqual(try session.advance(by: Int.min)?.refusal, .clockBackwards(Int.min))
+        XCTAssertEqual(try session.advance(to: Int.max)?.refusal, .pastLatestInstant)
         XCTAssertEqual(session.clock, ISODuration.longest)
     }
 }

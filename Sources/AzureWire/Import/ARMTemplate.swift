@@ -80,7 +80,7 @@ enum ARMTemplate {
             // A name that waits on a parameter: say which, not that its path is no name.
             let source = failure.path.isEmpty ? "" : "\(failure.path) "
             // The way to give the value is the command line's to spell (the remedy).
-            var warning = Problem(field: "\(picked.path).name", "could not be evaluated (\(source)\(failure.message)): the scale set is called vmss; to name it, give the parameter's value")
+            var warning = Problem(field: "\(picked.path).name", "could not be evaluated (\(source)\(failure.message)): the scale set is called vmss; to name it, give the parameter's value in a parameters file")
             warning.remedy = Remedy(.templateParameters, placeholder: "FILE", scriptForm: "parameters = \"FILE\"")
             warning.source = failure.path.isEmpty ? nil : failure.path
             warnings.append(warning)

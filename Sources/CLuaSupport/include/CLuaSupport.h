@@ -125,6 +125,9 @@ const char *rh_last_where(rh_host *h);
 rh_refusal rh_last_refusal(rh_host *h);
 const char *rh_last_refusal_text(rh_host *h);
 void rh_clear_refusal(rh_host *h);
+/* Whether the last failed call's error reached the host as the very string a failed host
+ * function raised, unchanged by the script (caught and raised again, wrapped); cleared. */
+int rh_take_raised_unchanged(rh_host *h);
 /* A rank for an object of the state (a table, a function) that is the same on every run of the
  * same script, or -1 when it is not in the small-block slabs. */
 long long rh_object_rank(rh_host *h, const void *p);

@@ -48,7 +48,7 @@ public struct EngineError: Error, Equatable, CustomStringConvertible {
         case notAHookTarget(Int, event: String)
         /// A `waitUntil` outside the event's window (from now to its `maxWaitUntil`).
         case waitOutside(until: Millis, earliest: Millis, latest: Millis)
-        /// The clock asked to go back by this much.
+        /// The clock asked to move by this amount, which is negative.
         case clockBackwards(Millis)
         /// A time past the virtual clock's latest instant.
         case pastLatestInstant
