@@ -64,6 +64,15 @@ public struct Problem: Equatable, Sendable, CustomStringConvertible {
         self.allowed = allowed
     }
 
+    /// The same problem at `field` in another document's frame (a document read for a field of
+    /// this one): every fact kept but the place, which `field` now says.
+    public func at(field: String) -> Problem {
+        var moved = self
+        moved.field = field
+        moved.place = nil
+        return moved
+    }
+
     public var description: String { "\(field): \(message)" }
 }
 

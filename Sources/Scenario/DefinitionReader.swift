@@ -156,15 +156,10 @@ struct DefinitionReader {
         do {
             let context = try ARMDeploymentContext.parse(settings, field: "scaleset.context")
             let imported = try ScaleSetImport.read(document, resource: string(fields, "resource"), parameters: parameters, context: context)
-            warnings += imported.warnings.map { warning in
-                var p = Problem(field: "\(from): \(warning.field)", warning.message)
-                p.remedy = warning.remedy
-                p.source = warning.source
-                return p
-            }
+            warnings += imported.warnings.map { $0.at(field: "\(from): \($0.field)") }
             return imported.definition
         } catch {
-            problems += error.problems.map { var p = Problem(field: "scaleset.from \(from): \($0.field)", $0.message); p.remedy = $0.remedy; return p }
+            problems += error.problems.map { $0.at(field: "scaleset.from \(from): \($0.field)") }
             return nil
         }
     }
