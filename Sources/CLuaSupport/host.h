@@ -131,6 +131,18 @@ static inline int rh_coroutine_mark(const rh_host *h) { return h->mark - 2; }
 
 static inline rh_host *host_of(lua_State *L) { return *(rh_host **)lua_getextraspace(L); }
 
+/* The backstop the watchdog marked for the running call or run, if any. */
+static inline rh_stop rh_cpu_stop(rh_host *h) {
+    if (atomic_load_explicit(&h->call_backstop_seq, memory_order_relaxed) == atomic_load_explicit(&h->seq, memory_order_relaxed))
+        return RH_STOP_CPU;
+    if (atomic_load_explicit(&h->run_backstop_gen, memory_order_relaxed) == atomic_load_explicit(&h->run_gen, memory_order_relaxed))
+        return RH_STOP_RUN_CPU;
+    return RH_STOP_NONE;
+}
+
+/* The host whose top-level call runs on this thread (the watchdog signal's target; watchdog.c). */
+extern __thread rh_host *rh_active_host;
+
 /* alloc.c */
 void *rh_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
 void rh_free_slabs(rh_host *h);
@@ -139,9 +151,6 @@ void rh_free_slabs(rh_host *h);
 void rh_budget_hook(lua_State *L, lua_Debug *ar);
 void rh_arm(rh_host *h, int count);
 void rh_disarm(lua_State *L);
-void rh_start_watchdog(rh_host *h);
-void rh_stop_watchdog(rh_host *h);
-void rh_forget_active(rh_host *h);
 void rh_note_reached(lua_State *L, int level);
 /* Whether the function at stack index `index`, held at registry ref `ref`, is straight (see
  * rh_host.straight); checks it the first time. */
@@ -150,12 +159,17 @@ int rh_is_straight(rh_host *h, lua_State *L, int index, int ref);
 void rh_charge(lua_State *L, lua_Integer units);
 static inline size_t rh_cap(const rh_host *h) { return h->limit + h->host_bytes; }
 
+/* watchdog.c */
+void rh_start_watchdog(rh_host *h);
+void rh_stop_watchdog(rh_host *h);
+void rh_forget_active(rh_host *h);
+
 /* probe.c: interns the fast path's strings; called once, on a new state. */
 void rh_intern_probe_strings(rh_host *h);
 
 /* pattern.c: sets the counted find, match, gmatch and gsub in the string table at `index`. */
 void rh_open_patterns(lua_State *L, int index);
 
-/* host.c */
+/* budget.c: the message handler of every call the host makes. */
 int rh_message_handler(lua_State *L);
 #endif
