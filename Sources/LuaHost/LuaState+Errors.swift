@@ -97,7 +97,7 @@ extension LuaState {
 
 /// What the last Swift function to fail raised into Lua, with the text it raised: Lua carries
 /// only the text, so a call that fails with that text gets the data back.
-final class RaisedRefusal {
+final class RaisedError {
     /// What a Swift function raised, as data.
     struct Raised {
         /// The text the function raised (Lua adds the place before it).

@@ -91,8 +91,8 @@ final class SwiftFunctionBox {
     let name: String
     let body: LuaSwiftFunction
     /// The state's record of the last refusal a Swift function raised.
-    let raised: RaisedRefusal
-    init(name: String, body: @escaping LuaSwiftFunction, raised: RaisedRefusal) {
+    let raised: RaisedError
+    init(name: String, body: @escaping LuaSwiftFunction, raised: RaisedError) {
         self.name = name
         self.body = body
         self.raised = raised

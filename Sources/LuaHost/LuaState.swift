@@ -25,7 +25,7 @@ public final class LuaState {
     @usableFromInline let L: OpaquePointer
     var swiftFunctions: [RetainedSwiftFunction] = []
     /// The last refusal a Swift function of this state raised, for the call that fails with it.
-    let raised = RaisedRefusal()
+    let raised = RaisedError()
     /// The limits every top-level call runs under.
     public private(set) var limits: LuaLimits
 

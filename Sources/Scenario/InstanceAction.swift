@@ -16,6 +16,17 @@ public enum InstanceAction: Equatable, Sendable {
         }
     }
 
+    /// The scale set's action naming instances `ids` (a script has no per-instance call; the set's
+    /// action refuses an instance protected from scale set actions, which this one does not).
+    func onSet(ids: [Int]) -> SessionAction {
+        switch self {
+        case .reimage: .reimage(ids: ids)
+        case .restart: .restart(ids: ids)
+        case .start: .start(ids: ids)
+        case .stop(let deallocate): .stop(ids: ids, deallocate: deallocate)
+        }
+    }
+
     /// Performs the action on instance `id` of `sim`, protected or not.
     func apply(to sim: Simulation, id: Int) throws {
         switch self {

@@ -132,29 +132,25 @@ extension ScriptSession {
         return s
     }
 
-    /// What the script is inside of, for messages (", not inside health").
-    var activityText: String {
+    /// What the script is inside of: its name in a refusal ("health", "at", "loading") and the
+    /// clause a message adds (", not inside health"; nothing at the top level or when idle).
+    private var inside: (during: String, text: String) {
         switch activity {
-        case .behaviour(let name): return ", not inside \(name)"
-        case .atCallback: return ", not inside an at(...) callback"
-        default: return ""
+        case .loading: ("loading", "")
+        case .idle: ("idle", "")
+        case .atCallback: ("at", ", not inside an at(...) callback")
+        case .behaviour(let name): (name.description, ", not inside \(name)")
         }
     }
+
+    /// What the script is inside of, for messages (", not inside health").
+    var activityText: String { inside.text }
 
     /// The instructions a refused action costs the script: about what recording it costs the host.
     static let refusalCost = 1_000
 
     /// `function` refused where the script is now.
-    func misplaced(_ function: String) -> HostRefusal {
-        let during: String
-        switch activity {
-        case .loading: during = "loading"
-        case .idle: during = "idle"
-        case .atCallback: during = "at"
-        case .behaviour(let name): during = name.description
-        }
-        return .misplaced(function: function, during: during)
-    }
+    func misplaced(_ function: String) -> HostRefusal { .misplaced(function: function, during: inside.during) }
 
     /// Definitions describe the scenario before it runs: only the script's top level may make them.
     func requireTopLevel(_ name: String) throws {

@@ -63,9 +63,11 @@ struct ServeBenchCommand: ParsableCommand {
         let output = Pipe()
         load.standardOutput = output
         load.standardError = output
+        let cpuBefore = Self.cpuSeconds(of: server.processIdentifier)
         try load.run()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         load.waitUntilExit()
+        let cpuAfter = Self.cpuSeconds(of: server.processIdentifier)
         guard load.terminationStatus == 0, let figures = WrkFigures(text) else {
             throw ValidationError("wrk exited with status \(load.terminationStatus):\n\(text)")
         }
@@ -76,6 +78,22 @@ struct ServeBenchCommand: ParsableCommand {
         report("p50_ms", figures.p50, decimals: 3)
         report("p99_ms", figures.p99, decimals: 3)
         print("errors=\(figures.errors)")
+        // The server's own CPU per request: what a core of this machine spends on one poll,
+        // whoever else (wrk here) shares the cores.
+        if let cpuBefore, let cpuAfter, figures.requests > 0 {
+            report("server_cpu_us_per_request", (cpuAfter - cpuBefore) * 1e6 / Double(figures.requests))
+        }
+    }
+
+    /// User plus system CPU seconds `pid` has used (Linux's /proc/PID/stat); nil elsewhere.
+    static func cpuSeconds(of pid: Int32) -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = text.lastIndex(of: ")") else { return nil }
+        // After the command's name: state is field 3, utime and stime fields 14 and 15.
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        return ticks > 0 ? (user + system) / ticks : nil
     }
 
     /// The first executable `command` on PATH.
@@ -101,6 +119,8 @@ struct ServeBenchCommand: ParsableCommand {
 /// The figures of wrk's `--latency` report.
 struct WrkFigures: Equatable {
     var requestsPerSecond: Double
+    /// Requests completed in the whole run ("N requests in 10.00s").
+    var requests: Int
     /// Milliseconds.
     var p50: Double, p99: Double
     /// Non-2xx/3xx responses plus socket errors (connect, read, write, timeout).
@@ -108,10 +128,11 @@ struct WrkFigures: Equatable {
 
     init?(_ text: String) {
         var rate: Double?, p50: Double?, p99: Double?
-        var errors = 0
+        var errors = 0, requests = 0
         for raw in text.split(separator: "\n") {
             let fields = raw.split(separator: " ", omittingEmptySubsequences: true)
             guard let first = fields.first else { continue }
+            if fields.count > 2, fields[1] == "requests", fields[2] == "in", let count = Int(first) { requests = count }
             switch first {
             case "Requests/sec:": rate = fields.count > 1 ? Double(fields[1]) : nil
             case "50%": p50 = fields.count > 1 ? Self.milliseconds(fields[1]) : nil
@@ -124,7 +145,7 @@ struct WrkFigures: Equatable {
             }
         }
         guard let rate, let p50, let p99 else { return nil }
-        (requestsPerSecond, self.p50, self.p99, self.errors) = (rate, p50, p99, errors)
+        (requestsPerSecond, self.requests, self.p50, self.p99, self.errors) = (rate, requests, p50, p99, errors)
     }
 
     /// wrk's "1.23ms", "850.00us" or "1.02s" in milliseconds.

@@ -150,12 +150,8 @@ public enum StarterScenario {
         case .restart(let list): return "restart_instances(\(ids(list)))"
         case .stop(let list, let deallocate): return "stop_instances(\(ids(list))\(deallocate ? ", { deallocate = true }" : ""))"
         case .start(let list): return "start_instances(\(ids(list)))"
-        // A script has no per-instance call: the same action naming the one id (which a script
-        // refuses on an instance protected from scale set actions).
-        case .onInstance(let id, .reimage): return call(.reimage(ids: [id]))
-        case .onInstance(let id, .restart): return call(.restart(ids: [id]))
-        case .onInstance(let id, .start): return call(.start(ids: [id]))
-        case .onInstance(let id, .stop(let deallocate)): return call(.stop(ids: [id], deallocate: deallocate))
+        // A script has no per-instance call: the set's action naming the one id.
+        case .onInstance(let id, let action): return call(action.onSet(ids: [id]))
         }
     }
 

@@ -94,44 +94,32 @@ public struct Expectation: Equatable, Sendable {
     /// The result of every key this expectation sets, in key order, held or not.
     public func results(summary: RunSummary, upgrades actualUpgrades: Int) -> [ExpectationResult] {
         expectedValues.map { key, expected in
-            let (actual, held) = Self.observe(key, expected, summary: summary, upgrades: actualUpgrades)
-            return ExpectationResult(location: location, key: key, expected: expected, actual: actual, held: held)
+            let actual = Self.observed(key, summary: summary, upgrades: actualUpgrades)
+            return ExpectationResult(location: location, key: key, expected: expected, actual: actual, held: expected.isMet(by: actual))
         }
     }
 
-    /// What a run showed for `key`, and whether that meets `expected`.
-    static func observe(_ key: Key, _ expected: ExpectedValue, summary: RunSummary, upgrades: Int) -> (ObservedValue, Bool) {
+    /// What a run showed for `key`.
+    static func observed(_ key: Key, summary: RunSummary, upgrades: Int) -> ObservedValue {
         let status = summary.status
-        switch (key, expected) {
-        case (.finishedWithin, .within(let limit)):
-            let took = summary.availability.map { CheckedNumber.clampedWhole($0.timeToFinishSeconds * 1000) }
-            let actual: ObservedValue = summary.hitTimeLimit ? .notFinished : took.map(ObservedValue.duration) ?? .noUpgradeActivity
-            return (actual, !summary.hitTimeLimit && (took ?? 0) <= limit)
-        case (.maxUnavailable, .atMost(let most)):
-            let lost = summary.availability.map { CheckedNumber.clampedWhole($0.unavailableInstanceSeconds) }
-            return (lost.map(ObservedValue.count) ?? .none, (lost ?? 0) <= most)
-        case (.minHealthy, .atLeast(let least)):
-            let lowest = summary.availability?.lowestHealthy
-            return (lowest.map(ObservedValue.count) ?? .none, lowest.map { $0 >= least } ?? true)
-        case (_, .equal(let value)):
-            let actual: ObservedValue? = switch key {
-            case .code: status.map { .text($0.code.rawValue) }
-            case .errorCode: status?.error.map { .text($0.code.rawValue) }
-            case .failed: status.map { .count($0.progress.failedInstanceCount) }
-            case .inProgress: status.map { .count($0.progress.inProgressInstanceCount) }
-            case .pending: status.map { .count($0.progress.pendingInstanceCount) }
-            case .protected: .ids(summary.protected)
-            case .rolledBack: status == nil ? nil : .count(summary.rolledBack)
-            case .skipped: .ids(summary.skipped)
-            case .successful: status.map { .count($0.progress.successfulInstanceCount) }
-            case .upgrades: .count(upgrades)
-            case .finishedWithin, .maxUnavailable, .minHealthy: nil
-            }
-            return (actual ?? .none, actual == value)
-        default:
-            // `expectedValues` pairs each key with its one kind of value.
-            return (.none, false)
+        let actual: ObservedValue? = switch key {
+        case .code: status.map { .text($0.code.rawValue) }
+        case .errorCode: status?.error.map { .text($0.code.rawValue) }
+        case .failed: status.map { .count($0.progress.failedInstanceCount) }
+        case .inProgress: status.map { .count($0.progress.inProgressInstanceCount) }
+        case .pending: status.map { .count($0.progress.pendingInstanceCount) }
+        case .protected: .ids(summary.protected)
+        case .rolledBack: status == nil ? nil : .count(summary.rolledBack)
+        case .skipped: .ids(summary.skipped)
+        case .successful: status.map { .count($0.progress.successfulInstanceCount) }
+        case .upgrades: .count(upgrades)
+        case .finishedWithin:
+            summary.hitTimeLimit ? .notFinished
+                : summary.availability.map { .duration(CheckedNumber.clampedWhole($0.timeToFinishSeconds * 1000)) } ?? .noUpgradeActivity
+        case .maxUnavailable: summary.availability.map { .count(CheckedNumber.clampedWhole($0.unavailableInstanceSeconds)) }
+        case .minHealthy: summary.availability.map { .count($0.lowestHealthy) }
         }
+        return actual ?? .none
     }
 }
 
@@ -163,6 +151,21 @@ public enum ExpectedValue: Equatable, Sendable {
     case atMost(Int)
     /// Within this many milliseconds (`finishedWithin`).
     case within(Millis)
+
+    /// Whether a run that showed `actual` meets this. A run without upgrade activity (nothing
+    /// timed, no capacity lost or counted) meets a bound: it finished at once and lost nothing.
+    public func isMet(by actual: ObservedValue) -> Bool {
+        switch (self, actual) {
+        case (.equal(let value), _): actual == value
+        case (.within(let limit), .duration(let took)): took <= limit
+        case (.within, .notFinished): false
+        case (.within(let limit), _): 0 <= limit
+        case (.atMost(let most), .count(let count)): count <= most
+        case (.atMost(let most), _): 0 <= most
+        case (.atLeast(let least), .count(let count)): count >= least
+        case (.atLeast, _): true
+        }
+    }
 }
 
 /// One key of one expectation, checked against a run: what was asked, what the run showed (both
