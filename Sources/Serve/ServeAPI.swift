@@ -146,17 +146,19 @@ final class ServeAPI: Sendable {
                  message: "The request content\(length.map { " of \($0) bytes" } ?? "") is larger than the \(limit) bytes allowed.")
     }
 
-    /// `a=b&c=d`, percent-decoded, `+` as a space; the first of a repeated key wins.
+    /// `a=b&c=d`, percent-decoded, `+` as a space; the first of a repeated key wins. Split as
+    /// bytes (every request's query is read here).
     static func form(_ text: String) -> [String: String] {
         var fields: [String: String] = [:]
-        for pair in text.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let decode = { (s: Substring) in
-                s.utf8.contains { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }
-                    ? String(s).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(s) : String(s)
-            }
-            let key = decode(parts[0])
-            if fields[key] == nil { fields[key] = parts.count > 1 ? decode(parts[1]) : "" }
+        let decode = { (s: Substring.UTF8View) in
+            let text = String(Substring(s))
+            return s.contains { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }
+                ? text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? text : text
+        }
+        for pair in text.utf8.split(separator: UInt8(ascii: "&")) {
+            let equals = pair.firstIndex(of: UInt8(ascii: "=")) ?? pair.endIndex
+            let key = decode(pair[..<equals])
+            if fields[key] == nil { fields[key] = equals == pair.endIndex ? "" : decode(pair[pair.index(after: equals)...]) }
         }
         return fields
     }

@@ -49,12 +49,24 @@ struct BearerToken<Context: RequestContext>: RouterMiddleware {
         guard let header = request.headers[.authorization] else {
             throw ARMError(.unauthorized, code: "AuthenticationFailed", message: "Authentication failed. The 'Authorization' header is missing.")
         }
-        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer", !parts[1].trimmingCharacters(in: .whitespaces).isEmpty else {
+        guard Self.isBearer(header) else {
             throw ARMError(.unauthorized, code: "AuthenticationFailed",
                            message: "Authentication failed. The 'Authorization' header is provided in an invalid format; allowed 'Bearer <token>'.")
         }
         return try await next(request, context)
+    }
+
+    /// `Bearer <token>`: the scheme in any case after any spaces, then a token that is not all
+    /// white space. Read as bytes (every request pays for it); a token of non-ASCII bytes alone
+    /// is judged by Foundation's white space.
+    static func isBearer(_ header: String) -> Bool {
+        let bytes = header.utf8
+        guard let start = bytes.firstIndex(where: { $0 != UInt8(ascii: " ") }) else { return false }
+        let scheme = bytes[start...].prefix { $0 != UInt8(ascii: " ") }
+        guard scheme.count == 6, zip(scheme, "bearer".utf8).allSatisfy({ $0 | 0x20 == $1 }), scheme.endIndex < bytes.endIndex else { return false }
+        let token = bytes[bytes.index(after: scheme.endIndex)...]
+        if token.contains(where: { $0 > 0x20 && $0 < 0x7F }) { return true }
+        return !String(Substring(token)).trimmingCharacters(in: .whitespaces).isEmpty
     }
 }
 
@@ -82,15 +94,28 @@ struct ARMPaths<Responder: HTTPResponder>: HTTPResponder {
     private let exact: Set<Substring>
     /// The literals by their lowercased spelling.
     private let spelling: [Substring: Substring]
+    /// The literals' bytes by their length: a segment is compared with those of its length only.
+    private let byLength: [Int: [[UInt8]]]
 
     init(_ router: Responder, literals: Set<String>) {
         self.router = router
         exact = Set(literals.map { Substring($0) })
         spelling = Dictionary(literals.map { (Substring($0.lowercased()), Substring($0)) }, uniquingKeysWith: { first, _ in first })
+        byLength = Dictionary(grouping: literals.map { Array($0.utf8) }, by: \.count)
     }
 
     func respond(to request: Request, context: Responder.Context) async throws -> Response {
         let target = request.head.path ?? "/"
+        guard let path = normalized(target) else { return try await router.respond(to: request, context: context) }
+        var head = request.head
+        head.path = path
+        return try await router.respond(to: Request(head: head, body: request.body), context: context)
+    }
+
+    /// `target` with its segments decoded and its literals respelled; nil when nothing changes.
+    func normalized(_ target: String) -> String? {
+        // Most paths (every poll) need nothing: found without building a string or an array.
+        guard mayChange(target.utf8.span) else { return nil }
         // Bytes, not characters: splitting by Character cost 2% of a poll's CPU time.
         let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) ?? target.utf8.endIndex
         var changed = false
@@ -107,9 +132,35 @@ struct ARMPaths<Responder: HTTPResponder>: HTTPResponder {
             changed = true
             return literal
         }
-        guard changed else { return try await router.respond(to: request, context: context) }
-        var head = request.head
-        head.path = segments.joined(separator: "/") + target[mark...]
-        return try await router.respond(to: Request(head: head, body: request.body), context: context)
+        return changed ? segments.joined(separator: "/") + target[mark...] : nil
+    }
+
+    /// Whether a segment of the path (before `?`) might read differently once decoded and
+    /// respelled: it has an escape or a byte past ASCII (Unicode case folding is `normalized`'s
+    /// to judge), or it equals a literal in ASCII letters of another case.
+    private func mayChange(_ path: Span<UInt8>) -> Bool {
+        var start = 0
+        for end in 0...path.count {
+            let byte = end < path.count ? path[end] : UInt8(ascii: "/")
+            if byte == UInt8(ascii: "%") || byte >= 0x80 { return true }
+            guard byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") else { continue }
+            if let literals = byLength[end - start] {
+                for literal in literals where Self.foldsEqual(path, from: start, literal) {
+                    if !(0..<literal.count).allSatisfy({ path[start + $0] == literal[$0] }) { return true }
+                }
+            }
+            if byte == UInt8(ascii: "?") { return false }
+            start = end + 1
+        }
+        return false
+    }
+
+    /// Whether `path` from `start` holds `literal`'s bytes, ignoring the case of ASCII letters.
+    private static func foldsEqual(_ path: Span<UInt8>, from start: Int, _ literal: [UInt8]) -> Bool {
+        for offset in 0..<literal.count {
+            let a = path[start + offset], b = literal[offset]
+            guard a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= UInt8(ascii: "a") && (a | 0x20) <= UInt8(ascii: "z")) else { return false }
+        }
+        return true
     }
 }
