@@ -66,6 +66,9 @@ public struct ARMError: Error, Equatable, Sendable, UserFacingError {
 
 /// Responses with JSON bodies and the headers Azure sends with them.
 enum Reply {
+    /// The fields of every JSON response (made once: each field is checked as it is set).
+    private static let jsonFields: HTTPFields = [.contentType: "application/json; charset=utf-8", .cacheControl: "no-cache"]
+
     /// A JSON response with `status` and extra `headers`.
     static func json(_ value: JSON, status: HTTPResponse.Status = .ok, headers: [(HTTPField.Name, String)] = []) -> Response {
         text(value.serialized(pretty: false), status: status, headers: headers)
@@ -73,9 +76,7 @@ enum Reply {
 
     /// A response whose body is JSON already written as text.
     static func text(_ text: String, status: HTTPResponse.Status = .ok, headers: [(HTTPField.Name, String)] = []) -> Response {
-        var fields = HTTPFields()
-        fields[.contentType] = "application/json; charset=utf-8"
-        fields[.cacheControl] = "no-cache"
+        var fields = jsonFields
         for (name, value) in headers { fields[name] = value }
         return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
     }

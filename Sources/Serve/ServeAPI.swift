@@ -122,7 +122,10 @@ final class ServeAPI: Sendable {
 
     /// Reads the body up to the bound; a larger one is 413, malformed JSON 400 (ARM's codes).
     private func readBody(_ request: inout Request) async throws -> Body? {
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBodyBytes { throw Self.tooLarge(length, maxBodyBytes) }
+        let length = request.headers[.contentLength]
+        // HTTP/1.1: a request without Content-Length or Transfer-Encoding has no body (every poll).
+        if length == nil && request.headers[.transferEncoding] == nil { return nil }
+        if let length = length.flatMap(Int.init), length > maxBodyBytes { throw Self.tooLarge(length, maxBodyBytes) }
         let buffer: ByteBuffer
         do { buffer = try await request.collectBody(upTo: maxBodyBytes) } catch { throw Self.tooLarge(nil, maxBodyBytes) }
         guard buffer.readableBytes > 0 else { return nil }
