@@ -151,7 +151,7 @@ public enum RunText {
             if !ids.isEmpty { rows.append(("on an older model, \(reason.rawValue)", ids)) }
         }
         if !summary.rollbackFailed.isEmpty { rows.append(("rollback failed, still on the new model", summary.rollbackFailed)) }
-        let gone = record.instances.filter { !$0.exists }.map(\.id)
+        let gone = record.fleetInstances.filter { !$0.exists }.map(\.id)
         if !gone.isEmpty { rows.append(("deleted", gone)) }
         guard !rows.isEmpty else { return [] }
         let present = record.instances.filter(\.exists)

@@ -10,7 +10,7 @@ public enum Tables {
     public static func fleet(_ record: RunRecord) -> [String] {
         let failed = Set(record.summary.failed), rollbackFailed = Set(record.summary.rollbackFailed)
         struct Row { let vm: InstanceOutcome; let note: String }
-        let rows = record.instances.map { vm -> Row in
+        let rows = record.fleetInstances.map { vm -> Row in
             let note: String
             if !vm.exists {
                 note = "deleted"

@@ -51,6 +51,7 @@ enum ExpectationReader {
                 }
             case .upgrades: expectation.upgrades = number()
             case .rolledBack: expectation.rolledBack = number()
+            case .leftBehind: expectation.leftBehind = number()
             }
         }
         return (expectation, problems)

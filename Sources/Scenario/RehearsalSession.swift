@@ -370,8 +370,9 @@ public final class RehearsalSession {
         } catch {
             throw RunFailure(seed: seed, error: ScenarioError(error))
         }
-        let expectations = self.expectations.flatMap { $0.results(summary: summary, upgrades: upgrades) }
-        let record = RunRecord(seed: seed, policy: simulation.policy, events: events, summary: summary, instances: simulation.instanceOutcomes,
+        let instances = simulation.instanceOutcomes
+        let expectations = self.expectations.flatMap { $0.results(summary: summary, upgrades: upgrades, instances: instances) }
+        let record = RunRecord(seed: seed, policy: simulation.policy, events: events, summary: summary, instances: instances,
                                upgrades: upgrades, expectations: expectations, start: start,
                                orchestration: simulation.definition.orchestration)
         finished = record

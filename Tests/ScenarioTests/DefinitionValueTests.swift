@@ -204,4 +204,22 @@ final class DefinitionValueTests: XCTestCase {
         XCTAssertEqual(batches(flexible.events), ["0", "1"])
         XCTAssertEqual(batches(uniform.events), ["0", "1"])
     }
+
+    /// An id an `instances` list skips was never in the fleet: the record keeps its place (ids
+    /// index the instances) but the fleet's instances leave it out; one deleted in the run stays.
+    func testAnIdTheInstanceListSkipsIsNoDeletedInstance() throws {
+        var scaleSet = Self.tenAtTwenty
+        scaleSet.fleet = [ExistingInstance(id: 1), ExistingInstance(id: 2), ExistingInstance(id: 4)]
+        scaleSet.capacity = 3
+        // Scale in to 2 at PT1M: one of the three listed is deleted in the run.
+        let record = try Rehearsal.run(ScenarioDefinition(path: "gaps (Swift)", scaleSet: scaleSet, behaviour: .swift(Self.booting(after: 90_000)),
+                                                          timeline: [.init(time: 60_000, action: .perform(.scale(to: 2)))]),
+                                       RunInputs(seed: 1))
+        XCTAssertEqual(record.instances.map(\.id), [0, 1, 2, 3, 4])
+        XCTAssertEqual(record.start?.versions, [nil, 1, 1, nil, 1])
+        let deleted = record.fleetInstances.filter { !$0.exists }.map(\.id)
+        XCTAssertEqual(deleted.count, 1)
+        XCTAssertEqual(record.fleetInstances.map(\.id), [1, 2, 4])
+        XCTAssertEqual(record.fleetInstances.count(where: \.exists), 2)
+    }
 }

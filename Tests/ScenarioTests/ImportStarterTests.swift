@@ -39,22 +39,26 @@ final class ImportStarterTests: XCTestCase {
     }
 
     /// The starter of a Manual or Automatic document as a Lua scenario, loaded.
-    func starter(mode: String, capacity: Int, health: Bool) throws -> ScenarioDefinition {
-        var resource: [String: JSON] = [
+    /// (`automaticOS`: automatic OS upgrades on, the image named by publisher, offer and sku, so
+    /// that its version is latest.)
+    func starter(mode: String, capacity: Int, health: Bool, automaticOS: Bool = false) throws -> ScenarioDefinition {
+        var policy: [String: JSON] = ["mode": .string(mode)]
+        if automaticOS { policy["automaticOSUpgradePolicy"] = .object(["enableAutomaticOSUpgrade": .bool(true)]) }
+        let image: JSON = automaticOS
+            ? .object(["publisher": .string("Canonical"), "offer": .string("ubuntu-24_04-lts"), "sku": .string("server")])
+            : .object(["version": .string("1.0.4")])
+        var profile: [String: JSON] = ["storageProfile": .object(["imageReference": image])]
+        if health || automaticOS {
+            profile["extensionProfile"] = .object(["extensions": .array([.object(["name": .string("health"), "properties": .object([
+                "publisher": .string("Microsoft.ManagedServices"), "type": .string("ApplicationHealthLinux"), "typeHandlerVersion": .string("2.0"),
+                "settings": .object(["protocol": .string("http"), "port": .int(80), "requestPath": .string("/health")]),
+            ])])])])
+        }
+        let resource: [String: JSON] = [
             "type": .string("Microsoft.Compute/virtualMachineScaleSets"), "name": .string("web"),
             "sku": .object(["name": .string("Standard_D2s_v5"), "capacity": .int(capacity)]),
-            "properties": .object(["upgradePolicy": .object(["mode": .string(mode)]),
-                                   "virtualMachineProfile": .object(["storageProfile": .object(["imageReference": .object(["version": .string("1.0.4")])])])]),
+            "properties": .object(["upgradePolicy": .object(policy), "virtualMachineProfile": .object(profile)]),
         ]
-        if health {
-            resource["properties"] = .object(["upgradePolicy": .object(["mode": .string(mode)]), "virtualMachineProfile": .object([
-                "storageProfile": .object(["imageReference": .object(["version": .string("1.0.4")])]),
-                "extensionProfile": .object(["extensions": .array([.object(["name": .string("health"), "properties": .object([
-                    "publisher": .string("Microsoft.ManagedServices"), "type": .string("ApplicationHealthLinux"), "typeHandlerVersion": .string("2.0"),
-                    "settings": .object(["protocol": .string("http"), "port": .int(80), "requestPath": .string("/health")]),
-                ])])])]),
-            ])])
-        }
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("starter-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         try JSON.object(resource).serialized(pretty: true).write(toFile: dir + "/vmss.json", atomically: true, encoding: .utf8)
@@ -63,8 +67,15 @@ final class ImportStarterTests: XCTestCase {
         return try ScenarioDefinition(luaScript: dir + "/starter.lua", options: options())
     }
 
-    func rollout(_ definition: ScenarioDefinition, _ value: String) throws -> RunRecord {
-        try Rehearsal.run(definition, RunInputs(seed: 0, parameterValues: ["rollout": value]))
+    func rollout(_ definition: ScenarioDefinition, _ value: String, _ more: [String: String] = [:]) throws -> RunRecord {
+        try Rehearsal.run(definition, RunInputs(seed: 0, parameterValues: more.merging(["rollout": value]) { $1 }))
+    }
+
+    /// The times of the manual upgrades, and how many instances each named.
+    func manualBatches(_ record: RunRecord) -> [(Millis, Int)] {
+        record.events.compactMap { event in
+            if case .manualUpgrade(let ids?, _, _) = event.payload { return (event.time, ids.count) } else { return nil }
+        }
     }
 
     func testAManualStarterComparesTheTeamsBatchesWithAdoptingRolling() throws {
@@ -99,5 +110,42 @@ final class ImportStarterTests: XCTestCase {
         // Batches of 2: 8 of 10 serve at the lowest.
         XCTAssertEqual(rolling.summary.availability?.lowestHealthy, 8)
         XCTAssertEqual(rolling.failedExpectations, [])
+    }
+
+    func testAManualStarterWithoutAHealthSourceUpgradesABatchEverySettle() throws {
+        // Nothing to ask for health: 5 instances, batches of 1, one every PT5M from PT2M.
+        let definition = try starter(mode: "Manual", capacity: 5, health: false)
+        let manual = try rollout(definition, "manual")
+        XCTAssertEqual(manualBatches(manual).map(\.0), [120_000, 420_000, 720_000, 1_020_000, 1_320_000])
+        XCTAssertEqual(manualBatches(manual).map(\.1), [1, 1, 1, 1, 1])
+        XCTAssertEqual(manual.instances.count { $0.leftBehind != nil }, 0)
+        XCTAssertEqual(manual.failedExpectations, [])
+        // A shorter settle: the same batches, 60 s apart.
+        let quick = try rollout(definition, "manual", ["settle": "PT1M"])
+        XCTAssertEqual(manualBatches(quick).map(\.0), [120_000, 180_000, 240_000, 300_000, 360_000])
+    }
+
+    func testATeamThatStopsPartwayFailsTheRunWithTheInstancesLeftBehind() throws {
+        // The team looks 1 s after the first batch of 2 and has no patience: the batch has not
+        // answered on the new model yet, so it stops; 8 of 10 stay on the old model.
+        let definition = try starter(mode: "Manual", capacity: 10, health: true)
+        let stopped = try rollout(definition, "manual", ["wait": "PT1S", "patience": "PT0S"])
+        XCTAssertEqual(manualBatches(stopped).map(\.1), [2])
+        XCTAssertEqual(stopped.instances.count { $0.leftBehind == .notUpgraded }, 8)
+        XCTAssertEqual(stopped.failedExpectations.map(\.key), [.leftBehind])
+        XCTAssertEqual(stopped.failedExpectations.first?.actual, .count(8))
+        XCTAssertEqual(stopped.failedExpectations.first?.expected, .equal(.count(0)))
+    }
+
+    func testAnAutomaticOSUpgradeCountsAsOneRollingUpgradeMoreInBothRollouts() throws {
+        // The starter releases a platform image: one automatic OS upgrade beside the rollout's.
+        let definition = try starter(mode: "Automatic", capacity: 10, health: true, automaticOS: true)
+        let automatic = try rollout(definition, "automatic")
+        XCTAssertEqual(automatic.upgrades, 1)
+        XCTAssertEqual(automatic.failedExpectations, [])
+        let rolling = try rollout(definition, "rolling")
+        XCTAssertEqual(rolling.upgrades, 2)
+        XCTAssertEqual(rolling.failedExpectations, [])
+        XCTAssertEqual(rolling.instances.count { $0.leftBehind != nil }, 0)
     }
 }

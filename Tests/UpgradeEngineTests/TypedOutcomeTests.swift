@@ -36,7 +36,7 @@ final class TypedOutcomeTests: XCTestCase {
         expectation.skipped = [3, 7]
         let summary = RunSummary(endTime: 0, status: nil, skipped: [], protected: [], availability: nil, hitTimeLimit: false, probes: 0,
                                  capacity: 0)
-        let results = expectation.results(summary: summary, upgrades: 0)
+        let results = expectation.results(summary: summary, upgrades: 0, instances: [])
         XCTAssertEqual(results.map(\.key), [.code, .finishedWithin, .minHealthy, .skipped])
         XCTAssertEqual(results.map(\.expected), [.equal(.text("Faulted")), .within(2_700_000), .atLeast(8), .equal(.ids([3, 7]))])
         XCTAssertEqual(results.map(\.actual), [.none, .noUpgradeActivity, .none, .ids([])])
@@ -65,7 +65,7 @@ final class TypedOutcomeTests: XCTestCase {
         // A run's results list the same keys in the same order: 10 instances upgraded in 5
         // batches, none protected, one upgrade, no error.
         let summary = try simulate(scaleSet(10)).summary
-        let results = [first, second].flatMap { $0.results(summary: summary, upgrades: 1) }
+        let results = [first, second].flatMap { $0.results(summary: summary, upgrades: 1, instances: []) }
         XCTAssertEqual(results.map(\.key), keys.map(\.key))
         XCTAssertEqual(results.map(\.expected), [first, second].flatMap { $0.expectedValues.map(\.expected) })
         XCTAssertEqual(results.map(\.actual)[0], .text("Completed"))

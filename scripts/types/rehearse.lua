@@ -134,6 +134,7 @@
 ---@field failed? integer  progress.failedInstanceCount
 ---@field finishedWithin? string|number  the upgrades ended within this long after they began (ISO 8601, e.g. "PT60M", or seconds)
 ---@field inProgress? integer  progress.inProgressInstanceCount
+---@field leftBehind? integer  how many instances end the run on an older model than the newest (protected, skipped, failed, not reached, not upgraded)
 ---@field maxUnavailable? integer  instance-seconds of lost capacity must be at most this
 ---@field minHealthy? integer  the fewest serving instances during the upgrades must be at least this
 ---@field pending? integer  progress.pendingInstanceCount

@@ -6,19 +6,24 @@ import UpgradeEngine
 /// `rehearse compare STARTER --set param.rollout=…` compares the two in one command:
 /// - Manual: `manual` is the team's rollout (the model is updated, then `az vmss update-instances`
 ///   in batches of `batch` instances, each started once the previous one answers Healthy on the
-///   new model, checked every `wait`; after `patience` without an answer the team stops); `rolling`
+///   new model, checked every `wait`; after `patience` without an answer the team stops; with no
+///   health source to ask, each batch starts `settle` after the one before); `rolling`
 ///   is seed 001's adoption of Rolling (the Application Health extension added to the model when
 ///   the document has none, every instance upgraded to install it, the policy switched to Rolling
 ///   with the seeds' 20% batches and 20% budgets, then the same model change rolled out).
 /// - Automatic: `automatic` is the model change upgrading every instance at once; `rolling` is
 ///   the same change after switching to Rolling with that policy.
+/// Both expect the whole fleet on the new model at the end (`leftBehind = 0`), so a rollout that
+/// stops partway fails its run, and count the rolling upgrades: one for `rolling`, plus one per
+/// platform image the automatic OS upgrades roll out (`osUpgrades`).
 enum ModeStarter {
     /// The policy the seeds recommend for a first Rolling upgrade (seed 001).
     static let rollingPolicy = "{ mode = \"Rolling\", rollingUpgradePolicy = { maxBatchInstancePercent = 20, maxUnhealthyInstancePercent = 20, maxUnhealthyUpgradedInstancePercent = 20, pauseTimeBetweenBatches = \"PT30S\" } }"
 
     /// Writes the parameters, the health callback and the timeline of `mode` into `w`; `change`
-    /// is the `update_model` call of the next model; `ids` the instances (ascending).
-    static func write(_ w: inout LuaWriter, mode: UpgradeMode, change: String, ids: [Int], hasHealthSource: Bool) {
+    /// is the `update_model` call of the next model; `ids` the instances (ascending);
+    /// `osUpgrades`, the automatic OS upgrades the starter's image releases start.
+    static func write(_ w: inout LuaWriter, mode: UpgradeMode, change: String, ids: [Int], hasHealthSource: Bool, osUpgrades: Int) {
         let first = mode == .manual ? "manual" : "automatic"
         w.comment("The rollout is a parameter: \"\(first)\" is what this \(mode.rawValue) scale set does today, \"rolling\"")
         w.comment("adopts Rolling as seed 001 does. Compare the two over many seeds in one command:")
@@ -26,13 +31,20 @@ enum ModeStarter {
         w.code("local rollout = param(\"rollout\", \(LuaWriter.string(first)))")
         if mode == .manual {
             w.code("local batch = param(\"batch\", \(max(1, ids.count / 5)))        -- instances per az vmss update-instances")
-            w.code("local wait = duration(param(\"wait\", \"PT30S\"))       -- how often the team looks at health")
-            w.code("local patience = duration(param(\"patience\", \"PT30M\")) -- how long it waits for one batch")
+            if hasHealthSource {
+                w.code("local wait = duration(param(\"wait\", \"PT30S\"))       -- how often the team looks at health")
+                w.code("local patience = duration(param(\"patience\", \"PT30M\")) -- how long it waits for one batch")
+            } else {
+                w.code("local settle = duration(param(\"settle\", \"PT5M\"))    -- the wait between batches: no health source to ask")
+            }
         }
         w.blank()
         w.comment("Every probe answers Healthy. Script your application here: how long it takes to answer")
-        w.comment("after a restart (now - vm.startedAt), boots that never answer. `answered` keeps the model")
-        w.comment("version each instance last answered Healthy on: the team's health wait reads it.")
+        for line in hasHealthSource
+            ? ["after a restart (now - vm.startedAt), boots that never answer. `answered` keeps the model",
+               "version each instance last answered Healthy on: the team's health wait reads it."]
+            : ["after a restart (now - vm.startedAt), boots that never answer. This scale set has no health",
+               "source: nothing is probed until the rolling rollout adds the extension."] { w.comment(line) }
         w.code("local answered = {}")
         w.code("health(function(vm, now)")
         w.code("  local answer = { applicationHealthState = \"Healthy\" }")
@@ -48,26 +60,32 @@ enum ModeStarter {
         }
         w.blank()
         if mode == .manual {
-            w.comment("The team's rollout: the model, then the instances in batches, each once the previous")
-            w.comment("one answers Healthy on the new model (version 2).")
+            for line in hasHealthSource
+                ? ["The team's rollout: the model, then the instances in batches, each once the previous",
+                   "one answers Healthy on the new model (version 2)."]
+                : ["The team's rollout: the model, then the instances in batches, one every `settle`."] { w.comment(line) }
             w.code("local function upgrade(from, time)")
             w.code("  if from > #ids then return end")
             w.code("  at(time, function()")
             w.code("    local chosen = {}")
             w.code("    for i = from, math.min(from + batch - 1, #ids) do chosen[#chosen + 1] = ids[i] end")
             w.code("    manual_upgrade(chosen)")
-            w.code("    local function check(t)")
-            w.code("      at(t, function()")
-            w.code("        for _, id in ipairs(chosen) do")
-            w.code("          if answered[id] ~= 2 then")
-            w.code("            if t - time < patience then check(t + wait) else print(\"instance \" .. id .. \" never answered: the team stops\") end")
-            w.code("            return")
-            w.code("          end")
-            w.code("        end")
-            w.code("        upgrade(from + batch, t)")
-            w.code("      end)")
-            w.code("    end")
-            w.code("    check(time + wait)")
+            if hasHealthSource {
+                w.code("    local function check(t)")
+                w.code("      at(t, function()")
+                w.code("        for _, id in ipairs(chosen) do")
+                w.code("          if answered[id] ~= 2 then")
+                w.code("            if t - time < patience then check(t + wait) else print(\"instance \" .. id .. \" never answered: the team stops\") end")
+                w.code("            return")
+                w.code("          end")
+                w.code("        end")
+                w.code("        upgrade(from + batch, t)")
+                w.code("      end)")
+                w.code("    end")
+                w.code("    check(time + wait)")
+            } else {
+                w.code("    upgrade(from + batch, time + settle)")
+            }
             w.code("  end)")
             w.code("end")
             w.blank()
@@ -90,6 +108,14 @@ enum ModeStarter {
         }
         w.code("end")
         w.blank()
-        w.code("if rollout == \"rolling\" then expect { code = \"Completed\", upgrades = 1 } else expect { upgrades = 0 } end")
+        if osUpgrades > 0 {
+            w.comment("Each platform image released below starts an automatic OS upgrade: one rolling upgrade more.")
+        }
+        w.comment("Either way the whole fleet ends on the new model: a rollout that stops partway fails the run.")
+        w.code("if rollout == \"rolling\" then")
+        w.code("  expect { code = \"Completed\", upgrades = \(1 + osUpgrades), leftBehind = 0 }")
+        w.code("else")
+        w.code("  expect { upgrades = \(osUpgrades), leftBehind = 0 }")
+        w.code("end")
     }
 }

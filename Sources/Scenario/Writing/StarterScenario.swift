@@ -51,7 +51,8 @@ public enum StarterScenario {
         }).first {
             // Manual and Automatic: what the mode does today beside the Rolling alternative.
             let ids = (d.fleet.map { $0.filter { !$0.protectFromScaleSetActions }.map(\.id) } ?? Array(0..<d.capacity)).filter { !d.protected.contains($0) }
-            ModeStarter.write(&w, mode: d.policy.mode, change: change, ids: ids, hasHealthSource: d.hasHealthSource)
+            ModeStarter.write(&w, mode: d.policy.mode, change: change, ids: ids, hasHealthSource: d.hasHealthSource,
+                              osUpgrades: osUpgrades(definition))
             for entry in definition.timeline {
                 guard case .perform(let action) = entry.action, case .releaseImage = action else { continue }
                 for line in comments(action, at: entry.time, mode: d.policy.mode) { w.comment(line) }
@@ -82,6 +83,17 @@ public enum StarterScenario {
                             instances: (path: String, fleet: [ExistingInstance])? = nil, context: [String] = []) -> String {
         text(ScenarioDefinition(imported: imported, path: path, parameters: parameters, fleet: instances?.fleet), imported: imported,
              path: path, resource: resource, parameters: parameters, instances: instances, context: context)
+    }
+
+    /// The automatic OS upgrades the releases of `definition`'s timeline start: one each when the
+    /// model after its update still names image version latest (a pinned version takes none).
+    static func osUpgrades(_ definition: ScenarioDefinition) -> Int {
+        var model = definition.scaleSet.model
+        for entry in definition.timeline {
+            if case .perform(.updateModel(let changes, _)) = entry.action { model.merge(changes) { $1 } }
+        }
+        guard (model[Simulation.imageVersionAttribute] ?? "latest").lowercased() == "latest" else { return 0 }
+        return definition.timeline.count { if case .perform(.releaseImage) = $0.action { true } else { false } }
     }
 
     /// What the starter says about an action of its timeline.

@@ -6,8 +6,8 @@ public struct Expectation: Equatable, Sendable {
     /// A key an `expect` table can hold, as scripts write it (the closed set, checked when a
     /// scenario loads).
     public enum Key: String, CaseIterable, Comparable, Sendable {
-        case code, errorCode, failed, finishedWithin, inProgress, maxUnavailable, minHealthy, pending, protected, rolledBack, skipped
-        case successful, upgrades
+        case code, errorCode, failed, finishedWithin, inProgress, leftBehind, maxUnavailable, minHealthy, pending, protected, rolledBack
+        case skipped, successful, upgrades
 
         /// What the key compares.
         public var meaning: String {
@@ -24,6 +24,7 @@ public struct Expectation: Equatable, Sendable {
             case .finishedWithin: "the upgrades ended within this long after they began (ISO 8601, e.g. \"PT60M\", or seconds)"
             case .maxUnavailable: "instance-seconds of lost capacity must be at most this"
             case .upgrades: "how many rolling upgrades started"
+            case .leftBehind: "how many instances end the run on an older model than the newest (protected, skipped, failed, not reached, not upgraded)"
             case .rolledBack: "instances the latest rolling upgrade returned to their previous model or image successfully"
             }
         }
@@ -61,6 +62,8 @@ public struct Expectation: Equatable, Sendable {
     public var maxUnavailable: Int?
     /// How many rolling upgrades started.
     public var upgrades: Int?
+    /// How many instances (of those that exist at the end) are not on the newest model.
+    public var leftBehind: Int?
     /// Instances the latest upgrade rolled back (or restored) successfully.
     public var rolledBack: Int?
 
@@ -79,6 +82,7 @@ public struct Expectation: Equatable, Sendable {
             (.failed, failed.map { .equal(number($0)) }),
             (.finishedWithin, finishedWithin.map(ExpectedValue.within)),
             (.inProgress, inProgress.map { .equal(number($0)) }),
+            (.leftBehind, leftBehind.map { .equal(number($0)) }),
             (.maxUnavailable, maxUnavailable.map(ExpectedValue.atMost)),
             (.minHealthy, minHealthy.map(ExpectedValue.atLeast)),
             (.pending, pending.map { .equal(number($0)) }),
@@ -91,16 +95,18 @@ public struct Expectation: Equatable, Sendable {
         return asked.compactMap { key, expected in expected.map { (key, $0) } }
     }
 
-    /// The result of every key this expectation sets, in key order, held or not.
-    public func results(summary: RunSummary, upgrades actualUpgrades: Int) -> [ExpectationResult] {
-        expectedValues.map { key, expected in
-            let actual = Self.observed(key, summary: summary, upgrades: actualUpgrades)
+    /// The result of every key this expectation sets, in key order, held or not; `instances`,
+    /// where each instance ended.
+    public func results(summary: RunSummary, upgrades actualUpgrades: Int, instances: [InstanceOutcome]) -> [ExpectationResult] {
+        let behind = instances.count { $0.exists && $0.leftBehind != nil }
+        return expectedValues.map { key, expected in
+            let actual = Self.observed(key, summary: summary, upgrades: actualUpgrades, leftBehind: behind)
             return ExpectationResult(location: location, key: key, expected: expected, actual: actual, held: expected.isMet(by: actual))
         }
     }
 
-    /// What a run showed for `key`.
-    static func observed(_ key: Key, summary: RunSummary, upgrades: Int) -> ObservedValue {
+    /// What a run showed for `key`; `leftBehind`, how many instances end it behind the newest model.
+    static func observed(_ key: Key, summary: RunSummary, upgrades: Int, leftBehind: Int) -> ObservedValue {
         let status = summary.status
         let actual: ObservedValue? = switch key {
         case .code: status.map { .text($0.code.rawValue) }
@@ -113,6 +119,7 @@ public struct Expectation: Equatable, Sendable {
         case .skipped: .ids(summary.skipped)
         case .successful: status.map { .count($0.progress.successfulInstanceCount) }
         case .upgrades: .count(upgrades)
+        case .leftBehind: .count(leftBehind)
         case .finishedWithin:
             summary.hitTimeLimit ? .notFinished
                 : summary.availability.map { .duration(CheckedNumber.clampedWhole($0.timeToFinishSeconds * 1000)) } ?? .noUpgradeActivity

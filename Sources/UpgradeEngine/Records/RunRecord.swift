@@ -77,6 +77,13 @@ public struct RunRecord: Equatable, Sendable {
         self.orchestration = orchestration
     }
 
+    /// The instances the fleet had at some time in the run: all but an id that was not there at
+    /// the start and never came (one an `instances` list skips), which is no deleted instance.
+    public var fleetInstances: [InstanceOutcome] {
+        guard let versions = start?.versions else { return instances }
+        return instances.filter { vm in vm.exists || !versions.indices.contains(vm.id) || versions[vm.id] != nil }
+    }
+
     /// The expectation keys the run did not meet.
     public var failedExpectations: [ExpectationResult] { expectations.filter { !$0.held } }
 }
