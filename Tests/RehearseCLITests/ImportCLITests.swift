@@ -43,4 +43,30 @@ final class ImportCLITests: XCTestCase {
         XCTAssertEqual(imported.status, 2)
         XCTAssertEqual(imported.stdout, "")
     }
+
+    /// `--output json`: what the document says, its warnings and the scenario, for a program; an
+    /// instance list given alone is refused with exit 2 and nothing on standard output.
+    func testImportPrintsJSONForAProgramAndRefusesAnInstanceListAlone() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-import-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for name in ["az-vmss-show-zonal.json", "az-vmss-list-instances.json"] {
+            try FileManager.default.copyItem(atPath: repositoryRoot + "/Tests/Import/" + name, toPath: folder + "/" + name)
+        }
+        let json = try runRehearse(["import", "az-vmss-show-zonal.json", "--output", "json"], in: folder)
+        XCTAssertEqual(json.status, 0, json.stderr)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let document = try XCTUnwrap(object["document"] as? [String: Any])
+        XCTAssertEqual(document["capacity"] as? Int, 9)
+        XCTAssertEqual(document["maxBatchInstancePercent"] as? Int, 34)
+        XCTAssertEqual(document["file"] as? String, "az-vmss-show-zonal.json")
+        XCTAssertEqual((object["warnings"] as? [Any])?.count, 0)
+        // The scenario is the text import prints, and it runs.
+        let text = try runRehearse(["import", "az-vmss-show-zonal.json"], in: folder)
+        XCTAssertEqual(object["scenario"] as? String, text.stdout)
+        let table = try runRehearse(["import", "az-vmss-show-zonal.json", "--output", "table"], in: folder)
+        XCTAssertEqual(table.status, 2)
+        let alone = try runRehearse(["import", "az-vmss-list-instances.json"], in: folder)
+        XCTAssertEqual(alone.status, 2)
+        XCTAssertEqual(alone.stdout, "")
+    }
 }

@@ -17,13 +17,17 @@ import UpgradeEngine
 /// stops partway fails its run, and count the rolling upgrades: one for `rolling`, plus one per
 /// platform image the automatic OS upgrades roll out (`osUpgrades`).
 enum ModeStarter {
+    /// What a load-balancer probe reads of an answer (the starter's health comment says it).
+    static let loadBalancerNote = "The load-balancer probe reads only the HTTP status: answer { status = 503 } to fail it."
+
     /// The policy the seeds recommend for a first Rolling upgrade (seed 001).
     static let rollingPolicy = "{ mode = \"Rolling\", rollingUpgradePolicy = { maxBatchInstancePercent = 20, maxUnhealthyInstancePercent = 20, maxUnhealthyUpgradedInstancePercent = 20, pauseTimeBetweenBatches = \"PT30S\" } }"
 
     /// Writes the parameters, the health callback and the timeline of `mode` into `w`; `change`
     /// is the `update_model` call of the next model; `ids` the instances (ascending);
     /// `osUpgrades`, the automatic OS upgrades the starter's image releases start.
-    static func write(_ w: inout LuaWriter, mode: UpgradeMode, change: String, ids: [Int], hasHealthSource: Bool, osUpgrades: Int) {
+    static func write(_ w: inout LuaWriter, mode: UpgradeMode, change: String, ids: [Int], hasHealthSource: Bool, loadBalancerProbe: Bool,
+                      osUpgrades: Int) {
         let first = mode == .manual ? "manual" : "automatic"
         w.comment("The rollout is a parameter: \"\(first)\" is what this \(mode.rawValue) scale set does today, \"rolling\"")
         w.comment("adopts Rolling as seed 001 does. Compare the two over many seeds in one command:")
@@ -45,6 +49,7 @@ enum ModeStarter {
                "version each instance last answered Healthy on: the team's health wait reads it."]
             : ["after a restart (now - vm.startedAt), boots that never answer. This scale set has no health",
                "source: nothing is probed until the rolling rollout adds the extension."] { w.comment(line) }
+        if loadBalancerProbe { w.comment(loadBalancerNote) }
         w.code("local answered = {}")
         w.code("health(function(vm, now)")
         w.code("  local answer = { applicationHealthState = \"Healthy\" }")

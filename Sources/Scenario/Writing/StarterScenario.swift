@@ -1,5 +1,5 @@
 public import AzureWire
-import Formats
+public import Formats
 public import UpgradeEngine
 
 /// The starting scenario `rehearse import` prints for a scale set document: the scale set read
@@ -52,7 +52,7 @@ public enum StarterScenario {
             // Manual and Automatic: what the mode does today beside the Rolling alternative.
             let ids = (d.fleet.map { $0.filter { !$0.protectFromScaleSetActions }.map(\.id) } ?? Array(0..<d.capacity)).filter { !d.protected.contains($0) }
             ModeStarter.write(&w, mode: d.policy.mode, change: change, ids: ids, hasHealthSource: d.hasHealthSource,
-                              osUpgrades: osUpgrades(definition))
+                              loadBalancerProbe: d.loadBalancerProbe, osUpgrades: osUpgrades(definition))
             for entry in definition.timeline {
                 guard case .perform(let action) = entry.action, case .releaseImage = action else { continue }
                 for line in comments(action, at: entry.time, mode: d.policy.mode) { w.comment(line) }
@@ -63,6 +63,7 @@ public enum StarterScenario {
         if d.hasHealthSource {
             w.comment("Every probe answers Healthy. Script your application here: how long it takes to answer")
             w.comment("after a restart (now - vm.startedAt), boots that never answer, phases (PhaseOrderingNumber).")
+            if d.loadBalancerProbe { w.comment(ModeStarter.loadBalancerNote) }
             w.code("health(function(vm, now)")
             w.code("  return { applicationHealthState = \"Healthy\" }")
             w.code("end)")
@@ -177,7 +178,7 @@ public enum StarterScenario {
 
     /// What the document says, as data: the scale set, its policy and health source, the
     /// instance list and the warnings (`notes`: each `{ field = …, message = … }`).
-    static func summary(_ imported: ImportedScaleSet, path: String, instances: (path: String, fleet: [ExistingInstance])?) -> JSON {
+    public static func summary(_ imported: ImportedScaleSet, path: String, instances: (path: String, fleet: [ExistingInstance])?) -> JSON {
         let d = imported.definition
         let r = d.policy.rolling
         var out: [String: JSON] = [

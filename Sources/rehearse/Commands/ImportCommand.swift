@@ -16,11 +16,13 @@ struct ImportCommand: ParsableCommand {
 
     @Argument(help: "The scale set document, then optionally az vmss list-instances output (the fleet as it is).") var files: [String]
     @OptionGroup var reading: DocumentArguments
+    @OptionGroup var format: OutputOption
 
     @Option(name: .customLong("save-in"), help: "The folder the scenario will be saved in (default: the current folder): the document paths in it are written relative to that folder.")
     var saveIn: String?
 
     func validate() throws {
+        try format.refuseTable("import")
         guard (1...2).contains(files.count) else {
             throw ValidationError("give the scale set document, and optionally the instance list: rehearse import vmss.json [instances.json]")
         }
@@ -41,14 +43,25 @@ struct ImportCommand: ParsableCommand {
         // The definition an import makes; the Lua starter is its rendering.
         let path = relative(document), parametersPath = reading.parameters.map(relative)
         let definition = ScenarioDefinition(imported: imported, path: path, parameters: parametersPath, fleet: fleet)
-        print(StarterScenario.text(definition, imported: imported, path: path, resource: reading.resource, parameters: parametersPath,
-                                   instances: list.map { (relative($0), fleet ?? []) }, context: reading.context), terminator: "")
+        let instances = list.map { (path: relative($0), fleet: fleet ?? []) }
+        let text = StarterScenario.text(definition, imported: imported, path: path, resource: reading.resource, parameters: parametersPath,
+                                        instances: instances, context: reading.context)
+        guard format.output == .json else { return print(text, terminator: "") }
+        // For a program: what the document says, its warnings (also on standard error) and the scenario.
+        let warnings = imported.warnings.map { JSON.object(["field": .string($0.field), "message": .string($0.message)]) }
+        print(JSON.ordered([JSONField("document", StarterScenario.summary(imported, path: path, instances: instances)),
+                            JSONField("warnings", .array(warnings)), JSONField("scenario", .string(text))]).serialized(pretty: true))
     }
 
     /// The scale set document and the instance list among `files`, by content: a second file is
     /// the list when it reads as one and the first does not, else the first is.
     func ordered(_ files: [String]) throws -> (document: String, list: String?) {
-        guard files.count == 2 else { return (files[0], nil) }
+        guard files.count == 2 else {
+            if InstanceList.matches(try readJSONDocument(files[0])) {
+                throw CommandFailure([Diagnostic("is an instance list (az vmss list-instances), which describes the fleet, not the scale set; give the scale set document first: rehearse import vmss.json \(files[0])", location: .file(files[0]))], exitCode: 2)
+            }
+            return (files[0], nil)
+        }
         let first = try readJSONDocument(files[0]), second = try readJSONDocument(files[1])
         switch (InstanceList.matches(first), InstanceList.matches(second)) {
         case (true, false): return (files[1], files[0])
