@@ -29,7 +29,11 @@ enum ARMTemplate {
     }
 
     static func read(_ template: JSON, resource chosen: String?, parameters file: JSON?,
-                     context: ARMDeploymentContext) throws(ValidationFailure) -> ImportedScaleSet {
+                     context: ARMDeploymentContext, parametersPath: String? = nil) throws(ValidationFailure) -> ImportedScaleSet {
+        if let file {
+            let undeclared = undeclaredParameters(file, template: template, parametersPath: parametersPath)
+            guard undeclared.isEmpty else { throw ValidationFailure(undeclared) }
+        }
         let top = ARMScope(template: template, path: "", given: ARMScope.given(byFile: file))
         let evaluator = ARMEvaluator(scope: top, context: context)
         var candidates: [Candidate] = []
@@ -101,6 +105,29 @@ enum ARMTemplate {
         guard found.isEmpty else { throw ValidationFailure(found) }
         warnings += unread.map { Problem(field: $0.field, "\($0.message); a scale set in that deployment is not read") }
         return ImportedScaleSet(definition: definition, warnings: warnings, format: .armTemplate, resource: picked.label)
+    }
+
+    /// A problem for each parameter the parameters file gives that the template does not
+    /// declare (names compare ignoring case, as ARM's do), at `parameters.NAME` in that file
+    /// (`parametersPath`), with the declared names allowed: ARM refuses such a deployment
+    /// (InvalidTemplate), so a misspelt name never leaves its parameter at the default.
+    /// A Key Vault `reference` counts as given; `$schema` and `contentVersion` are no parameters.
+    static func undeclaredParameters(_ file: JSON, template: JSON, parametersPath: String?) -> [Problem] {
+        let wrapped = file.member("parameters")
+        guard let given = (wrapped ?? file).object else { return [] }
+        let declared = (template.member("parameters")?.object ?? [:]).keys.sorted()
+        let known = Set(declared.map { $0.lowercased() })
+        var problems: [Problem] = []
+        for name in given.keys.sorted() where !known.contains(name.lowercased()) {
+            if wrapped == nil, ["$schema", "contentversion"].contains(name.lowercased()) { continue }
+            let field = (wrapped == nil ? "" : "parameters.") + name
+            let list = declared.isEmpty ? "none" : declared.joined(separator: ", ")
+            var problem = Problem(at: .document(path: parametersPath, field: field),
+                                  "is not a parameter of the template, and ARM refuses a deployment that gives one (InvalidTemplate); the template declares \(list)")
+            problem.allowed = declared
+            problems.append(problem)
+        }
+        return problems
     }
 
     /// A problem for `failure`, placed where it arose and saying which field needed it.

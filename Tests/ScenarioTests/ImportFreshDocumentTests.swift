@@ -1,0 +1,84 @@
+@testable import AzureWire
+import Formats
+import Foundation
+import Scenario
+import UpgradeEngine
+import XCTest
+
+/// What a trial on 140 new real documents found `import` getting wrong, in templates written for
+/// it: a parameter the template does not declare, nullable parameters, UTF-16 and UTF-32 files,
+/// a port given as a string, and a warning that claimed a scale set was lost.
+final class ImportFreshDocumentTests: XCTestCase {
+    static let schema = "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#"
+
+    /// A template of one Manual scale set whose capacity is `capacity`, with `parameters` declared.
+    func template(capacity: JSON, parameters: [String: JSON], languageVersion: String? = nil, resources extra: [JSON] = []) -> JSON {
+        var members: [String: JSON] = [
+            "$schema": .string(Self.schema), "contentVersion": .string("1.0.0.0"), "parameters": .object(parameters),
+            "resources": .array([.object([
+                "type": .string("Microsoft.Compute/virtualMachineScaleSets"), "apiVersion": .string("2024-07-01"), "name": .string("web"),
+                "sku": .object(["name": .string("Standard_D2s_v5"), "capacity": capacity]),
+                "properties": .object(["orchestrationMode": .string("Uniform"), "upgradePolicy": .object(["mode": .string("Manual")])]),
+            ])] + extra),
+        ]
+        if let languageVersion { members["languageVersion"] = .string(languageVersion) }
+        return .object(members)
+    }
+
+    func problems(_ body: () throws -> Any) -> [Problem] {
+        do {
+            _ = try body()
+            XCTFail("no problem")
+            return []
+        } catch {
+            return (error as? ValidationFailure)?.problems ?? []
+        }
+    }
+
+    // MARK: 1. A parameter the template does not declare
+
+    func testAParameterTheTemplateDoesNotDeclareIsRefusedAsARMRefusesIt() throws {
+        let declared: [String: JSON] = ["instanceCount": .object(["type": .string("int"), "defaultValue": .int(2)]),
+                                        "adminPassword": .object(["type": .string("securestring")])]
+        let doc = template(capacity: .string("[parameters('instanceCount')]"), parameters: declared)
+        // A misspelt name would leave the capacity at its default of 2; ARM refuses the deployment.
+        let file: JSON = .object(["$schema": .string("x"), "contentVersion": .string("1.0.0.0"), "parameters": .object([
+            "instanceCont": .object(["value": .int(10)]),
+            "secret": .object(["reference": .object(["keyVault": .object(["id": .string("/kv")]), "secretName": .string("s")])]),
+        ])])
+        let found = problems { try ScaleSetImport.read(doc, parameters: file, parametersPath: "web.parameters.json") }
+        XCTAssertEqual(found.map(\.field), ["parameters.instanceCont", "parameters.secret"], "one problem a name, a Key Vault reference included")
+        XCTAssertEqual(found.map(\.allowed), [["adminPassword", "instanceCount"], ["adminPassword", "instanceCount"]])
+        XCTAssertEqual(found.first?.place, .document(path: "web.parameters.json", field: "parameters.instanceCont"))
+        // Names compare ignoring case, as ARM's do; a Key Vault reference to a declared name is given.
+        let right: JSON = .object(["parameters": .object([
+            "InstanceCount": .object(["value": .int(10)]),
+            "adminPassword": .object(["reference": .object(["keyVault": .object(["id": .string("/kv")]), "secretName": .string("s")])]),
+        ])])
+        XCTAssertEqual(try ScaleSetImport.read(doc, parameters: right).definition.capacity, 10)
+        // A bare map of names: $schema and contentVersion are no parameters; the field has no prefix.
+        let bare: JSON = .object(["$schema": .string("x"), "contentVersion": .string("1.0.0.0"), "instanceCount": .object(["value": .int(4)]),
+                                  "zones": .object(["value": .array([])])])
+        let bareFound = problems { try ScaleSetImport.read(doc, parameters: bare) }
+        XCTAssertEqual(bareFound.map(\.field), ["zones"])
+        XCTAssertEqual(bareFound.first?.place, .document(path: nil, field: "zones"))
+        // A template that declares none allows none.
+        let none = problems { try ScaleSetImport.read(template(capacity: .int(3), parameters: [:]), parameters: file) }
+        XCTAssertEqual(none.map(\.allowed), [[], []])
+    }
+
+    func testAScenarioNamesTheParametersFileForAParameterTheTemplateDoesNotDeclare() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-undeclared-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let doc = template(capacity: .string("[parameters('instanceCount')]"), parameters: ["instanceCount": .object(["type": .string("int"), "defaultValue": .int(2)])])
+        try doc.serialized(pretty: true).write(toFile: folder + "/web.json", atomically: true, encoding: .utf8)
+        try "{ \"parameters\": { \"instanceCont\": { \"value\": 10 } } }".write(toFile: folder + "/web.parameters.json", atomically: true, encoding: .utf8)
+        try "scaleset { from = \"web.json\", parameters = \"web.parameters.json\" }\n".write(toFile: folder + "/s.lua", atomically: true, encoding: .utf8)
+        XCTAssertThrowsError(try ScenarioDefinition(luaScript: folder + "/s.lua", options: options())) { error in
+            guard case .definition(let problems, _)? = error as? ScenarioError else { return XCTFail("\(error)") }
+            XCTAssertEqual(problems.map(\.field), ["scaleset.parameters web.parameters.json: parameters.instanceCont"])
+            XCTAssertEqual(problems.first?.allowed, ["instanceCount"])
+        }
+    }
+}
