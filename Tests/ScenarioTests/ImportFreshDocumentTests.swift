@@ -81,4 +81,30 @@ final class ImportFreshDocumentTests: XCTestCase {
             XCTAssertEqual(problems.first?.allowed, ["instanceCount"])
         }
     }
+
+    // MARK: 2. Nullable parameters
+
+    func testANullableParameterWithNoValueAndNoDefaultIsNull() throws {
+        let nullable: JSON = .object(["type": .string("int"), "nullable": .bool(true)])
+        let doc = template(capacity: .string("[coalesce(parameters('capacity'), 3)]"), parameters: ["capacity": nullable], languageVersion: "2.0")
+        XCTAssertEqual(try ScaleSetImport.read(doc).definition.capacity, 3, "coalesce(null, 3)")
+        XCTAssertEqual(try ScaleSetImport.read(doc, parameters: .object(["parameters": .object(["capacity": .object(["value": .int(7)])])])).definition.capacity, 7)
+        let defaulted: JSON = .object(["type": .string("int"), "nullable": .bool(true), "defaultValue": .int(5)])
+        XCTAssertEqual(try ScaleSetImport.read(template(capacity: .string("[coalesce(parameters('capacity'), 3)]"), parameters: ["capacity": defaulted])).definition.capacity, 5)
+        // Not nullable: still missing, the problem at the parameter.
+        let required = template(capacity: .string("[coalesce(parameters('capacity'), 3)]"), parameters: ["capacity": .object(["type": .string("int")])])
+        XCTAssertEqual(problems { try ScaleSetImport.read(required) }.map(\.field), ["parameters.capacity"])
+        // A nullable object (typed by a definition, or plain) decides a nested deployment's
+        // condition: empty(null) is true, so neither deployment is deployed and nothing warns.
+        let child: JSON = .object(["type": .string("Microsoft.Resources/deployments"), "name": .string("child"),
+                                   "condition": .string("[not(empty(parameters('typedOptional')))]"),
+                                   "properties": .object(["mode": .string("Incremental"), "template": .object(["resources": .array([])])])])
+        var withChild = template(capacity: .int(4), parameters: [
+            "typedOptional": .object(["$ref": .string("#/definitions/cfg"), "nullable": .bool(true)]),
+        ], languageVersion: "2.0", resources: [child]).object!
+        withChild["definitions"] = .object(["cfg": .object(["type": .string("object")])])
+        let imported = try ScaleSetImport.read(.object(withChild))
+        XCTAssertEqual(imported.definition.capacity, 4)
+        XCTAssertEqual(imported.warnings, [])
+    }
 }
