@@ -107,4 +107,72 @@ final class ImportFreshDocumentTests: XCTestCase {
         XCTAssertEqual(imported.definition.capacity, 4)
         XCTAssertEqual(imported.warnings, [])
     }
+
+    // MARK: 3. UTF-16 and UTF-32 with a byte-order mark; Bicep
+
+    func file(_ bytes: [UInt8], _ name: String) throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-encoding-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/" + name
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    func refusal(_ path: String) -> JSONDocument.Refusal? {
+        do {
+            _ = try JSONDocument.read(path)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    func testUTF16AndUTF32WithAByteOrderMarkAreReadAsAzReadsThem() throws {
+        // A character past the BMP (a surrogate pair in UTF-16) and one past ASCII in a string.
+        let text = "{ \"parameters\": { \"instanceCount\": { \"value\": 6 }, \"owner\": { \"value\": \"Zoë 🚀\" } } }"
+        let expected = try JSON.parse(text)
+        let utf16 = Array(text.utf16)
+        let utf32 = text.unicodeScalars.map(\.value)
+        let encodings: [(String, [UInt8])] = [
+            ("le16", [0xFF, 0xFE] + utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }),
+            ("be16", [0xFE, 0xFF] + utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }),
+            ("le32", [0xFF, 0xFE, 0, 0] + utf32.flatMap { v in (0..<4).map { UInt8((v >> (8 * $0)) & 0xFF) } }),
+            ("be32", [0, 0, 0xFE, 0xFF] + utf32.flatMap { v in (0..<4).reversed().map { UInt8((v >> (8 * $0)) & 0xFF) } }),
+            ("utf8", [0xEF, 0xBB, 0xBF] + Array(text.utf8)),
+        ]
+        let doc = template(capacity: .string("[parameters('instanceCount')]"), parameters: [
+            "instanceCount": .object(["type": .string("int")]), "owner": .object(["type": .string("string")]),
+        ])
+        for (name, bytes) in encodings {
+            let read = try JSONDocument.read(try file(bytes, name + ".json"))
+            XCTAssertEqual(read, expected, name)
+            XCTAssertEqual(try ScaleSetImport.read(doc, parameters: read).definition.capacity, 6, name)
+        }
+        // The mark, then bytes that are not text in it: an odd byte, an unpaired surrogate.
+        let odd = try file([0xFF, 0xFE, 0x7B, 0x00, 0x7D], "odd.json")
+        XCTAssertEqual(refusal(odd)?.notJSON, .badEncoding(.utf16LittleEndian, byteOffset: 4))
+        let lone = try file([0xFF, 0xFE, 0x7B, 0x00, 0x00, 0xD8, 0x7D, 0x00], "lone.json")
+        XCTAssertEqual(refusal(lone)?.notJSON, .badEncoding(.utf16LittleEndian, byteOffset: 4))
+        let beyond = try file([0, 0, 0xFE, 0xFF, 0, 0x11, 0, 0], "beyond.json")
+        XCTAssertEqual(refusal(beyond)?.notJSON, .badEncoding(.utf32BigEndian, byteOffset: 4), "U+110000 is no scalar")
+    }
+
+    func testUTF16WithoutAMarkAndBicepAreRefusedSayingWhatTheyAre() throws {
+        let text = "{ \"parameters\": {} }"
+        let le = try file(Array(text.utf16).flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }, "le.json")
+        XCTAssertEqual(refusal(le)?.notJSON, .withoutByteOrderMark(.utf16LittleEndian))
+        let be = try file(Array(text.utf16).flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }, "be.json")
+        XCTAssertEqual(refusal(be)?.notJSON, .withoutByteOrderMark(.utf16BigEndian))
+        let le32 = try file(text.unicodeScalars.flatMap { v in (0..<4).map { UInt8((v.value >> (8 * $0)) & 0xFF) } }, "le32.json")
+        XCTAssertEqual(refusal(le32)?.notJSON, .withoutByteOrderMark(.utf32LittleEndian))
+        let bicep = "// web tier\nparam instanceCount int = 2\n\nresource vmss 'Microsoft.Compute/virtualMachineScaleSets@2024-07-01' = {\n  name: 'web'\n}\n"
+        XCTAssertEqual(refusal(try file(Array(bicep.utf8), "main.json"))?.notJSON, .bicep, "param and resource lines")
+        XCTAssertEqual(refusal(try file(Array("{ \"a\": ".utf8), "main.bicep"))?.notJSON, .bicep, "the name says so")
+        // Broken JSON is still only broken JSON, with its line and column.
+        let broken = refusal(try file(Array("{\n  \"resources\": [,]\n}".utf8), "broken.json"))
+        XCTAssertNotNil(broken)
+        XCTAssertNil(broken?.notJSON)
+        XCTAssertNil(refusal(try file(Array("parameters: none\nresources: none\n".utf8), "notes.json"))?.notJSON, "no param or resource line")
+    }
 }
