@@ -175,4 +175,46 @@ final class ImportFreshDocumentTests: XCTestCase {
         XCTAssertNil(broken?.notJSON)
         XCTAssertNil(refusal(try file(Array("parameters: none\nresources: none\n".utf8), "notes.json"))?.notJSON, "no param or resource line")
     }
+
+    // MARK: 4. One problem for one fault; a warning that says what is lost only when it is
+
+    func testAPortGivenAsAStringIsOneProblemNotAlsoAMissingPort() throws {
+        let settings: JSON = .object(["protocol": .string("tcp"), "port": .string("19000")])
+        let found = problems { try HealthExtensionSettings.parse(settings) }
+        XCTAssertEqual(found.map(\.field), ["healthExtension.port"])
+        // Without a port, tcp still needs one.
+        XCTAssertEqual(problems { try HealthExtensionSettings.parse(.object(["protocol": .string("tcp")])) }.map(\.field), ["healthExtension.port"])
+        XCTAssertEqual(try HealthExtensionSettings.parse(.object(["protocol": .string("tcp"), "port": .int(19000)])).0.port, 19000)
+    }
+
+    func testAnUnreadDeploymentIsSaidToLoseAScaleSetOnlyWhenItHoldsOne() throws {
+        func deployment(_ name: String, _ template: JSON?) -> JSON {
+            var properties: [String: JSON] = ["mode": .string("Incremental")]
+            if let template { properties["template"] = template } else { properties["templateLink"] = .object(["uri": .string("https://example.com/t.json")]) }
+            return .object(["type": .string("Microsoft.Resources/deployments"), "name": .string(name),
+                            "condition": .string("[reference('flag').enabled]"), "properties": .object(properties)])
+        }
+        let scaleSet: JSON = .object(["type": .string("Microsoft.Compute/virtualMachineScaleSets"), "name": .string("inner")])
+        let ext: JSON = .object(["type": .string("Microsoft.Compute/virtualMachineScaleSets/extensions"), "name": .string("web/cse")])
+        let extensionOnly = deployment("extension", .object(["resources": .array([ext])]))
+        let holding = deployment("holding", .object(["resources": .object(["inner": scaleSet])]))
+        let nested = deployment("nested", .object(["resources": .array([deployment("deeper", .object(["resources": .array([ext, scaleSet])]))])]))
+        let linked = deployment("linked", nil)
+        let computed = deployment("computed", .object(["resources": .array([.object(["type": .string("[variables('type')]")])])]))
+        XCTAssertEqual([extensionOnly, holding, nested, linked, computed].map { ARMTemplate.holdsScaleSet($0) }, [false, true, true, nil, nil])
+        // The scale set is read; each deployment warns at its condition, and only those that
+        // hold (or may hold) a scale set are said to lose one.
+        let imported = try ScaleSetImport.read(template(capacity: .int(2), parameters: [:], resources: [extensionOnly, holding, linked]))
+        XCTAssertEqual(imported.definition.capacity, 2)
+        XCTAssertEqual(imported.warnings.map(\.field), ["resources[1].condition", "resources[2].condition", "resources[3].condition"])
+        let doc = template(capacity: .int(2), parameters: [:], resources: [extensionOnly, holding, linked])
+        let scope = ARMScope(template: doc, path: "", given: [:])
+        var candidates: [ARMTemplate.Candidate] = []
+        var found: [Problem] = []
+        var unread: [ARMTemplate.Unread] = []
+        ARMTemplate.collect(doc, scope: scope, copy: [:], prefix: "", ARMEvaluator(scope: scope, context: ARMDeploymentContext()), nesting: 0,
+                            into: &candidates, problems: &found, unread: &unread)
+        XCTAssertEqual(unread.map(\.holdsScaleSet), [false, true, nil])
+        XCTAssertEqual(unread.map(\.warning.field), imported.warnings.map(\.field))
+    }
 }
