@@ -55,7 +55,8 @@ extension HealthExtensionSettings {
                                                intervalInSeconds: interval, numberOfProbes: probes, gracePeriod: grace,
                                                typeHandlerVersion: version)
         let (problems, warnings) = settings.validate(prefix: prefix)
-        let all = reader.problems + problems
+        // None caused by another: a port given as a string is that problem, not also missing.
+        let all = reader.problems + problems.filter { found in !reader.problems.contains { $0.field == found.field } }
         guard all.isEmpty else { throw ValidationFailure(all) }
         return (settings, warnings)
     }

@@ -2,7 +2,7 @@
 /// A JSON document from another team (a scale set, an instance list, parameters, a sweep part):
 /// size-checked before it is read, then parsed with line and column in its errors; a UTF-8
 /// byte-order mark and `//` or `/* */` comments are accepted, as Azure accepts them in templates
-/// and parameter files.
+/// and parameter files, and UTF-16 or UTF-32 with a byte-order mark is read as az reads it.
 public enum JSONDocument {
     /// The largest document read, in bytes.
     public static let maxBytes = 16 << 20
@@ -14,6 +14,8 @@ public enum JSONDocument {
         public var path: String
         /// What is wrong.
         public var problem: String
+        /// What the document is instead of JSON text, when that can be told.
+        public var notJSON: NotJSON? = nil
         public var description: String { "\(path): \(problem)" }
     }
 
@@ -25,9 +27,12 @@ public enum JSONDocument {
         } catch {
             throw Refusal(path: path, problem: error.problem)
         }
+        let text = try text(of: data, path: path)
         do {
-            return try JSON.parse(String(decoding: data, as: UTF8.self), maxBytes: maxBytes, comments: true)
+            // UTF-16 text may take up to half as many bytes again in UTF-8.
+            return try JSON.parse(text, maxBytes: max(maxBytes, text.utf8.count), comments: true)
         } catch {
+            if let kind = notJSON(data, text: text, path: path) { throw refusal(path, kind) }
             throw Refusal(path: path, problem: "\(error)")
         }
     }

@@ -155,11 +155,16 @@ struct DefinitionReader {
         }
         do {
             let context = try ARMDeploymentContext.parse(settings, field: "scaleset.context")
-            let imported = try ScaleSetImport.read(document, resource: string(fields, "resource"), parameters: parameters, context: context)
+            let imported = try ScaleSetImport.read(document, resource: string(fields, "resource"), parameters: parameters, context: context,
+                                                   parametersPath: string(fields, "parameters"))
             warnings += imported.warnings.map { $0.at(field: "\(from): \($0.field)") }
             return imported.definition
         } catch {
-            problems += error.problems.map { $0.at(field: "scaleset.from \(from): \($0.field)") }
+            problems += error.problems.map { problem in
+                // A problem placed in the parameters file (a parameter it gives) names that file.
+                if case .document(let file?, let field)? = problem.place { return problem.at(field: "scaleset.parameters \(file): \(field)") }
+                return problem.at(field: "scaleset.from \(from): \(problem.field)")
+            }
             return nil
         }
     }

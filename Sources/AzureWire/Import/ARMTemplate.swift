@@ -29,17 +29,21 @@ enum ARMTemplate {
     }
 
     static func read(_ template: JSON, resource chosen: String?, parameters file: JSON?,
-                     context: ARMDeploymentContext) throws(ValidationFailure) -> ImportedScaleSet {
+                     context: ARMDeploymentContext, parametersPath: String? = nil) throws(ValidationFailure) -> ImportedScaleSet {
+        if let file {
+            let undeclared = undeclaredParameters(file, template: template, parametersPath: parametersPath)
+            guard undeclared.isEmpty else { throw ValidationFailure(undeclared) }
+        }
         let top = ARMScope(template: template, path: "", given: ARMScope.given(byFile: file))
         let evaluator = ARMEvaluator(scope: top, context: context)
         var candidates: [Candidate] = []
         var problems: [Problem] = []
-        var unread: [Problem] = []
+        var unread: [Unread] = []
         collect(template, scope: top, copy: [:], prefix: "", evaluator, nesting: 0, into: &candidates, problems: &problems, unread: &unread)
         guard problems.isEmpty else { throw ValidationFailure(problems) }
         // A nested deployment whose loop or condition cannot be evaluated may hold the scale
         // set: a problem when no other one is found, a warning otherwise.
-        guard !candidates.isEmpty || unread.isEmpty else { throw ValidationFailure(unread) }
+        guard !candidates.isEmpty || unread.isEmpty else { throw ValidationFailure(unread.map(\.problem)) }
         guard !candidates.isEmpty else {
             throw ValidationFailure([Problem(field: "resources", "holds no \(ScaleSetResource.type) resource (nested deployments with inline templates included); a template that only links to others (templateLink) cannot be read")])
         }
@@ -99,8 +103,79 @@ enum ARMTemplate {
             }
         }
         guard found.isEmpty else { throw ValidationFailure(found) }
-        warnings += unread.map { Problem(field: $0.field, "\($0.message); a scale set in that deployment is not read") }
+        warnings += unread.map(\.warning)
         return ImportedScaleSet(definition: definition, warnings: warnings, format: .armTemplate, resource: picked.label)
+    }
+
+    /// A nested deployment whose loop or condition could not be evaluated, with whether it
+    /// holds a scale set (nil: it may; its template is linked, or a type is an expression).
+    struct Unread {
+        var problem: Problem
+        var holdsScaleSet: Bool?
+
+        /// The warning when another scale set was read: what it loses, said only when it is so.
+        var warning: Problem {
+            let loss = switch holdsScaleSet {
+            case true?: "a scale set in that deployment is not read"
+            case nil: "a scale set that deployment may hold (its template is linked, or a type is an expression) is not read"
+            case false?: "that deployment holds no scale set"
+            }
+            var warning = problem
+            warning.message += "; \(loss)"
+            return warning
+        }
+    }
+
+    /// Whether the nested deployment `item` holds a scale set, read from its types as written:
+    /// true when a resource of its inline template (or of one nested in it) is one, nil when
+    /// one may be (a linked template, a type that is an expression), false otherwise.
+    static func holdsScaleSet(_ item: JSON, nesting: Int = 0) -> Bool? {
+        guard nesting < maxNesting, let template = item.member("properties")?.member("template") else { return nil }
+        var items: [JSON] = []
+        switch template.member("resources") {
+        case .array(let list)?: items = list
+        case .object?: items = Array((template.member("resources")?.object ?? [:]).values)
+        case nil: return false
+        default: return nil
+        }
+        var unknown = false
+        for resource in items {
+            guard case .string(let type)? = resource.member("type"), ARMEvaluator.expressionText(type) == nil else {
+                unknown = true
+                continue
+            }
+            if type.lowercased() == ScaleSetResource.type.lowercased() { return true }
+            guard type.lowercased() == deploymentType.lowercased() else { continue }
+            switch holdsScaleSet(resource, nesting: nesting + 1) {
+            case true?: return true
+            case nil: unknown = true
+            case false?: break
+            }
+        }
+        return unknown ? nil : false
+    }
+
+    /// A problem for each parameter the parameters file gives that the template does not
+    /// declare (names compare ignoring case, as ARM's do), at `parameters.NAME` in that file
+    /// (`parametersPath`), with the declared names allowed: ARM refuses such a deployment
+    /// (InvalidTemplate), so a misspelt name never leaves its parameter at the default.
+    /// A Key Vault `reference` counts as given; `$schema` and `contentVersion` are no parameters.
+    static func undeclaredParameters(_ file: JSON, template: JSON, parametersPath: String?) -> [Problem] {
+        let wrapped = file.member("parameters")
+        guard let given = (wrapped ?? file).object else { return [] }
+        let declared = (template.member("parameters")?.object ?? [:]).keys.sorted()
+        let known = Set(declared.map { $0.lowercased() })
+        var problems: [Problem] = []
+        for name in given.keys.sorted() where !known.contains(name.lowercased()) {
+            if wrapped == nil, ["$schema", "contentversion"].contains(name.lowercased()) { continue }
+            let field = (wrapped == nil ? "" : "parameters.") + name
+            let list = declared.isEmpty ? "none" : declared.joined(separator: ", ")
+            var problem = Problem(at: .document(path: parametersPath, field: field),
+                                  "is not a parameter of the template, and ARM refuses a deployment that gives one (InvalidTemplate); the template declares \(list)")
+            problem.allowed = declared
+            problems.append(problem)
+        }
+        return problems
     }
 
     /// A problem for `failure`, placed where it arose and saying which field needed it.
@@ -118,7 +193,7 @@ enum ARMTemplate {
 
     /// Every scale set in `template`'s resources, with nested deployments' inline templates.
     static func collect(_ template: JSON, scope: ARMScope, copy: [String: Int], prefix: String, _ evaluator: ARMEvaluator,
-                        nesting: Int, into candidates: inout [Candidate], problems: inout [Problem], unread: inout [Problem]) {
+                        nesting: Int, into candidates: inout [Candidate], problems: inout [Problem], unread: inout [Unread]) {
         var items: [(path: String, symbolic: String?, value: JSON)] = []
         switch template.member("resources") {
         case .array(let list)?: items = list.enumerated().map { ("\(prefix)resources[\($0.offset)]", nil, $0.element) }
@@ -147,7 +222,11 @@ enum ARMTemplate {
                 do {
                     indexes = Array(0..<(try evaluator.loopCount(loop.member("count") ?? .null, at: "\(path).copy.count")))
                 } catch {
-                    if isScaleSet { problems.append(problem(error, at: "\(path).copy.count")) } else { unread.append(problem(error, at: "\(path).copy.count")) }
+                    if isScaleSet {
+                        problems.append(problem(error, at: "\(path).copy.count"))
+                    } else {
+                        unread.append(Unread(problem: problem(error, at: "\(path).copy.count"), holdsScaleSet: holdsScaleSet(item)))
+                    }
                     continue
                 }
             }
@@ -204,7 +283,7 @@ enum ARMTemplate {
                     continue
                 }
                 if let conditionFailure {
-                    unread.append(problem(conditionFailure, at: "\(path).condition"))
+                    unread.append(Unread(problem: problem(conditionFailure, at: "\(path).condition"), holdsScaleSet: holdsScaleSet(item)))
                     continue
                 }
                 guard let properties = item.member("properties"), let inner = properties.member("template"), inner.object != nil else { continue }

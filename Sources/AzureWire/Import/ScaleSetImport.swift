@@ -46,17 +46,19 @@ public enum ScaleSetImport {
 
     /// Reads the scale set `value` describes. `resource` chooses among several (a name, a
     /// template's symbolic name or a Terraform address); `parameters` is an ARM parameters file;
-    /// `context` answers a template's `resourceGroup()`, `subscription()`, `deployment()`.
+    /// `context` answers a template's `resourceGroup()`, `subscription()`, `deployment()`;
+    /// `parametersPath` is where the parameters file is, for the problems placed in it.
     public static func read(_ value: JSON, resource: String? = nil, parameters: JSON? = nil,
-                            context: ARMDeploymentContext = ARMDeploymentContext()) throws(ValidationFailure) -> ImportedScaleSet {
-        let imported = try readDocument(value, resource: resource, parameters: parameters, context: context)
+                            context: ARMDeploymentContext = ARMDeploymentContext(), parametersPath: String? = nil) throws(ValidationFailure) -> ImportedScaleSet {
+        let imported = try readDocument(value, resource: resource, parameters: parameters, context: context, parametersPath: parametersPath)
         // The definition is checked as a scenario's is: a rolling policy needs a health source, …
         let problems = imported.definition.validate()
         guard problems.isEmpty else { throw ValidationFailure(problems.map { Problem(field: "(\(imported.resource)) \($0.field)", $0.message) }) }
         return imported
     }
 
-    static func readDocument(_ value: JSON, resource: String?, parameters: JSON?, context: ARMDeploymentContext) throws(ValidationFailure) -> ImportedScaleSet {
+    static func readDocument(_ value: JSON, resource: String?, parameters: JSON?, context: ARMDeploymentContext,
+                             parametersPath: String? = nil) throws(ValidationFailure) -> ImportedScaleSet {
         switch format(of: value) {
         case .azResource?:
             var reader = ScaleSetResource(prefix: "")
@@ -64,7 +66,7 @@ public enum ScaleSetImport {
             guard reader.problems.isEmpty else { throw ValidationFailure(reader.problems) }
             return ImportedScaleSet(definition: definition, warnings: reader.warnings, format: .azResource, resource: definition.name)
         case .armTemplate?:
-            return try ARMTemplate.read(value, resource: resource, parameters: parameters, context: context)
+            return try ARMTemplate.read(value, resource: resource, parameters: parameters, context: context, parametersPath: parametersPath)
         case .terraformPlan?:
             return try TerraformPlan.read(value, resource: resource)
         case .restExample?:

@@ -22,7 +22,7 @@ func importScaleSet(_ path: String, resource: String?, parameters: String?, cont
     let values = try parameters.map { try readJSONDocument($0) }
     do {
         let context = try ARMDeploymentContext.parse(settings, field: "--context")
-        let imported = try ScaleSetImport.read(document, resource: resource, parameters: values, context: context)
+        let imported = try ScaleSetImport.read(document, resource: resource, parameters: values, context: context, parametersPath: parameters)
         for warning in imported.warnings { warn(Diagnostics.message(warning), location: inDocument(path, warning)) }
         return imported
     } catch {
@@ -44,6 +44,8 @@ func importFleet(_ path: String) throws -> [ExistingInstance] {
 /// Where `problem` is, in the document at `path`: its field, or the option that chose from it.
 func inDocument(_ path: String, _ problem: Problem) -> Location {
     if case .document(nil, let field) = problem.location { return .document(path: path, field: field) }
+    // A problem placed in another file (a parameter the parameters file gives) names that file.
+    if case .document(let other?, let field) = problem.location { return .document(path: other, field: field) }
     return .document(path: path, field: Diagnostics.text(of: problem.location))
 }
 

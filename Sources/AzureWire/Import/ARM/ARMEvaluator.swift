@@ -214,6 +214,9 @@ final class ARMEvaluator {
                 (self.scope, self.copy, self.lambdaFrames) = (outer, outerCopy, [])
                 return try self.value(raw, at: path)
             case nil:
+                // A nullable parameter (languageVersion 2.0; Bicep's `param x type?`) with no
+                // value and no default is null, not missing.
+                if declared.member("defaultValue") == nil, declared.member("nullable") == .bool(true) { return .null }
                 guard let fallback = declared.member("defaultValue") else {
                     throw ARMFailure("has no defaultValue and no value is given", path: at,
                                      remedy: Remedy(.templateParameters, placeholder: "FILE", scriptForm: "parameters = \"FILE\""))
