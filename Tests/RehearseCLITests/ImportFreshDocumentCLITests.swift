@@ -35,5 +35,9 @@ final class ImportFreshDocumentCLITests: XCTestCase {
         let bicep = try runRehearse(["import", "main.bicep"], in: folder)
         XCTAssertEqual(bicep.status, 2)
         XCTAssertTrue(bicep.stderr.contains("main.bicep:"), bicep.stderr)
+        // validate reads it as a document too (not as a Lua script with a syntax error).
+        let validated = try runRehearse(["validate", "main.bicep"], in: folder)
+        XCTAssertEqual(validated.status, 2)
+        XCTAssertTrue(validated.stderr.contains("az bicep build --file main.bicep"), validated.stderr)
     }
 }

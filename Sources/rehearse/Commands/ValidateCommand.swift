@@ -21,7 +21,8 @@ struct ValidateCommand: ParsableCommand {
     func validate() throws { try format.refuseTable("validate") }
 
     func run() throws {
-        if file.lowercased().hasSuffix(".json") {
+        // A Bicep file is a document too: its reading says to compile it first.
+        if file.lowercased().hasSuffix(".json") || file.lowercased().hasSuffix(".bicep") {
             // Sized before it is read, and read once: what it is decides how it is checked.
             let document = try readJSONDocument(file)
             if InstanceList.matches(document), ScaleSetImport.format(of: document) != .azResource {
