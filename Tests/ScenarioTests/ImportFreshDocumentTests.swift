@@ -217,4 +217,22 @@ final class ImportFreshDocumentTests: XCTestCase {
         XCTAssertEqual(unread.map(\.holdsScaleSet), [false, true, nil])
         XCTAssertEqual(unread.map(\.warning.field), imported.warnings.map(\.field))
     }
+
+    // MARK: 5. An autoscale setting beside the scale set
+
+    func testAnAutoscaleSettingIsAWarningThatTheCapacityIsKept() throws {
+        let autoscale: JSON = .object(["type": .string("Microsoft.Insights/autoscalesettings"), "apiVersion": .string("2022-10-01"),
+                                       "name": .string("web-autoscale"), "properties": .object([
+                                           "profiles": .array([.object(["capacity": .object(["minimum": .string("1"), "maximum": .string("10"),
+                                                                                             "default": .string("1")])])]),
+                                       ])])
+        // One beside the scale set, one in a nested deployment's inline template.
+        let nested: JSON = .object(["type": .string("Microsoft.Resources/deployments"), "apiVersion": .string("2022-09-01"), "name": .string("scaling"),
+                                    "properties": .object(["mode": .string("Incremental"), "template": .object(["resources": .array([autoscale])])])])
+        let imported = try ScaleSetImport.read(template(capacity: .int(3), parameters: [:], resources: [autoscale, nested]))
+        XCTAssertEqual(imported.definition.capacity, 3)
+        XCTAssertEqual(imported.warnings.map(\.field), ["resources[1]", "resources[2].properties.template.resources[0]"])
+        // Without one, no such warning.
+        XCTAssertEqual(try ScaleSetImport.read(template(capacity: .int(3), parameters: [:])).warnings.map(\.field), [])
+    }
 }

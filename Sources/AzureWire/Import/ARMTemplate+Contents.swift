@@ -1,0 +1,103 @@
+import Formats
+import UpgradeEngine
+
+/// What a template holds besides the scale set it reads: nested deployments it could not read,
+/// autoscale settings (which change the capacity the rehearsal keeps), and parameters a
+/// parameters file gives that the template does not declare.
+extension ARMTemplate {
+    static let autoscaleType = "Microsoft.Insights/autoscalesettings"
+
+    /// A nested deployment whose loop or condition could not be evaluated, with whether it
+    /// holds a scale set (nil: it may; its template is linked, or a type is an expression).
+    struct Unread {
+        var problem: Problem
+        var holdsScaleSet: Bool?
+
+        /// The warning when another scale set was read: what it loses, said only when it is so.
+        var warning: Problem {
+            let loss = switch holdsScaleSet {
+            case true?: "a scale set in that deployment is not read"
+            case nil: "a scale set that deployment may hold (its template is linked, or a type is an expression) is not read"
+            case false?: "that deployment holds no scale set"
+            }
+            var warning = problem
+            warning.message += "; \(loss)"
+            return warning
+        }
+    }
+
+    /// Whether the nested deployment `item` holds a scale set, read from its types as written:
+    /// true when a resource of its inline template (or of one nested in it) is one, nil when
+    /// one may be (a linked template, a type that is an expression), false otherwise.
+    static func holdsScaleSet(_ item: JSON, nesting: Int = 0) -> Bool? {
+        guard nesting < maxNesting, let template = item.member("properties")?.member("template") else { return nil }
+        var items: [JSON] = []
+        switch template.member("resources") {
+        case .array(let list)?: items = list
+        case .object?: items = Array((template.member("resources")?.object ?? [:]).values)
+        case nil: return false
+        default: return nil
+        }
+        var unknown = false
+        for resource in items {
+            guard case .string(let type)? = resource.member("type"), ARMEvaluator.expressionText(type) == nil else {
+                unknown = true
+                continue
+            }
+            if type.lowercased() == ScaleSetResource.type.lowercased() { return true }
+            guard type.lowercased() == deploymentType.lowercased() else { continue }
+            switch holdsScaleSet(resource, nesting: nesting + 1) {
+            case true?: return true
+            case nil: unknown = true
+            case false?: break
+            }
+        }
+        return unknown ? nil : false
+    }
+
+    /// A problem for each parameter the parameters file gives that the template does not
+    /// declare (names compare ignoring case, as ARM's do), at `parameters.NAME` in that file
+    /// (`parametersPath`), with the declared names allowed: ARM refuses such a deployment
+    /// (InvalidTemplate), so a misspelt name never leaves its parameter at the default.
+    /// A Key Vault `reference` counts as given; `$schema` and `contentVersion` are no parameters.
+    static func undeclaredParameters(_ file: JSON, template: JSON, parametersPath: String?) -> [Problem] {
+        let wrapped = file.member("parameters")
+        guard let given = (wrapped ?? file).object else { return [] }
+        let declared = (template.member("parameters")?.object ?? [:]).keys.sorted()
+        let known = Set(declared.map { $0.lowercased() })
+        var problems: [Problem] = []
+        for name in given.keys.sorted() where !known.contains(name.lowercased()) {
+            if wrapped == nil, ["$schema", "contentversion"].contains(name.lowercased()) { continue }
+            let field = (wrapped == nil ? "" : "parameters.") + name
+            let list = declared.isEmpty ? "none" : declared.joined(separator: ", ")
+            var problem = Problem(at: .document(path: parametersPath, field: field),
+                                  "is not a parameter of the template, and ARM refuses a deployment that gives one (InvalidTemplate); the template declares \(list)")
+            problem.allowed = declared
+            problems.append(problem)
+        }
+        return problems
+    }
+
+    /// A warning for each autoscale setting in `template` (its resources, and those of nested
+    /// deployments' inline templates): Azure changes the scale set's capacity with load between
+    /// the setting's minimum and maximum, which a rehearsal does not; it keeps `capacity`.
+    static func autoscaleWarnings(_ template: JSON, capacity: Int, prefix: String = "", nesting: Int = 0) -> [Problem] {
+        guard nesting < maxNesting else { return [] }
+        var items: [(String, JSON)] = []
+        switch template.member("resources") {
+        case .array(let list)?: items = list.enumerated().map { ("\(prefix)resources[\($0.offset)]", $0.element) }
+        case .object(let byName)?: items = byName.keys.sorted().map { ("\(prefix)resources.\($0)", byName[$0]!) }
+        default: return []
+        }
+        var warnings: [Problem] = []
+        for (path, item) in items {
+            guard case .string(let type)? = item.member("type") else { continue }
+            if type.lowercased() == autoscaleType.lowercased() {
+                warnings.append(Problem(field: path, "is an autoscale setting: Azure changes the scale set's capacity with load between its profiles' minimum and maximum, which a rehearsal does not; it keeps the capacity \(capacity) (give another with capacity = N, or scale(N) at a time)"))
+            } else if type.lowercased() == deploymentType.lowercased(), let inner = item.member("properties")?.member("template") {
+                warnings += autoscaleWarnings(inner, capacity: capacity, prefix: "\(path).properties.template.", nesting: nesting + 1)
+            }
+        }
+        return warnings
+    }
+}
