@@ -122,7 +122,8 @@ public enum RunReport {
             if case .batchStarted(let ids, _) = event.payload { for id in ids where map[id] == nil { map[id] = .some(event.phase) } }
         }
         let failed = Set(record.summary.failed)
-        let instances: [JSON] = record.instances.map { vm in
+        // The fleet's instances: an id an instance list skips is no deleted instance.
+        let instances: [JSON] = record.fleetInstances.map { vm in
             .ordered([
                 JSONField("id", .int(vm.id)), JSONField("name", .string(vm.name)), JSONField("zone", vm.zone.map(JSON.string) ?? .null),
                 JSONField("faultDomain", .int(vm.faultDomain)), JSONField("updateDomain", .int(vm.updateDomain)),

@@ -202,6 +202,8 @@ final class ImportFreshDocumentTests: XCTestCase {
         let linked = deployment("linked", nil)
         let computed = deployment("computed", .object(["resources": .array([.object(["type": .string("[variables('type')]")])])]))
         XCTAssertEqual([extensionOnly, holding, nested, linked, computed].map { ARMTemplate.holdsScaleSet($0) }, [false, true, true, nil, nil])
+        // An inline template that is an expression may hold one.
+        XCTAssertNil(ARMTemplate.holdsScaleSet(deployment("expression", .string("[variables('t')]"))))
         // The scale set is read; each deployment warns at its condition, and only those that
         // hold (or may hold) a scale set are said to lose one.
         let imported = try ScaleSetImport.read(template(capacity: .int(2), parameters: [:], resources: [extensionOnly, holding, linked]))
@@ -232,7 +234,10 @@ final class ImportFreshDocumentTests: XCTestCase {
         let imported = try ScaleSetImport.read(template(capacity: .int(3), parameters: [:], resources: [autoscale, nested]))
         XCTAssertEqual(imported.definition.capacity, 3)
         XCTAssertEqual(imported.warnings.map(\.field), ["resources[1]", "resources[2].properties.template.resources[0]"])
-        // Without one, no such warning.
+        // Without one, or with one whose condition is false (nothing deployed), no such warning.
         XCTAssertEqual(try ScaleSetImport.read(template(capacity: .int(3), parameters: [:])).warnings.map(\.field), [])
+        guard case .object(var off) = autoscale else { return XCTFail("an object") }
+        off["condition"] = .bool(false)
+        XCTAssertEqual(try ScaleSetImport.read(template(capacity: .int(3), parameters: [:], resources: [.object(off)])).warnings.map(\.field), [])
     }
 }

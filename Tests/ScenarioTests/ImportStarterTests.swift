@@ -41,7 +41,9 @@ final class ImportStarterTests: XCTestCase {
     /// The starter of a Manual or Automatic document as a Lua scenario, loaded.
     /// (`automaticOS`: automatic OS upgrades on, the image named by publisher, offer and sku, so
     /// that its version is latest.)
-    func starter(mode: String, capacity: Int, health: Bool, automaticOS: Bool = false) throws -> ScenarioDefinition {
+    /// (`listed`: an az vmss list-instances of those ids, each protected from scale set actions when
+    /// it is in `protected`.)
+    func starter(mode: String, capacity: Int, health: Bool, automaticOS: Bool = false, listed: [Int]? = nil, protected: Set<Int> = []) throws -> ScenarioDefinition {
         var policy: [String: JSON] = ["mode": .string(mode)]
         if automaticOS { policy["automaticOSUpgradePolicy"] = .object(["enableAutomaticOSUpgrade": .bool(true)]) }
         let image: JSON = automaticOS
@@ -63,7 +65,18 @@ final class ImportStarterTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         try JSON.object(resource).serialized(pretty: true).write(toFile: dir + "/vmss.json", atomically: true, encoding: .utf8)
         let imported = try ScaleSetImport.read(.object(resource))
-        try StarterScenario.text(imported, path: "vmss.json", resource: nil, parameters: nil).write(toFile: dir + "/starter.lua", atomically: true, encoding: .utf8)
+        var instances: (path: String, fleet: [ExistingInstance])?
+        if let listed {
+            let list = JSON.array(listed.map { id in
+                .object(["instanceId": .string(String(id)), "latestModelApplied": .bool(true),
+                         "protectionPolicy": .object(["protectFromScaleSetActions": .bool(protected.contains(id))])])
+            })
+            try list.serialized(pretty: true).write(toFile: dir + "/instances.json", atomically: true, encoding: .utf8)
+            instances = ("instances.json", try InstanceList.read(list))
+        }
+        let definition = ScenarioDefinition(imported: imported, path: "vmss.json", fleet: instances?.fleet)
+        try StarterScenario.text(definition, imported: imported, path: "vmss.json", resource: nil, parameters: nil, instances: instances)
+            .write(toFile: dir + "/starter.lua", atomically: true, encoding: .utf8)
         return try ScenarioDefinition(luaScript: dir + "/starter.lua", options: options())
     }
 
@@ -147,5 +160,17 @@ final class ImportStarterTests: XCTestCase {
         XCTAssertEqual(rolling.upgrades, 2)
         XCTAssertEqual(rolling.failedExpectations, [])
         XCTAssertEqual(rolling.instances.count { $0.leftBehind != nil }, 0)
+    }
+
+    func testAProtectedInstanceIsTheOneLeftBehindAndABatchBelowOneIsRefused() throws {
+        // Listed ids 0, 1, 2, 4, 5, 6; 4 is protected from scale set actions: no rollout upgrades it.
+        let definition = try starter(mode: "Manual", capacity: 6, health: true, listed: [0, 1, 2, 4, 5, 6], protected: [4])
+        for rollout in ["manual", "rolling"] {
+            let record = try self.rollout(definition, rollout)
+            XCTAssertEqual(record.failedExpectations, [], rollout)
+            XCTAssertEqual(record.instances.filter { $0.leftBehind != nil }.map(\.id), [4], rollout)
+        }
+        XCTAssertEqual(manualBatches(try rollout(definition, "manual")).map(\.1), [1, 1, 1, 1, 1])
+        XCTAssertThrowsError(try rollout(definition, "manual", ["batch": "0"]))
     }
 }

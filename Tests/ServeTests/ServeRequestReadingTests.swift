@@ -7,7 +7,8 @@ import XCTest
 /// get wrong (case, runs of spaces, escapes, letters past ASCII that fold into ASCII ones).
 final class ServeRequestReadingTests: XCTestCase {
     func testABearerTokenIsTheSchemeInAnyCaseThenAToken() {
-        let accepted = ["Bearer abc", "bearer abc", "BEARER   abc", "  Bearer x", "Bearer \u{00A0}x", "bEaReR eyJ0eXAi.e30.sig"]
+        let accepted = ["Bearer abc", "bearer abc", "BEARER   abc", "  Bearer x", "Bearer \u{00A0}x", "bEaReR eyJ0eXAi.e30.sig",
+                        "Bearer \u{301}abc"]
         let refused = ["Bearer", "Bearer ", "Bearer    ", "Basic dXNlcjpwYXNz", "Bearerx abc", "Bearer\tabc", "", "   ",
                        "Bearer \u{00A0}", "Bearer \u{2003}\u{00A0}", "Béarer abc", "Bear abc"]
         for header in accepted { XCTAssertTrue(BearerToken<BasicRequestContext>.isBearer(header), header) }
@@ -46,5 +47,7 @@ final class ServeRequestReadingTests: XCTestCase {
         XCTAssertEqual(ServeAPI.form("a=1%2B1&b=x+y&c&d=&=e&f=%zz"), ["a": "1+1", "b": "x y", "c": "", "d": "", "": "e", "f": "%zz"])
         XCTAssertEqual(ServeAPI.form("k=v=w&&"), ["k": "v=w"])
         XCTAssertEqual(ServeAPI.form(""), [:])
+        // Split on the bytes & and = as URLs are (RFC 3986), whatever raw letter follows them.
+        XCTAssertEqual(ServeAPI.form("a=1&\u{301}b=2"), ["a": "1", "\u{301}b": "2"])
     }
 }

@@ -31,6 +31,8 @@ extension ARMTemplate {
     /// one may be (a linked template, a type that is an expression), false otherwise.
     static func holdsScaleSet(_ item: JSON, nesting: Int = 0) -> Bool? {
         guard nesting < maxNesting, let template = item.member("properties")?.member("template") else { return nil }
+        // A template that is an expression (`[variables('t')]`) may hold anything.
+        guard template.object != nil else { return nil }
         var items: [JSON] = []
         switch template.member("resources") {
         case .array(let list)?: items = list
@@ -92,6 +94,8 @@ extension ARMTemplate {
         var warnings: [Problem] = []
         for (path, item) in items {
             guard case .string(let type)? = item.member("type") else { continue }
+            // `condition: false` deploys nothing (an expression may deploy it: warned).
+            if item.member("condition") == .bool(false) { continue }
             if type.lowercased() == autoscaleType.lowercased() {
                 warnings.append(Problem(field: path, "is an autoscale setting: Azure changes the scale set's capacity with load between its profiles' minimum and maximum, which a rehearsal does not; it keeps the capacity \(capacity) (give another with capacity = N, or scale(N) at a time)"))
             } else if type.lowercased() == deploymentType.lowercased(), let inner = item.member("properties")?.member("template") {

@@ -13,8 +13,8 @@ import UpgradeEngine
 ///   with the seeds' 20% batches and 20% budgets, then the same model change rolled out).
 /// - Automatic: `automatic` is the model change upgrading every instance at once; `rolling` is
 ///   the same change after switching to Rolling with that policy.
-/// Both expect the whole fleet on the new model at the end (`leftBehind = 0`), so a rollout that
-/// stops partway fails its run, and count the rolling upgrades: one for `rolling`, plus one per
+/// Both expect the whole fleet on the new model at the end but the instances protected from scale
+/// set actions (`leftBehind` = how many), so a rollout that stops partway fails its run, and count the rolling upgrades: one for `rolling`, plus one per
 /// platform image the automatic OS upgrades roll out (`osUpgrades`).
 enum ModeStarter {
     /// What a load-balancer probe reads of an answer (the starter's health comment says it).
@@ -26,8 +26,9 @@ enum ModeStarter {
     /// Writes the parameters, the health callback and the timeline of `mode` into `w`; `change`
     /// is the `update_model` call of the next model; `ids` the instances (ascending);
     /// `osUpgrades`, the automatic OS upgrades the starter's image releases start.
+    /// `protected`, the instances protected from scale set actions, which no rollout upgrades.
     static func write(_ w: inout LuaWriter, mode: UpgradeMode, change: String, ids: [Int], hasHealthSource: Bool, loadBalancerProbe: Bool,
-                      osUpgrades: Int) {
+                      osUpgrades: Int, protected: Int) {
         let first = mode == .manual ? "manual" : "automatic"
         w.comment("The rollout is a parameter: \"\(first)\" is what this \(mode.rawValue) scale set does today, \"rolling\"")
         w.comment("adopts Rolling as seed 001 does. Compare the two over many seeds in one command:")
@@ -35,6 +36,7 @@ enum ModeStarter {
         w.code("local rollout = param(\"rollout\", \(LuaWriter.string(first)))")
         if mode == .manual {
             w.code("local batch = param(\"batch\", \(max(1, ids.count / 5)))        -- instances per az vmss update-instances")
+            w.code("if batch < 1 then error(\"param batch is \" .. batch .. \": allowed 1 or more instances per batch\") end")
             if hasHealthSource {
                 w.code("local wait = duration(param(\"wait\", \"PT30S\"))       -- how often the team looks at health")
                 w.code("local patience = duration(param(\"patience\", \"PT30M\")) -- how long it waits for one batch")
@@ -116,11 +118,16 @@ enum ModeStarter {
         if osUpgrades > 0 {
             w.comment("Each platform image released below starts an automatic OS upgrade: one rolling upgrade more.")
         }
-        w.comment("Either way the whole fleet ends on the new model: a rollout that stops partway fails the run.")
+        if protected > 0 {
+            w.comment("Either way the fleet ends on the new model but the \(protected) protected from scale set actions, which")
+            w.comment("no rollout upgrades: a rollout that stops partway leaves more behind and fails the run.")
+        } else {
+            w.comment("Either way the whole fleet ends on the new model: a rollout that stops partway fails the run.")
+        }
         w.code("if rollout == \"rolling\" then")
-        w.code("  expect { code = \"Completed\", upgrades = \(1 + osUpgrades), leftBehind = 0 }")
+        w.code("  expect { code = \"Completed\", upgrades = \(1 + osUpgrades), leftBehind = \(protected) }")
         w.code("else")
-        w.code("  expect { upgrades = \(osUpgrades), leftBehind = 0 }")
+        w.code("  expect { upgrades = \(osUpgrades), leftBehind = \(protected) }")
         w.code("end")
     }
 }

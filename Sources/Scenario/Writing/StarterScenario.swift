@@ -50,9 +50,10 @@ public enum StarterScenario {
             if case .perform(let action) = entry.action, case .updateModel = action { return call(action) } else { return nil }
         }).first {
             // Manual and Automatic: what the mode does today beside the Rolling alternative.
-            let ids = (d.fleet.map { $0.filter { !$0.protectFromScaleSetActions }.map(\.id) } ?? Array(0..<d.capacity)).filter { !d.protected.contains($0) }
+            let all = d.fleet.map { $0.map(\.id) } ?? Array(0..<d.capacity)
+            let ids = (d.fleet.map { $0.filter { !$0.protectFromScaleSetActions }.map(\.id) } ?? all).filter { !d.protected.contains($0) }
             ModeStarter.write(&w, mode: d.policy.mode, change: change, ids: ids, hasHealthSource: d.hasHealthSource,
-                              loadBalancerProbe: d.loadBalancerProbe, osUpgrades: osUpgrades(definition))
+                              loadBalancerProbe: d.loadBalancerProbe, osUpgrades: osUpgrades(definition), protected: all.count - ids.count)
             for entry in definition.timeline {
                 guard case .perform(let action) = entry.action, case .releaseImage = action else { continue }
                 for line in comments(action, at: entry.time, mode: d.policy.mode) { w.comment(line) }
