@@ -236,8 +236,21 @@ final class ImportFreshDocumentTests: XCTestCase {
         XCTAssertEqual(imported.warnings.map(\.field), ["resources[1]", "resources[2].properties.template.resources[0]"])
         // Without one, or with one whose condition is false (nothing deployed), no such warning.
         XCTAssertEqual(try ScaleSetImport.read(template(capacity: .int(3), parameters: [:])).warnings.map(\.field), [])
-        guard case .object(var off) = autoscale else { return XCTFail("an object") }
+        guard case .object(var off) = autoscale, case .object(var properties)? = autoscale.member("properties") else { return XCTFail("an object") }
         off["condition"] = .bool(false)
         XCTAssertEqual(try ScaleSetImport.read(template(capacity: .int(3), parameters: [:], resources: [.object(off)])).warnings.map(\.field), [])
+        // A target written out: this scale set (any case) is warned; another one, or an App
+        // Service plan, is not; an expression may name this one, so it is warned.
+        func warned(_ target: String) throws -> Bool {
+            var setting = autoscale.object ?? [:]
+            properties["targetResourceUri"] = .string(target)
+            setting["properties"] = .object(properties)
+            return try !ScaleSetImport.read(template(capacity: .int(3), parameters: [:], resources: [.object(setting)])).warnings.isEmpty
+        }
+        let group = "/subscriptions/0000/resourceGroups/g/providers/"
+        XCTAssertTrue(try warned(group + "Microsoft.Compute/virtualMachineScaleSets/WEB"))
+        XCTAssertFalse(try warned(group + "Microsoft.Compute/virtualMachineScaleSets/api"))
+        XCTAssertFalse(try warned(group + "Microsoft.Web/serverfarms/plan"))
+        XCTAssertTrue(try warned("[resourceId('Microsoft.Compute/virtualMachineScaleSets', 'web')]"))
     }
 }

@@ -83,7 +83,9 @@ extension ARMTemplate {
     /// A warning for each autoscale setting in `template` (its resources, and those of nested
     /// deployments' inline templates): Azure changes the scale set's capacity with load between
     /// the setting's minimum and maximum, which a rehearsal does not; it keeps `capacity`.
-    static func autoscaleWarnings(_ template: JSON, capacity: Int, prefix: String = "", nesting: Int = 0) -> [Problem] {
+    /// A setting whose `targetResourceUri` is written out (no expression) and names another
+    /// resource, or another scale set than `scaleSet`, is not this scale set's: no warning.
+    static func autoscaleWarnings(_ template: JSON, capacity: Int, scaleSet: String?, prefix: String = "", nesting: Int = 0) -> [Problem] {
         guard nesting < maxNesting else { return [] }
         var items: [(String, JSON)] = []
         switch template.member("resources") {
@@ -97,11 +99,22 @@ extension ARMTemplate {
             // `condition: false` deploys nothing (an expression may deploy it: warned).
             if item.member("condition") == .bool(false) { continue }
             if type.lowercased() == autoscaleType.lowercased() {
+                if case .string(let target)? = item.member("properties")?.member("targetResourceUri"),
+                   ARMEvaluator.expressionText(target) == nil, !targets(target, scaleSet: scaleSet) { continue }
                 warnings.append(Problem(field: path, "is an autoscale setting: Azure changes the scale set's capacity with load between its profiles' minimum and maximum, which a rehearsal does not; it keeps the capacity \(capacity) (give another with capacity = N, or scale(N) at a time)"))
             } else if type.lowercased() == deploymentType.lowercased(), let inner = item.member("properties")?.member("template") {
-                warnings += autoscaleWarnings(inner, capacity: capacity, prefix: "\(path).properties.template.", nesting: nesting + 1)
+                warnings += autoscaleWarnings(inner, capacity: capacity, scaleSet: scaleSet, prefix: "\(path).properties.template.", nesting: nesting + 1)
             }
         }
         return warnings
+    }
+
+    /// Whether the resource id `target` names a scale set, and `scaleSet` when it is known
+    /// (`/subscriptions/…/providers/Microsoft.Compute/virtualMachineScaleSets/web`; case ignored).
+    static func targets(_ target: String, scaleSet: String?) -> Bool {
+        let parts = target.split(separator: "/").map { $0.lowercased() }
+        guard let at = parts.firstIndex(of: "virtualmachinescalesets") else { return false }
+        guard let scaleSet, at + 1 < parts.count else { return true }
+        return parts[at + 1] == scaleSet.lowercased()
     }
 }

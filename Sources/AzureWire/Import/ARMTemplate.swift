@@ -103,7 +103,7 @@ enum ARMTemplate {
             }
         }
         guard found.isEmpty else { throw ValidationFailure(found) }
-        warnings += unread.map(\.warning) + autoscaleWarnings(template, capacity: definition.capacity)
+        warnings += unread.map(\.warning) + autoscaleWarnings(template, capacity: definition.capacity, scaleSet: picked.name)
         return ImportedScaleSet(definition: definition, warnings: warnings, format: .armTemplate, resource: picked.label)
     }
 
