@@ -161,6 +161,28 @@ final class CLITests: XCTestCase {
         XCTAssertTrue(scenario.stdout.contains("ok (zonal, 9 instances, Rolling mode, zones 1,2,3)"), scenario.stdout)
     }
 
+    /// `validate --output json` answers a refusal in JSON on standard output too: every problem
+    /// with its place as typed fields, the exit status 2; text mode prints nothing there.
+    func testValidateJsonListsEveryProblemWithItsPlace() throws {
+        let bad = try temporary("bad.json", #"{"mode": "Rolling", "rollingUpgradePolicy": {"maxBatchInstancePercent": 1, "pauseTimeBetweenBatches": "2S"}}"#)
+        let out = try rehearse("validate", bad, "--output", "json")
+        XCTAssertEqual(out.status, 2)
+        let doc = try JSONSerialization.jsonObject(with: Data(out.stdout.utf8)) as! [String: Any]
+        XCTAssertEqual(doc["ok"] as? Bool, false)
+        let problems = doc["problems"] as! [[String: Any]]
+        XCTAssertEqual(problems.map { $0["field"] as? String }, ["upgradePolicy.rollingUpgradePolicy.maxBatchInstancePercent",
+                                                               "upgradePolicy.rollingUpgradePolicy.pauseTimeBetweenBatches"])
+        XCTAssertEqual(problems.map { $0["file"] as? String }, [bad, bad])
+        XCTAssertEqual(problems.map { $0["exitCode"] as? Int }, [2, 2])
+        XCTAssertEqual(try rehearse("validate", bad).stdout, "")
+        let script = try temporary("broken.lua", "scaleset { name = \"x\", capacity = 3 }\nlocal = 1\n")
+        let lua = try rehearse("validate", script, "--output", "json")
+        XCTAssertEqual(lua.status, 2)
+        let first = ((try JSONSerialization.jsonObject(with: Data(lua.stdout.utf8)) as! [String: Any])["problems"] as! [[String: Any]])[0]
+        XCTAssertEqual(first["line"] as? Int, 2)
+        XCTAssertEqual((first["file"] as? String).map { $0.hasSuffix("broken.lua") }, true)
+    }
+
     func testPluginsListShowAndCheck() throws {
         let list = try rehearse("plugins", "list", "--output", "json")
         XCTAssertEqual(list.status, 0, list.stderr)

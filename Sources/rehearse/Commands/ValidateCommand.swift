@@ -21,6 +21,21 @@ struct ValidateCommand: ParsableCommand {
     func validate() throws { try format.refuseTable("validate") }
 
     func run() throws {
+        do {
+            try check()
+        } catch {
+            // A program asking for JSON gets the refusal as JSON too, on standard output; the
+            // person still reads it on standard error, and the exit status is the error's.
+            if format.output == .json {
+                let problems = Diagnostic.of(error)
+                print(JSON.ordered([JSONField("file", .string(file)), JSONField("ok", .bool(false)),
+                                    JSONField("problems", .array(problems.map(\.json)))]).serialized())
+            }
+            throw error
+        }
+    }
+
+    func check() throws {
         // A Bicep file is a document too: its reading says to compile it first.
         if file.lowercased().hasSuffix(".json") || file.lowercased().hasSuffix(".bicep") {
             // Sized before it is read, and read once: what it is decides how it is checked.
@@ -43,6 +58,12 @@ struct ValidateCommand: ParsableCommand {
                 let policy = try UpgradePolicy.parse(document)
                 return ok("upgradePolicy", nil, "mode \(policy.mode.rawValue), batches of \(policy.rolling.maxBatchInstancePercent)%",
                           extra: [JSONField("policy", policy.json)])
+            } catch var failure as ValidationFailure {
+                // Each problem at its field of this file: one line each, one entry each in JSON.
+                for index in failure.problems.indices where failure.problems[index].place == nil {
+                    failure.problems[index].place = .document(path: file, field: failure.problems[index].field)
+                }
+                throw failure
             } catch {
                 throw InputError(.file(file), problem: "\(error)")
             }
