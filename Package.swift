@@ -147,7 +147,8 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "ServeTests", dependencies: ["Serve", "Scenario", "Formats", "UpgradeEngine", "Reports", "AzureWire",
                                                       .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                                                      .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")],
+                                                      .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                                                      .product(name: "HTTPTypes", package: "swift-http-types")],
                     swiftSettings: strict),
         .testTarget(
             name: "ScenarioTests",

@@ -3,6 +3,7 @@ import Foundation
 public import HTTPTypes
 public import Hummingbird
 import NIOCore
+import UpgradeEngine
 
 /// An error as Azure Resource Manager answers it: the HTTP status and
 /// `{"error": {"code", "message", "target", "details"}}`.
@@ -62,6 +63,20 @@ public struct ARMError: Error, Equatable, Sendable, UserFacingError {
 
     /// 409 for an action the scale set refuses in its present state.
     static func notAllowed(_ message: String) -> ARMError { ARMError(.conflict, code: "OperationNotAllowed", message: message) }
+
+    /// The answer to an action the engine refused, by what refused it: a request whose values are
+    /// wrong whatever the state (a model or policy with problems, a capacity out of range, a
+    /// `waitUntil` outside the event's window, an instance the event does not target) is 400
+    /// `InvalidParameter`; one the scale set refuses as it stands now is 409.
+    static func refused(_ error: EngineError) -> ARMError {
+        switch error.refusal {
+        case .invalid(let problems)?: return invalid(ValidationFailure(problems))
+        case .capacity?: return ARMError(.badRequest, code: "InvalidParameter", message: error.message, target: "sku.capacity")
+        case .waitOutside?: return ARMError(.badRequest, code: "InvalidParameter", message: error.message, target: "waitUntil")
+        case .notAHookTarget?: return ARMError(.badRequest, code: "InvalidParameter", message: error.message, target: "targetResources")
+        default: return notAllowed(error.message)
+        }
+    }
 }
 
 /// Responses with JSON bodies and the headers Azure sends with them.

@@ -166,18 +166,18 @@ actor ServedRun {
 
     // MARK: Actions
 
-    /// Performs `action` at the clock; a refusal becomes 409 with the engine's message.
+    /// Performs `action` at the clock; a refusal becomes ARM's answer to it (`ARMError.refused`).
     func perform(_ action: SessionAction) throws(ARMError) { try perform([action]) }
 
     /// Performs `actions` in order as one step at the clock (one virtual instant); a refusal
-    /// becomes 409 with the engine's message. Callers check first what the engine would refuse,
+    /// becomes ARM's answer to it (`ARMError.refused`). Callers check first what the engine would refuse,
     /// so that a refused request changes nothing.
     func perform(_ actions: [SessionAction]) throws(ARMError) {
         var refusal: EngineError?
         let time = session.clock
         try guarded { () throws(RunFailure) in refusal = try session.perform(actions) }
         onPerform?(time, actions)
-        if let refusal { throw ARMError.notAllowed(refusal.message) }
+        if let refusal { throw ARMError.refused(refusal) }
     }
 
     /// Starts tracking an operation; returns its id.
