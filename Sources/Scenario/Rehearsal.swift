@@ -72,8 +72,8 @@ public enum Rehearsal {
     /// is made as if the model changed once every instance had left Initializing (or its grace
     /// period had ended).
     public static func plan(_ definition: ScenarioDefinition, _ inputs: RunInputs,
-                            print: @escaping (String) -> Void = { _ in }, onEvent: (Event) -> Void = { _ in }) throws(RunFailure) -> UpgradePlan {
-        let run = try prepare(definition, inputs, print: { print($1) })
+                            printAt: @escaping (Millis, String) -> Void = { _, _ in }, onEvent: (Event) -> Void = { _ in }) throws(RunFailure) -> UpgradePlan {
+        let run = try prepare(definition, inputs, print: printAt)
         let sim = run.simulation
         let runtime = run.session?.runtime
         let scaleSet = run.scaleSet
@@ -111,7 +111,7 @@ public enum Rehearsal {
     /// `plan` with the default inputs of `seed` and `overrides`.
     public static func plan(_ definition: ScenarioDefinition, seed: UInt64, overrides: [PolicyOverride] = [],
                             print: @escaping (String) -> Void = { _ in }, onEvent: (Event) -> Void = { _ in }) throws(RunFailure) -> UpgradePlan {
-        try plan(definition, RunInputs(seed: seed, overrides: overrides), print: print, onEvent: onEvent)
+        try plan(definition, RunInputs(seed: seed, overrides: overrides), printAt: { print($1) }, onEvent: onEvent)
     }
 
     /// Makes everything a run with `inputs` needs (for a Lua program a fresh state and sandbox,

@@ -68,6 +68,20 @@ final class ARMImportTests: XCTestCase {
         XCTAssertEqual(record.summary.status?.code, .completed)
     }
 
+    /// A nested deployment (inner scope) that passes a parameter its inline template does not
+    /// declare is refused, as ARM refuses it (InvalidTemplate), at that parameter with the
+    /// declared names allowed: a misspelt module input never leaves the default in place.
+    func testANestedDeploymentPassingAnUndeclaredParameterIsRefusedThere() throws {
+        var text = try String(contentsOfFile: folder + "/bicep-module-nested.json", encoding: .utf8)
+        let first = try XCTUnwrap(text.range(of: "\"skuCapacity\""), "the module's input comes before its template")
+        text.replaceSubrange(first, with: "\"skuCapacty\"")
+        XCTAssertThrowsError(try ScaleSetImport.read(try JSON.parse(text))) { error in
+            let problems = (error as? ValidationFailure)?.problems ?? []
+            XCTAssertEqual(problems.map(\.field), ["resources.web.properties.parameters.skuCapacty"])
+            XCTAssertEqual(problems.first?.allowed?.contains("skuCapacity"), true)
+        }
+    }
+
     func testABicepModuleNestedDeploymentWithLambdasAndAParametersFileWithComments() throws {
         let template = try document("bicep-module-nested.json")
         let parameters = try document("bicep-module.parameters.json")

@@ -43,4 +43,22 @@ final class PlanRangeTests: XCTestCase {
         // The first batch's 6 instances were measured before it stopped.
         XCTAssertGreaterThanOrEqual(short.instances, 6)
     }
+
+    /// A print in the planned run reaches the caller with its virtual time, as a run's does:
+    /// `plan` writes `print PT1M: …` as `run` does.
+    func testAPrintOfThePlannedRunCarriesItsVirtualTime() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("plan-print-\(UUID().uuidString).lua").path
+        try """
+            scaleset { name = "w", capacity = 4, upgradePolicy = { mode = "Rolling" },
+                       healthExtension = { protocol = "http", port = 80, requestPath = "/" } }
+            at("PT1M", function() print("updating"); update_model { image = "v2" } end)
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let definition = try ScenarioDefinition(luaScript: path, options: options())
+        nonisolated(unsafe) var printed: [(Millis, String)] = []
+        let plan = try Rehearsal.plan(definition, RunInputs(seed: 0), printAt: { printed.append(($0, $1)) })
+        XCTAssertEqual(plan.batches.count, 4)
+        XCTAssertEqual(printed.map(\.0), [60_000])
+        XCTAssertEqual(printed.map(\.1), ["updating"])
+    }
 }

@@ -42,7 +42,7 @@ struct Loaded {
 
     func plan(onEvent: (Event) -> Void = { _ in }) throws -> UpgradePlan {
         do {
-            return try Rehearsal.plan(definition, inputs, print: options.print, onEvent: onEvent)
+            return try Rehearsal.plan(definition, inputs, printAt: { options.print($1) }, onEvent: onEvent)
         } catch {
             throw error.error
         }

@@ -62,7 +62,9 @@ extension ARMTemplate {
     /// (`parametersPath`), with the declared names allowed: ARM refuses such a deployment
     /// (InvalidTemplate), so a misspelt name never leaves its parameter at the default.
     /// A Key Vault `reference` counts as given; `$schema` and `contentVersion` are no parameters.
-    static func undeclaredParameters(_ file: JSON, template: JSON, parametersPath: String?) -> [Problem] {
+    /// A nested deployment's `properties` (`fieldPrefix` its path and `properties.`) is checked
+    /// the same way against its inline template: ARM refuses those names too.
+    static func undeclaredParameters(_ file: JSON, template: JSON, parametersPath: String?, fieldPrefix: String = "") -> [Problem] {
         let wrapped = file.member("parameters")
         guard let given = (wrapped ?? file).object else { return [] }
         let declared = (template.member("parameters")?.object ?? [:]).keys.sorted()
@@ -70,7 +72,7 @@ extension ARMTemplate {
         var problems: [Problem] = []
         for name in given.keys.sorted() where !known.contains(name.lowercased()) {
             if wrapped == nil, ["$schema", "contentversion"].contains(name.lowercased()) { continue }
-            let field = (wrapped == nil ? "" : "parameters.") + name
+            let field = fieldPrefix + (wrapped == nil ? "" : "parameters.") + name
             let list = declared.isEmpty ? "none" : declared.joined(separator: ", ")
             var problem = Problem(at: .document(path: parametersPath, field: field),
                                   "is not a parameter of the template, and ARM refuses a deployment that gives one (InvalidTemplate); the template declares \(list)")

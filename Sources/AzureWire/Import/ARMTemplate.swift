@@ -222,6 +222,11 @@ enum ARMTemplate {
                 }
                 let innerPrefix = "\(path).properties.template."
                 if case .string(let s)? = properties.member("expressionEvaluationOptions")?.member("scope"), s.lowercased() == "inner" {
+                    let undeclared = undeclaredParameters(properties, template: inner, parametersPath: nil, fieldPrefix: "\(path).properties.")
+                    guard undeclared.isEmpty else {
+                        if index == indexes[0] { problems += undeclared } // once for a copy loop
+                        continue
+                    }
                     var given: [String: ARMScope.Given] = [:]
                     for (name, entry) in properties.member("parameters")?.object ?? [:] {
                         if let value = entry.member("value") {

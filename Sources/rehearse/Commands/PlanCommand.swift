@@ -36,7 +36,8 @@ struct PlanCommand: ParsableCommand {
         _ = try Rehearsal.scaleSet(loaded, overrides: overrides)
         let plan: UpgradePlan
         do {
-            plan = try Rehearsal.plan(loaded, inputs, print: { printError("print: \($0)") }) { event in
+            // A print of the planned run carries its virtual time, as `run` writes it.
+            plan = try Rehearsal.plan(loaded, inputs, printAt: { printError("print \(ISODuration.format($0)): \($1)") }) { event in
                 warnIfWire(event)
             }
         } catch {
