@@ -324,7 +324,10 @@ public struct ModuleFinder: Sendable {
                     throw LuaArgumentError(position: 1, problem: "module '\(name)' (\(path)) is precompiled bytecode; only source text is loaded",
                                         refusal: .module(name: name, .bytecode(path)))
                 }
-                return (String(decoding: data, as: UTF8.self), path)
+                switch LuaSourceText.decode(data) {
+                case .success(let text): return (text, path)
+                case .failure(let bad): throw LuaArgumentError(position: 1, problem: "module '\(name)' refused: " + bad.message(path))
+                }
             }
         }
         throw LuaArgumentError(position: 1, problem: "module '\(name)' not found; tried \(tried.joined(separator: ", "))",

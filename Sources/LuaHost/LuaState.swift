@@ -152,7 +152,10 @@ public final class LuaState {
             error.refusal = .sandbox(.textChunksOnly)
             throw error
         }
-        return try load(String(decoding: data, as: UTF8.self), chunkName: name)
+        switch LuaSourceText.decode(data) {
+        case .success(let text): return try load(text, chunkName: name)
+        case .failure(let bad): throw LuaError(kind: .syntax, message: bad.message(), location: "\(name):\(bad.line)")
+        }
     }
 
     private func fail<T>(_ error: LuaError) throws -> T { throw error }

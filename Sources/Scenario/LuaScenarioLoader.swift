@@ -47,7 +47,11 @@ extension ScenarioDefinition {
             throw .script(LuaError(kind: .syntax, message: "\(path) is precompiled Lua bytecode; only source text is accepted",
                                    refusal: .sandbox(.textChunksOnly)), context: nil)
         }
-        let source = String(decoding: data, as: UTF8.self)
+        let source: String
+        switch LuaSourceText.decode(data) {
+        case .success(let text): source = text
+        case .failure(let bad): throw .script(LuaError(kind: .syntax, message: bad.message(), location: "\(path):\(bad.line)"), context: nil)
+        }
         let searchPath = options.searchPath
         let plugins = PluginSession(searchPath: searchPath, lockPath: options.lockPath)
         let session = try ScriptSession(path: path, source: source, seed: options.seed, limits: options.limits,

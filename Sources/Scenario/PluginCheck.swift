@@ -60,7 +60,11 @@ extension PluginCatalog {
                     do {
                         let data = try BoundedFile.readInside(bundle.folder, file, maxBytes: BoundedFile.maxSourceBytes)
                         let state = try LuaState(limits: LuaLimits(instructions: 1_000_000, memoryBytes: 16 << 20))
-                        _ = try state.load(String(decoding: data, as: UTF8.self), chunkName: bundle.folder + "/" + file)
+                        let chunk = bundle.folder + "/" + file
+                        switch LuaSourceText.decode(data) {
+                        case .success(let text): _ = try state.load(text, chunkName: chunk)
+                        case .failure(let bad): add(.compile, bad.message(chunk))
+                        }
                     } catch let refusal as BoundedFile.Refusal {
                         add(.compile, "\(refusal)")
                     } catch {

@@ -67,13 +67,15 @@ public struct ARMError: Error, Equatable, Sendable, UserFacingError {
     /// The answer to an action the engine refused, by what refused it: a request whose values are
     /// wrong whatever the state (a model or policy with problems, a capacity out of range, a
     /// `waitUntil` outside the event's window, an instance the event does not target) is 400
-    /// `InvalidParameter`; one the scale set refuses as it stands now is 409.
+    /// `InvalidParameter`; instances that do not exist (deleted ones included) are 404
+    /// `ResourceNotFound`; one the scale set refuses as it stands now is 409.
     static func refused(_ error: EngineError) -> ARMError {
         switch error.refusal {
         case .invalid(let problems)?: return invalid(ValidationFailure(problems))
         case .capacity?: return ARMError(.badRequest, code: "InvalidParameter", message: error.message, target: "sku.capacity")
         case .waitOutside?: return ARMError(.badRequest, code: "InvalidParameter", message: error.message, target: "waitUntil")
         case .notAHookTarget?: return ARMError(.badRequest, code: "InvalidParameter", message: error.message, target: "targetResources")
+        case .noSuchInstances?: return ARMError(.notFound, code: "ResourceNotFound", message: error.message, target: "instanceIds")
         default: return notAllowed(error.message)
         }
     }

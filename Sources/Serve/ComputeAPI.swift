@@ -35,6 +35,12 @@ struct ScaleSetUpdate {
             throw ARMError(.badRequest, code: "InvalidRequestContent", message: "The request content is \(body.kindName); expected a virtualMachineScaleSet object.")
         }
         var update = ScaleSetUpdate()
+        // The parts read must be objects where given: a string in their place is no patch.
+        for (name, part) in [("sku", body.field("sku")), ("properties", body.field("properties"))] {
+            if let part, part.object == nil, part != .null {
+                throw ARMError(.badRequest, code: "InvalidParameter", message: "\(name) is \(part.kindName); expected an object", target: name)
+            }
+        }
         let properties = body.field("properties")
         if let policyValue = properties?.field("upgradePolicy") {
             let (patch, problems) = PolicyPatch.read(policyValue)
@@ -63,6 +69,11 @@ struct ScaleSetUpdate {
                     throw ARMError(.badRequest, code: "InvalidParameter", message: "\(part) is \(value.kindName); expected a string",
                                    target: "virtualMachineProfile.storageProfile.imageReference.\(part)")
                 }
+                // A part given must name something: empty, or holding control characters, it names no image.
+                if text.isEmpty || text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                    throw ARMError(.badRequest, code: "InvalidParameter", message: "\(part) \(value.serialized(pretty: false)) is not an image \(part); expected a non-empty name without control characters",
+                                   target: "virtualMachineProfile.storageProfile.imageReference.\(part)")
+                }
                 let key = "imageReference.\(part)"
                 let current = model[key] ?? ScaleSetShapes.defaultImage[part]
                 if text != current { update.changes[key] = text }
@@ -70,7 +81,9 @@ struct ScaleSetUpdate {
         }
         if let sku = body.field("sku"), let count = sku.field("capacity") {
             guard case .int(let n) = count, (0...100_000).contains(n) else {
-                throw ARMError(.badRequest, code: "InvalidParameter", message: "sku.capacity \(count.serialized(pretty: false)) is out of range; allowed 0–100000",
+                let what: String
+                if case .int = count { what = "is out of range" } else { what = "is \(count.kindName), not a whole number" }
+                throw ARMError(.badRequest, code: "InvalidParameter", message: "sku.capacity \(count.serialized(pretty: false)) \(what); allowed a whole number 0–100000",
                                target: "sku.capacity")
             }
             update.capacity = n

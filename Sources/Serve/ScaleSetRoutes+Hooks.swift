@@ -29,14 +29,16 @@ extension ScaleSetRoutes {
         // as it is after the answer (the Update examples' status and body).
         ScaleSetRoute(.patch, "lifecycleHookEvents/{id}") { c, run in
             let found = try event(c, run)
-            guard found.isActive else {
-                throw ARMError.notAllowed("The lifecycle hook event \(found.name) is Completed (since \(Timestamp.format(found.completedAt ?? run.now))); only an Active event can be updated.")
-            }
+            // A body that is wrong whatever the event's state is 400 first; a good one for a
+            // Completed event is 409.
             guard let body = c.body else {
                 throw ARMError(.badRequest, code: "InvalidRequestContent",
                                message: "The request content is empty; expected {\"properties\": {\"targetResources\": [...], \"waitUntil\": \"...\"}}.")
             }
             let response = try read(body, found, run)
+            guard found.isActive else {
+                throw ARMError.notAllowed("The lifecycle hook event \(found.name) is Completed (since \(Timestamp.format(found.completedAt ?? run.now))); only an Active event can be updated.")
+            }
             try check(response, against: found, now: run.now)
             try run.perform(.answerHook(event: found.name, response))
             return Answer(body: try shown(event(c, run), c, run))

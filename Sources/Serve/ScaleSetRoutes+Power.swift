@@ -24,7 +24,8 @@ extension ScaleSetRoutes {
     private static func listed(_ c: ScaleSetCall, _ run: isolated ServedRun) throws(ARMError) -> [Int]? {
         guard let ids = try instanceIDs(c.body) else { return nil }
         let shapes = run.shapes(id: c.id)
-        for id in ids where !shapes.instances.contains(where: { $0.id == id }) {
+        // A deleted instance (or one being deleted) is not one of the scale set's any more.
+        for id in ids where !shapes.instances.contains(where: { $0.id == id && $0.lifecycle != .deleting && $0.lifecycle != .deleted }) {
             throw ARMError.resourceNotFound("Microsoft.Compute/virtualMachineScaleSets/virtualMachines", "\(shapes.scaleSet.name)/\(id)", group: c.resourceGroup)
         }
         return ids

@@ -1,4 +1,5 @@
 import CLua
+import Formats
 import Foundation
 import LuaHost
 import XCTest
@@ -41,5 +42,22 @@ final class BytecodeTests: XCTestCase {
         let result = try state.run("return load(chunk)", chunkName: "l.lua")
         XCTAssertEqual(result.first, .nil)
         XCTAssertEqual(result.last, "attempt to load a binary chunk (mode is 't')")
+    }
+
+    /// A source file holding bytes that are not UTF-8 is refused at the line of the first one,
+    /// never loaded with the bytes replaced; UTF-8 text of several bytes a character loads.
+    func testASourceThatIsNotUTF8IsRefusedAtItsLine() throws {
+        let source = Array("local a = 1\n-- café\nlocal s = \"v".utf8) + [0xFF] + Array("\"\nreturn s\n".utf8)
+        XCTAssertEqual(LuaSourceText.decode(source), .failure(LuaSourceText.BadLine(line: 3)))
+        XCTAssertEqual(LuaSourceText.decode(Array("-- café\nreturn 1".utf8)), .success("-- café\nreturn 1"))
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("latin-\(UUID().uuidString).lua").path
+        try Data(source).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let state = try LuaState()
+        try state.openSandbox()
+        XCTAssertThrowsError(try state.loadFile(path)) { error in
+            XCTAssertEqual((error as? LuaError)?.kind, .syntax)
+            XCTAssertEqual((error as? LuaError)?.place, .script(ScriptLine(file: path, line: 3)))
+        }
     }
 }

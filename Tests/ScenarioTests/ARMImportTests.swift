@@ -82,6 +82,35 @@ final class ARMImportTests: XCTestCase {
         }
     }
 
+    /// The same check leaves alone a deployment that passes nothing (its `properties` are no
+    /// parameters), reports a name once however many copies around it pass it, and refuses a
+    /// `parameters` that is not an object.
+    func testANestedDeploymentPassingNothingImportsAndCopiesReportOnce() throws {
+        func template(passing parameters: String?, outerCopies: Int = 1) throws -> JSON {
+            let scaleSet = #"{"type": "Microsoft.Compute/virtualMachineScaleSets", "name": "web", "sku": {"capacity": 3},"#
+                + #" "properties": {"upgradePolicy": {"mode": "Manual"}}}"#
+            let inner = #"{"type": "Microsoft.Resources/deployments", "name": "inner", "properties": {"mode": "Incremental","#
+                + #" "expressionEvaluationOptions": {"scope": "inner"},"# + (parameters.map { #" "parameters": \#($0),"# } ?? "")
+                + #" "template": {"resources": [\#(scaleSet)]}}}"#
+            let outer = #"{"type": "Microsoft.Resources/deployments", "name": "outer", "copy": {"name": "c", "count": \#(outerCopies)},"#
+                + #" "properties": {"mode": "Incremental", "template": {"resources": [\#(inner)]}}}"#
+            return try JSON.parse(#"{"$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#","#
+                                  + #" "contentVersion": "1.0.0.0", "resources": [\#(outer)]}"#)
+        }
+        // Nothing passed: imported (3 instances, from a copy loop of one).
+        XCTAssertEqual(try ScaleSetImport.read(try template(passing: nil), resource: "web").definition.capacity, 3)
+        XCTAssertEqual(try ScaleSetImport.read(try template(passing: "{}"), resource: "web").definition.capacity, 3)
+        // An undeclared name passed by each of three copies: one problem.
+        XCTAssertThrowsError(try ScaleSetImport.read(try template(passing: #"{"zz": {"value": 1}}"#, outerCopies: 3), resource: "web")) { error in
+            XCTAssertEqual((error as? ValidationFailure)?.problems.map(\.field),
+                           ["resources[0].properties.template.resources[0].properties.parameters.zz"])
+        }
+        // Parameters that are a list: no object of names to bind.
+        XCTAssertThrowsError(try ScaleSetImport.read(try template(passing: "[1, 2]"), resource: "web")) { error in
+            XCTAssertEqual((error as? ValidationFailure)?.problems.map(\.field), ["resources[0].properties.template.resources[0].properties.parameters"])
+        }
+    }
+
     func testABicepModuleNestedDeploymentWithLambdasAndAParametersFileWithComments() throws {
         let template = try document("bicep-module-nested.json")
         let parameters = try document("bicep-module.parameters.json")

@@ -26,6 +26,10 @@ final class ARMRefusalTests: XCTestCase {
         XCTAssertEqual(target.status, .badRequest)
         XCTAssertEqual(target.target, "targetResources")
 
+        let missing = ARMError.refused(EngineError("reimage refused: instance(s) 999 do not exist", .noSuchInstances([999])))
+        XCTAssertEqual(missing.status, .notFound)
+        XCTAssertEqual(missing.code, "ResourceNotFound")
+
         for refusal: EngineError.Refusal in [.protected([3]), .busy([1]), .nothingToCancel, .overQuota(count: 81, quota: 80), .noActiveHookEvent] {
             let answer = ARMError.refused(EngineError("refused", refusal))
             XCTAssertEqual(answer.status, .conflict, "\(refusal)")

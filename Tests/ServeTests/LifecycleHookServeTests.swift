@@ -269,6 +269,10 @@ final class LifecycleHookServeTests: XCTestCase {
             let again = try await call(.PATCH, path, Self.answers(targets.map { ($0.0, "Rejected") }))
             XCTAssertEqual(again.status, 409)
             XCTAssertEqual(again.error, "OperationNotAllowed")
+            // A body wrong in any state is 400 for a Completed event too.
+            let bogus = try await call(.PATCH, path, Self.answers(targets.map { ($0.0, "Bogus") }))
+            XCTAssertEqual(bogus.status, 400)
+            XCTAssertEqual(bogus.error, "InvalidParameter")
             let after = try await call(.GET, path, nil)
             XCTAssertEqual(Self.targets(try XCTUnwrap(after.body)).map(\.1), ["Approved", "Approved"])
         }

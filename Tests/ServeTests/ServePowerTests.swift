@@ -125,6 +125,10 @@ final class ServePowerTests: XCTestCase {
             // A deleted VM is gone for every power action.
             let delete = try await call(.DELETE, Self.scaleSet + "/virtualMachines/1" + Self.version, nil)
             XCTAssertEqual(delete.status, 202)
+            // Being deleted, it is no instance of the scale set any more: 404, as once it is gone.
+            let deleting = try await call(.POST, Self.scaleSet + "/restart" + Self.version, #"{"instanceIds": ["1"]}"#)
+            XCTAssertEqual(deleting.status, 404)
+            XCTAssertEqual(deleting.error, "ResourceNotFound")
             _ = try await call(.POST, "/rehearse/clock", #"{"advance": "PT30M"}"#)
             for action in ["restart", "poweroff", "deallocate", "start"] {
                 let reply = try await call(.POST, Self.scaleSet + "/virtualMachines/1/\(action)" + Self.version, nil)

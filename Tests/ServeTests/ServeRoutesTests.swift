@@ -261,6 +261,18 @@ final class ServeRoutesTests: XCTestCase {
             XCTAssertEqual(shown.body?.field("properties")?.field("virtualMachineProfile")?.field("storageProfile")?.field("imageReference")?
                 .field("version"), .string("1.0.0"))
 
+            // Shapes and values wrong whatever the state: 400 naming the field, nothing changed.
+            for (body, target) in [(#"{"sku": "x"}"#, "sku"), (#"{"properties": "x"}"#, "properties"),
+                                   (#"{"sku": {"capacity": "ten"}}"#, "sku.capacity"),
+                                   (#"{"properties": {"virtualMachineProfile": {"storageProfile": {"imageReference": {"version": ""}}}}}"#,
+                                    "virtualMachineProfile.storageProfile.imageReference.version")] {
+                let wrong = try await call(.PATCH, Self.scaleSet + "?api-version=2024-07-01", body)
+                XCTAssertEqual(wrong.status, 400, body)
+                XCTAssertEqual(wrong.body?.field("error")?.field("target"), .string(target), body)
+            }
+            let unchanged = try await call(.GET, Self.scaleSet + "?api-version=2024-07-01", nil)
+            XCTAssertEqual(unchanged.body?.field("properties")?.field("provisioningState"), .string("Succeeded"))
+
             let protect = try await call(.PUT, Self.scaleSet + "/virtualMachines/2?api-version=2024-07-01",
                                          #"{"properties": {"protectionPolicy": {"protectFromScaleIn": true}}}"#)
             XCTAssertEqual(protect.status, 200)

@@ -222,11 +222,19 @@ enum ARMTemplate {
                 }
                 let innerPrefix = "\(path).properties.template."
                 if case .string(let s)? = properties.member("expressionEvaluationOptions")?.member("scope"), s.lowercased() == "inner" {
-                    let undeclared = undeclaredParameters(properties, template: inner, parametersPath: nil, fieldPrefix: "\(path).properties.")
-                    guard undeclared.isEmpty else {
-                        if index == indexes[0] { problems += undeclared } // once for a copy loop
-                        continue
+                    // What the deployment passes its template: ARM binds only an object of
+                    // names; each name must be one the template declares. Reported once however
+                    // many copies (of this deployment or of those around it) pass it, and beside
+                    // every problem of the template itself.
+                    let passed = properties.member("parameters") ?? .null
+                    var found: [Problem] = []
+                    switch passed {
+                    case .null, .object: found = undeclaredParameters(.object(["parameters": passed.object.map(JSON.object) ?? .object([:])]), template: inner,
+                                                                       parametersPath: nil, fieldPrefix: "\(path).properties.")
+                    case .string(let text) where text.hasPrefix("["): break
+                    default: found = [Problem(field: "\(path).properties.parameters", "is \(passed.kindName); expected an object of the template's parameters, each {\"value\": …} or {\"reference\": …}")]
                     }
+                    if let first = found.first, !problems.contains(first) { problems += found }
                     var given: [String: ARMScope.Given] = [:]
                     for (name, entry) in properties.member("parameters")?.object ?? [:] {
                         if let value = entry.member("value") {
