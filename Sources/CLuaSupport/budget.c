@@ -131,20 +131,25 @@ void rh_abort_call(rh_host *h) {
 }
 
 
-/* Message handler: any error value becomes "message\nstack traceback:...". */
+/* Message handler: any error value becomes "message\nstack traceback:...". The message is
+ * joined as a Lua string, not passed to luaL_traceback as a C string, so a message holding a
+ * NUL byte keeps what follows it. */
 int rh_message_handler(lua_State *L) {
     rh_host *h = host_of(L);
     const char *msg = lua_type(L, 1) == LUA_TSTRING ? lua_tostring(L, 1) : NULL;
     /* The very string a host function's failure raised: nothing in the script replaced it. */
     h->raised_unchanged = msg != NULL && msg == h->raised;
+    int at = 1;
     if (msg == NULL) msg = lua_tostring(L, 1);
     if (msg == NULL) {
-        if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
-            msg = lua_tostring(L, -1);
-        else
-            msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+        if (!(luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING))
+            lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+        at = lua_gettop(L);
     }
-    luaL_traceback(L, L, msg, 1);
+    lua_pushvalue(L, at);
+    lua_pushliteral(L, "\n");
+    luaL_traceback(L, L, NULL, 1);
+    lua_concat(L, 3);
     return 1;
 }
 

@@ -70,6 +70,13 @@ final class LuaStateTests: XCTestCase {
         XCTAssertThrowsError(try state.run("error(setmetatable({}, { __tostring = function() return 'custom' end }))", chunkName: "m.lua")) { error in
             XCTAssertEqual((error as! LuaError).message, "custom")
         }
+        // A message holding a NUL byte keeps what follows it, with its location and traceback.
+        XCTAssertThrowsError(try state.run("\nerror('abc\\0def')", chunkName: "z.lua")) { error in
+            let e = error as! LuaError
+            XCTAssertEqual(e.message, "abc\u{0}def")
+            XCTAssertEqual(e.location, "z.lua:2")
+            XCTAssertTrue(e.traceback?.contains("z.lua:2") ?? false)
+        }
     }
 
     func testSwiftFunctionErrorBecomesLuaErrorWithArgumentName() throws {
