@@ -5,13 +5,15 @@
 public enum LuaSourceText {
     /// The text of `bytes`, or the 1-based line of the first byte that is not UTF-8.
     public static func decode(_ bytes: [UInt8]) -> Result<String, BadLine> {
+        if let text = String(validating: bytes, as: UTF8.self) { return .success(text) }
+        // Not UTF-8: find the first byte that is not, to name its line.
         var parser = Unicode.UTF8.ForwardParser()
         var iterator = bytes.makeIterator()
         var offset = 0
         while true {
             switch parser.parseScalar(from: &iterator) {
             case .valid(let scalar): offset += scalar.count
-            case .emptyInput: return .success(String(decoding: bytes, as: UTF8.self))
+            case .emptyInput: return .success(String(decoding: bytes, as: UTF8.self)) // not reached: validated above
             case .error:
                 return .failure(BadLine(line: 1 + bytes[..<offset].count { $0 == 0x0A }))
             }

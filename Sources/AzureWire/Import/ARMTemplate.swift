@@ -229,8 +229,8 @@ enum ARMTemplate {
                     let passed = properties.member("parameters") ?? .null
                     var found: [Problem] = []
                     switch passed {
-                    case .null, .object: found = undeclaredParameters(.object(["parameters": passed.object.map(JSON.object) ?? .object([:])]), template: inner,
-                                                                       parametersPath: nil, fieldPrefix: "\(path).properties.")
+                    case .object: found = undeclaredParameters(.object(["parameters": passed]), template: inner, parametersPath: nil, fieldPrefix: "\(path).properties.")
+                    case .null: break
                     case .string(let text) where text.hasPrefix("["): break
                     default: found = [Problem(field: "\(path).properties.parameters", "is \(passed.kindName); expected an object of the template's parameters, each {\"value\": …} or {\"reference\": …}")]
                     }
