@@ -17,13 +17,16 @@ struct InstructionCommand: ParsableCommand {
             ir_ratio. With --cache, also runs cachegrind's cache simulation (a 32 KiB first-level \
             data cache) on the scenario with last-level caches of 2 MiB and 8 MiB (a core's share of \
             a shared L3 at 16 and at 4 busy cores): ll_misses_per_run_2mib and _8mib count one run's \
-            last-level data misses the same way, the memory traffic that sharing the L3 costs.
+            last-level data misses the same way, the memory traffic that sharing the L3 costs. \
+            Then sweep_ll_misses_per_run_1mib and _2mib count the same for a run as `sweep` makes \
+            it (no event kept): 1 MiB is half of a 2 MiB second-level cache when two hardware \
+            threads share a core.
             """
     )
 
     @Option(help: "valgrind to run.") var valgrind = "valgrind"
     @Option(help: "Runs of the second count (at least 2).") var runs = 4
-    @Flag(help: "Also count last-level data cache misses per run with 2 MiB and 8 MiB caches (cachegrind).") var cache = false
+    @Flag(help: "Also count last-level data cache misses per run with 2 MiB and 8 MiB caches, and a sweep's run with 1 MiB and 2 MiB (cachegrind).") var cache = false
 
     func run() throws {
         let copy = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-bench-ir-\(getpid())").path
@@ -51,15 +54,17 @@ struct InstructionCommand: ParsableCommand {
         report("floor_ir_per_probe", floorPerProbe, decimals: 0)
         report("ir_ratio", perProbe / floorPerProbe, decimals: 3)
         guard cache else { return }
-        for megabytes in [2, 8] {
-            var misses: [Int] = []
-            for runs in [1, max(2, runs)] {
-                let (_, errors) = try execute(valgrind, ["--tool=cachegrind", "--cache-sim=yes", "--D1=32768,8,64", "--LL=\(megabytes << 20),16,64",
-                                                         "--cachegrind-out-file=/dev/null", copy, "scenario", "--only", "rehearse", "--runs", "\(runs)"])
-                guard let count = Self.number(after: "LLd misses:", in: errors) else { throw ValidationError("no cache figures from valgrind:\n\(errors)") }
-                misses.append(count)
+        for (side, prefix, sizes) in [("rehearse", "", [2 << 10, 8 << 10]), ("sweep", "sweep_", [1 << 10, 2 << 10])] {
+            for kibibytes in sizes {
+                var misses: [Int] = []
+                for runs in [1, max(2, runs)] {
+                    let (_, errors) = try execute(valgrind, ["--tool=cachegrind", "--cache-sim=yes", "--D1=32768,8,64", "--LL=\(kibibytes << 10),16,64",
+                                                             "--cachegrind-out-file=/dev/null", copy, "scenario", "--only", side, "--runs", "\(runs)"])
+                    guard let count = Self.number(after: "LLd misses:", in: errors) else { throw ValidationError("no cache figures from valgrind:\n\(errors)") }
+                    misses.append(count)
+                }
+                report("\(prefix)ll_misses_per_run_\(kibibytes >> 10)mib", Double(misses[1] - misses[0]) / Double(max(2, runs) - 1), decimals: 0)
             }
-            report("ll_misses_per_run_\(megabytes)mib", Double(misses[1] - misses[0]) / Double(max(2, runs) - 1), decimals: 0)
         }
     }
 

@@ -42,7 +42,8 @@ struct ScenarioCommand: ParsableCommand {
             """
     )
 
-    enum Side: String, ExpressibleByArgument { case rehearse, floor }
+    /// `sweep`: rehearse as a sweep runs it, keeping no events.
+    enum Side: String, ExpressibleByArgument { case rehearse, floor, sweep }
 
     @Option(help: "Paired rounds; medians are printed.") var rounds = 9
     @Option(help: "Run only one side, this many times, and print calls (for `rehearse-bench ir`).") var only: Side?
@@ -54,6 +55,7 @@ struct ScenarioCommand: ParsableCommand {
         if let only {
             let (calls, upgraded) = try bench.reference()
             for _ in 1..<max(1, runs) where only == .rehearse { _ = try bench.rehearse() }
+            for _ in 1..<max(1, runs) where only == .sweep { _ = try bench.sweepRun() }
             for _ in 0..<max(1, runs) where only == .floor { _ = try bench.floor(calls: calls, upgradedMillis: upgraded) }
             print("calls=\(calls)")
             return
@@ -126,6 +128,15 @@ struct ScenarioUnderTest: Sendable {
             throw ValidationError("the benchmark scenario did not complete: \(result.failedExpectations)")
         }
         return (seconds, result)
+    }
+
+    /// One whole run as `sweep` makes it: no event kept, the digest its only product.
+    func sweepRun() throws -> RunDigest {
+        let result = try Rehearsal.run(definition, RunInputs(seed: 0, recordEvents: false))
+        guard result.failedExpectations.isEmpty else {
+            throw ValidationError("the benchmark scenario did not complete: \(result.failedExpectations)")
+        }
+        return RunDigest(result)
     }
 
     /// What the floor needs of a rehearse run: its probes, and when each instance's upgrade
