@@ -136,7 +136,12 @@ public enum LifecycleHooksWire {
         if body.hasSuffix("Z") { body = body.dropLast() } else if body.hasSuffix("+00:00") { body = body.dropLast(6) } else { return nil }
         let parts = body.split(separator: "T", omittingEmptySubsequences: false)
         guard parts.count == 2 else { return nil }
-        let date = parts[0].split(separator: "-", omittingEmptySubsequences: false).map { Int($0) }
+        // Each field is its digits only, in ISO 8601's widths: a sign, an expanded year or a
+        // one-digit month is not an instant (Int alone reads "+002024").
+        func number(_ field: Substring, width: Int) -> Int? {
+            field.utf8.count == width && field.utf8.allSatisfy { (48...57).contains($0) } ? Int(field) : nil
+        }
+        let date = zip(parts[0].split(separator: "-", omittingEmptySubsequences: false), [4, 2, 2]).map { number($0, width: $1) }
         var clock = parts[1], fraction = 0
         if let dot = clock.firstIndex(of: ".") {
             let digits = clock[clock.index(after: dot)...]
@@ -144,9 +149,12 @@ public enum LifecycleHooksWire {
             fraction = value * [100, 10, 1][min(digits.count, 3) - 1]
             clock = clock[..<dot]
         }
-        let time = clock.split(separator: ":", omittingEmptySubsequences: false).map { Int($0) }
-        guard date.count == 3, time.count == 3, let y = date[0], let m = date[1], let d = date[2], let h = time[0], let mi = time[1], let s = time[2],
-              (1...9999).contains(y), (1...12).contains(m), (1...31).contains(d), (0...23).contains(h), (0...59).contains(mi), (0...59).contains(s)
+        let dateFields = parts[0].split(separator: "-", omittingEmptySubsequences: false).count
+        let clockFields = clock.split(separator: ":", omittingEmptySubsequences: false)
+        let time = zip(clockFields, [2, 2, 2]).map { number($0, width: $1) }
+        guard dateFields == 3, clockFields.count == 3, let y = date[0], let m = date[1], let d = date[2], let h = time[0], let mi = time[1], let s = time[2],
+              (1...9999).contains(y), (1...12).contains(m), (1...daysIn(month: m, year: y)).contains(d),
+              (0...23).contains(h), (0...59).contains(mi), (0...59).contains(s)
         else { return nil }
         // Days since 1970-01-01 from a civil date (Howard Hinnant's algorithm).
         let year = m <= 2 ? y - 1 : y
@@ -156,6 +164,16 @@ public enum LifecycleHooksWire {
         let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
         let days = era * 146_097 + doe - 719_468
         return ((days * 86_400 + h * 3600 + mi * 60 + s) - epoch) * 1000 + fraction
+    }
+
+    /// Days in `month` of `year` (Gregorian: February has 29 in years divisible by 4, except
+    /// centuries not divisible by 400).
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
     }
 }
 

@@ -116,11 +116,25 @@ struct ScaleSetUpdate {
     }
 }
 
-/// `{"instanceIds": ["0", "1"]}` of manualupgrade and approveRollingUpgrade; nil when absent (every instance).
-func instanceIDs(_ body: JSON?) throws(ARMError) -> [Int]? {
-    guard let body, let list = body.field("instanceIds") else { return nil }
+/// `{"instanceIds": ["0", "1"]}` of the actions on instances; nil for every instance: the list
+/// absent or empty, or `["*"]` (what `az vmss restart` and its kin send when no id is given).
+/// `required` names an action whose `instanceIds` Azure requires (manualupgrade, delete): there
+/// an absent or empty list is 400, and `["*"]` still means every instance.
+func instanceIDs(_ body: JSON?, required: String? = nil) throws(ARMError) -> [Int]? {
+    let list = body?.field("instanceIds")
+    if let required, list == nil || list == .array([]) {
+        throw ARMError(.badRequest, code: "InvalidParameter",
+                       message: "instanceIds is required: the instances to \(required), such as [\"0\", \"1\"], or [\"*\"] for every instance", target: "instanceIds")
+    }
+    guard let list else { return nil }
     guard case .array(let items) = list else {
         throw ARMError(.badRequest, code: "InvalidParameter", message: "instanceIds is \(list.kindName); expected a list of instance ids such as [\"0\", \"1\"]", target: "instanceIds")
+    }
+    if items.contains(.string("*")) {
+        guard items.count == 1 else {
+            throw ARMError(.badRequest, code: "InvalidParameter", message: "instanceIds holds \"*\" beside instance ids; \"*\" alone means every instance", target: "instanceIds")
+        }
+        return nil
     }
     var ids: [Int] = []
     for item in items {
@@ -128,7 +142,7 @@ func instanceIDs(_ body: JSON?) throws(ARMError) -> [Int]? {
         case .string(let text) where Int(text) != nil && Int(text)! >= 0: ids.append(Int(text)!)
         case .int(let n) where n >= 0: ids.append(n)
         default:
-            throw ARMError(.badRequest, code: "InvalidParameter", message: "instanceIds holds \(item.serialized(pretty: false)); each is an instance id such as \"0\"", target: "instanceIds")
+            throw ARMError(.badRequest, code: "InvalidParameter", message: "instanceIds holds \(item.serialized(pretty: false)); each is an instance id such as \"0\", or \"*\" alone for every instance", target: "instanceIds")
         }
     }
     // A repeated id is one instance, acted on once (as Azure collapses them).

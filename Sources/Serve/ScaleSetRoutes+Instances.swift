@@ -7,13 +7,11 @@ import UpgradeEngine
 /// and instance protection (a PUT of the VM's `protectionPolicy`).
 extension ScaleSetRoutes {
     static let instanceActions: [ScaleSetRoute] = [
-        // VirtualMachineScaleSets_DeleteInstances: `{"instanceIds": [...]}`, required.
+        // VirtualMachineScaleSets_DeleteInstances: `{"instanceIds": [...]}`, required; `["*"]`
+        // deletes every instance not already going.
         ScaleSetRoute(.post, "delete") { c, run in
-            guard let ids = try instanceIDs(c.body) else {
-                throw ARMError(.badRequest, code: "InvalidParameter", message: "instanceIds is required: the instances to delete, such as [\"0\", \"1\"]",
-                               target: "instanceIds")
-            }
-            return try delete(c, run, ids: ids)
+            let ids = try instanceIDs(c.body, required: "delete")
+            return try delete(c, run, ids: ids ?? run.instances.filter { $0.lifecycle != .deleting && $0.lifecycle != .deleted }.map(\.id))
         },
         // VirtualMachineScaleSetVMs_Delete.
         ScaleSetRoute(.delete, "virtualMachines/{id}") { c, run in try delete(c, run, ids: [try c.instance(in: run.shapes(id: c.id)).id]) },

@@ -159,8 +159,9 @@ extension ScaleSetRoutes {
 
     /// Actions on instances: manual upgrade, approvals, reimage (of the set, of listed ids, of one VM).
     static let actions: [ScaleSetRoute] = [
+        // VirtualMachineScaleSets_UpdateInstances: `instanceIds` required (`["*"]`: every instance).
         ScaleSetRoute(.post, "manualUpgrade") { c, run in
-            let ids = try instanceIDs(c.body)
+            let ids = try instanceIDs(c.body, required: "upgrade")
             try run.perform(.manualUpgrade(ids: ids))
             return accepted(c, op: run.begin(.instances(ids ?? run.instances.map(\.id))))
         },

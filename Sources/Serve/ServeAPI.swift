@@ -98,15 +98,16 @@ final class ServeAPI: Sendable {
         }
     }
 
-    /// Reads the request (its body bounded) and answers it with `body`.
-    private func answer(_ request: Request, _ context: BasicRequestContext,
+    /// Reads the request (its body bounded) and answers it with `body`. `form`: the route reads a
+    /// form-encoded body (the token endpoint); every other route takes JSON and refuses a form.
+    private func answer(_ request: Request, _ context: BasicRequestContext, form: Bool = false,
                         _ body: @Sendable (Call) async throws -> Response) async throws -> Response {
         var request = request
         let query = Self.form(request.uri.query ?? "")
         let host = request.head.authority ?? "127.0.0.1"
         var parameters: [String: String] = [:]
         for (key, value) in context.parameters { parameters[String(key)] = String(value) }
-        let payload = try await readBody(&request)
+        let payload = try await readBody(&request, form: form)
         let call = Call(method: request.method, path: request.uri.path, query: query, parameters: parameters, base: "\(scheme)://\(host)",
                         host: host, apiVersion: query["api-version"] ?? "2024-07-01", body: payload)
         return try await body(call)
@@ -120,8 +121,9 @@ final class ServeAPI: Sendable {
         let json: JSON?
     }
 
-    /// Reads the body up to the bound; a larger one is 413, malformed JSON 400 (ARM's codes).
-    private func readBody(_ request: inout Request) async throws -> Body? {
+    /// Reads the body up to the bound; a larger one is 413, malformed JSON 400, and a form-encoded
+    /// one (curl's `-d` without a content type) 415 where the route takes JSON (ARM's codes).
+    private func readBody(_ request: inout Request, form: Bool) async throws -> Body? {
         let length = request.headers[.contentLength]
         // HTTP/1.1: a request without Content-Length or Transfer-Encoding has no body (every poll).
         if length == nil && request.headers[.transferEncoding] == nil { return nil }
@@ -134,8 +136,14 @@ final class ServeAPI: Sendable {
             throw ARMError(.badRequest, code: "InvalidRequestContent",
                            message: "The request content was invalid and could not be deserialized: the body is not UTF-8 text.")
         }
-        let isForm = request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") ?? false
-        if isForm { return Body(raw: raw, json: nil) }
+        let contentType = request.headers[.contentType] ?? ""
+        if contentType.lowercased().hasPrefix("application/x-www-form-urlencoded") {
+            guard form else {
+                throw ARMError(.unsupportedMediaType, code: "UnsupportedMediaType",
+                               message: "The content media type 'application/x-www-form-urlencoded' is not supported. Only 'application/json' is supported.")
+            }
+            return Body(raw: raw, json: nil)
+        }
         do {
             return Body(raw: raw, json: try JSON.parse(raw, maxBytes: maxBodyBytes))
         } catch {
@@ -185,7 +193,7 @@ final class ServeAPI: Sendable {
             } }
         }
         for path in [":tenant/oauth2/v2.0/token", ":tenant/oauth2/token"] {
-            router.post(book.path(path)) { request, context in try await self.answer(request, context) { call in
+            router.post(book.path(path)) { request, context in try await self.answer(request, context, form: true) { call in
                 let form = Self.form(call.body?.raw ?? "")
                 guard form["grant_type"] != nil else {
                     return Reply.json(.object(["error": .string("invalid_request"),

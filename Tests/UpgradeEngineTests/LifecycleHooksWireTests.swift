@@ -79,4 +79,17 @@ final class LifecycleHooksWireTests: XCTestCase {
         XCTAssertEqual(LifecycleHooksWire.instant("2024-01-02T00:00:00.5+00:00"), 86_400_500)
         XCTAssertNil(LifecycleHooksWire.instant("2024-13-02T00:00:00Z"))
     }
+
+    /// A day the month does not have, and a field in another width or with a sign, are not
+    /// instants (they were read as the next month's day, or as the plain year).
+    func testAnInstantHasTheDaysOfItsMonthAndISOWidths() {
+        // 2024 is a leap year (divisible by 4), 2100 is not (a century not divisible by 400), 2000 is.
+        XCTAssertEqual(LifecycleHooksWire.instant("2024-02-29T00:00:00Z"), (31 + 28) * 86_400_000)
+        XCTAssertEqual(LifecycleHooksWire.instant("2000-02-29T00:00:00Z", epoch: 951_782_400), 0)
+        for text in ["2024-02-30T00:00:00Z", "2023-02-29T00:00:00Z", "2100-02-29T00:00:00Z", "2024-04-31T00:00:00Z",
+                     "+002024-01-01T01:00:00Z", "2024-1-01T01:00:00Z", "2024-01-01T1:00:00Z", "02024-01-01T01:00:00Z", "2024-01-+1T01:00:00Z"] {
+            XCTAssertNil(LifecycleHooksWire.instant(text), text)
+        }
+        XCTAssertEqual(LifecycleHooksWire.instant("2024-12-31T23:59:59Z"), (366 * 86_400 - 1) * 1000)
+    }
 }

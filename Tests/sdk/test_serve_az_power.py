@@ -27,6 +27,8 @@ def test_az_cli_power_commands_each_seen_in_the_served_events(tmp_path):
         az(env, "vmss", "start", "-g", GROUP, "-n", "web", "--instance-ids", "3")
         az(env, "vmss", "start", "-g", GROUP, "-n", "web")
         assert power_state(env, 4) == ["PowerState/running"]
+        # Without --instance-ids, az sends {"instanceIds": ["*"]}: every instance.
+        az(env, "vmss", "restart", "-g", GROUP, "-n", "web")
 
         missing = az(env, "vmss", "restart", "-g", GROUP, "-n", "web", "--instance-ids", "9", ok=False)
         assert missing.returncode != 0 and "ResourceNotFound" in missing.stderr and GROUP in missing.stderr
@@ -35,6 +37,6 @@ def test_az_cli_power_commands_each_seen_in_the_served_events(tmp_path):
              for e in lines if e["kind"] in ("restart", "stop", "start")]
     # The start of every instance reaches the two still off (2 stopped, 4 deallocated).
     assert power == [("restart", [1], None, 1), ("stop", [2], False, 1), ("stop", [3, 4], True, 2),
-                     ("start", [3], None, 1), ("start", "*", None, 2)]
+                     ("start", [3], None, 1), ("start", "*", None, 2), ("restart", "*", None, 6)]
     restarted = [(e["time"], e["state"], e["reason"]) for e in lines if e["kind"] == "healthChanged" and e.get("instance") == 1]
     assert [state for _, state, _ in restarted][-2:] == ["Initializing", "Healthy"]

@@ -58,14 +58,13 @@ struct ValidateCommand: ParsableCommand {
                 let policy = try UpgradePolicy.parse(document)
                 return ok("upgradePolicy", nil, "mode \(policy.mode.rawValue), batches of \(policy.rolling.maxBatchInstancePercent)%",
                           extra: [JSONField("policy", policy.json)])
-            } catch var failure as ValidationFailure {
+            } catch {
                 // Each problem at its field of this file: one line each, one entry each in JSON.
+                var failure = error
                 for index in failure.problems.indices where failure.problems[index].place == nil {
                     failure.problems[index].place = .document(path: file, field: failure.problems[index].field)
                 }
                 throw failure
-            } catch {
-                throw InputError(.file(file), problem: "\(error)")
             }
         }
         // Loaded as `run` loads a scenario: the plugin path, then ./rehearse.lock when it exists.
