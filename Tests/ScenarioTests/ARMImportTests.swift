@@ -111,6 +111,38 @@ final class ARMImportTests: XCTestCase {
         }
     }
 
+    /// An undeclared name a nested deployment passes is reported beside the scale set's own
+    /// problems, not instead of them; a parameter the inner template needs and the deployment
+    /// does not pass is to be given in the deployment, not in a parameters file.
+    func testANestedDeploymentsProblemsComeTogetherAndSayWhereToGiveAValue() throws {
+        func template(passing parameters: String, capacity: String, mode: String, declares: String = "{}") throws -> JSON {
+            let scaleSet = #"{"type": "Microsoft.Compute/virtualMachineScaleSets", "name": "web", "sku": {"capacity": \#(capacity)},"#
+                + #" "properties": {"upgradePolicy": {"mode": "\#(mode)"}}}"#
+            let inner = #"{"type": "Microsoft.Resources/deployments", "name": "inner", "properties": {"mode": "Incremental","#
+                + #" "expressionEvaluationOptions": {"scope": "inner"}, "parameters": \#(parameters),"#
+                + #" "template": {"parameters": \#(declares), "resources": [\#(scaleSet)]}}}"#
+            return try JSON.parse(#"{"$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#","#
+                                  + #" "contentVersion": "1.0.0.0", "resources": [\#(inner)]}"#)
+        }
+        XCTAssertThrowsError(try ScaleSetImport.read(try template(passing: #"{"zzz": {"value": 1}}"#, capacity: "-1", mode: "Bogus"))) { error in
+            let fields = (error as? ValidationFailure)?.problems.map(\.field) ?? []
+            XCTAssertEqual(fields.first, "resources[0].properties.parameters.zzz")
+            XCTAssertTrue(fields.contains("resources[0].properties.template.resources[0].sku.capacity"), "\(fields)")
+            XCTAssertTrue(fields.contains("resources[0].properties.template.resources[0].properties.upgradePolicy.mode"), "\(fields)")
+        }
+        // The inner template declares `cap` without a default and the deployment passes none.
+        let declares = #"{"cap": {"type": "int"}}"#
+        XCTAssertThrowsError(try ScaleSetImport.read(try template(passing: "{}", capacity: #""[parameters('cap')]""#, mode: "Manual", declares: declares))) { error in
+            let problems = (error as? ValidationFailure)?.problems ?? []
+            XCTAssertEqual(problems.map(\.field), ["resources[0].properties.template.parameters.cap"])
+            XCTAssertNil(problems.first?.remedy, "a parameters file cannot give it")
+            XCTAssertTrue(problems.first?.message.contains("resources[0].properties.parameters.cap") ?? false, problems.first?.message ?? "")
+        }
+        // Passing it there imports.
+        let passed = try ScaleSetImport.read(try template(passing: #"{"cap": {"value": 7}}"#, capacity: #""[parameters('cap')]""#, mode: "Manual", declares: declares))
+        XCTAssertEqual(passed.definition.capacity, 7)
+    }
+
     func testABicepModuleNestedDeploymentWithLambdasAndAParametersFileWithComments() throws {
         let template = try document("bicep-module-nested.json")
         let parameters = try document("bicep-module.parameters.json")

@@ -212,10 +212,10 @@ final class ImportFreshDocumentTests: XCTestCase {
         let doc = template(capacity: .int(2), parameters: [:], resources: [extensionOnly, holding, linked])
         let scope = ARMScope(template: doc, path: "", given: [:])
         var candidates: [ARMTemplate.Candidate] = []
-        var found: [Problem] = []
+        var found: [Problem] = [], undeclared: [Problem] = []
         var unread: [ARMTemplate.Unread] = []
         ARMTemplate.collect(doc, scope: scope, copy: [:], prefix: "", ARMEvaluator(scope: scope, context: ARMDeploymentContext()), nesting: 0,
-                            into: &candidates, problems: &found, unread: &unread)
+                            into: &candidates, problems: &found, undeclared: &undeclared, unread: &unread)
         XCTAssertEqual(unread.map(\.holdsScaleSet), [false, true, nil])
         XCTAssertEqual(unread.map(\.warning.field), imported.warnings.map(\.field))
     }

@@ -30,17 +30,20 @@ enum ARMTemplate {
 
     static func read(_ template: JSON, resource chosen: String?, parameters file: JSON?,
                      context: ARMDeploymentContext, parametersPath: String? = nil) throws(ValidationFailure) -> ImportedScaleSet {
-        if let file {
-            let undeclared = undeclaredParameters(file, template: template, parametersPath: parametersPath)
-            guard undeclared.isEmpty else { throw ValidationFailure(undeclared) }
-        }
+        // Names given that the template (or a nested one) does not declare: reported with every
+        // problem of the scale set the template holds, not instead of them.
+        var undeclared = file.map { undeclaredParameters($0, template: template, parametersPath: parametersPath) } ?? []
         let top = ARMScope(template: template, path: "", given: ARMScope.given(byFile: file))
         let evaluator = ARMEvaluator(scope: top, context: context)
         var candidates: [Candidate] = []
         var problems: [Problem] = []
         var unread: [Unread] = []
-        collect(template, scope: top, copy: [:], prefix: "", evaluator, nesting: 0, into: &candidates, problems: &problems, unread: &unread)
-        guard problems.isEmpty else { throw ValidationFailure(problems) }
+        collect(template, scope: top, copy: [:], prefix: "", evaluator, nesting: 0, into: &candidates, problems: &problems, undeclared: &undeclared,
+                unread: &unread)
+        // Azure's limits and nesting stop the walk: what it found then is no answer.
+        guard problems.isEmpty else { throw ValidationFailure(undeclared + problems) }
+        let early = undeclared
+        guard !candidates.isEmpty || early.isEmpty else { throw ValidationFailure(early) }
         // A nested deployment whose loop or condition cannot be evaluated may hold the scale
         // set: a problem when no other one is found, a warning otherwise.
         guard !candidates.isEmpty || unread.isEmpty else { throw ValidationFailure(unread.map(\.problem)) }
@@ -54,7 +57,7 @@ enum ARMTemplate {
             guard let match else {
                 var problem = Problem(at: .setting(.resource, value: chosen), "no scale set of that name; the template has \(candidates.map(\.label).joined(separator: ", "))")
                 problem.allowed = candidates.map(\.label)
-                throw ValidationFailure([problem])
+                throw ValidationFailure(early + [problem])
             }
             picked = match
         } else {
@@ -62,12 +65,12 @@ enum ARMTemplate {
                 var problem = Problem(field: "resources", "holds \(candidates.count) scale sets (\(candidates.map(\.label).joined(separator: ", "))); choose one")
                 problem.remedy = Remedy(.resource, placeholder: "NAME", scriptForm: "resource = \"NAME\"")
                 problem.allowed = candidates.map(\.label)
-                throw ValidationFailure([problem])
+                throw ValidationFailure(early + [problem])
             }
             picked = candidates[0]
         }
         if let failure = picked.condition {
-            throw ValidationFailure([problem(failure, at: "\(picked.path).condition")])
+            throw ValidationFailure(early + [problem(failure, at: "\(picked.path).condition")])
         }
         evaluator.scope = picked.scope
         evaluator.copy = picked.copy
@@ -78,7 +81,7 @@ enum ARMTemplate {
         // Every problem at once, but none caused by another: a field that could not be
         // evaluated is not also reported missing.
         let caused = reader.problems.filter { problem in projection.unevaluated.contains { problem.field == $0 || problem.field.hasPrefix($0 + ".") } }
-        var found = projection.problems + reader.problems.filter { !caused.contains($0) }
+        var found = early + projection.problems + reader.problems.filter { !caused.contains($0) }
         var warnings = reader.warnings
         if let failure = picked.nameFailure {
             // A name that waits on a parameter: say which, not that its path is no name.
@@ -122,7 +125,8 @@ enum ARMTemplate {
 
     /// Every scale set in `template`'s resources, with nested deployments' inline templates.
     static func collect(_ template: JSON, scope: ARMScope, copy: [String: Int], prefix: String, _ evaluator: ARMEvaluator,
-                        nesting: Int, into candidates: inout [Candidate], problems: inout [Problem], unread: inout [Unread]) {
+                        nesting: Int, into candidates: inout [Candidate], problems: inout [Problem], undeclared: inout [Problem],
+                        unread: inout [Unread]) {
         var items: [(path: String, symbolic: String?, value: JSON)] = []
         switch template.member("resources") {
         case .array(let list)?: items = list.enumerated().map { ("\(prefix)resources[\($0.offset)]", nil, $0.element) }
@@ -234,7 +238,7 @@ enum ARMTemplate {
                     case .string(let text) where text.hasPrefix("["): break
                     default: found = [Problem(field: "\(path).properties.parameters", "is \(passed.kindName); expected an object of the template's parameters, each {\"value\": …} or {\"reference\": …}")]
                     }
-                    if let first = found.first, !problems.contains(first) { problems += found }
+                    if let first = found.first, !undeclared.contains(first) { undeclared += found }
                     var given: [String: ARMScope.Given] = [:]
                     for (name, entry) in properties.member("parameters")?.object ?? [:] {
                         if let value = entry.member("value") {
@@ -244,9 +248,11 @@ enum ARMTemplate {
                         }
                     }
                     let innerScope = ARMScope(template: inner, path: innerPrefix, given: given)
-                    collect(inner, scope: innerScope, copy: [:], prefix: innerPrefix, evaluator, nesting: nesting + 1, into: &candidates, problems: &problems, unread: &unread)
+                    collect(inner, scope: innerScope, copy: [:], prefix: innerPrefix, evaluator, nesting: nesting + 1, into: &candidates, problems: &problems,
+                            undeclared: &undeclared, unread: &unread)
                 } else {
-                    collect(inner, scope: scope, copy: loopCopy, prefix: innerPrefix, evaluator, nesting: nesting + 1, into: &candidates, problems: &problems, unread: &unread)
+                    collect(inner, scope: scope, copy: loopCopy, prefix: innerPrefix, evaluator, nesting: nesting + 1, into: &candidates, problems: &problems,
+                            undeclared: &undeclared, unread: &unread)
                 }
             }
         }

@@ -218,6 +218,13 @@ final class ARMEvaluator {
                 // value and no default is null, not missing.
                 if declared.member("defaultValue") == nil, declared.member("nullable") == .bool(true) { return .null }
                 guard let fallback = declared.member("defaultValue") else {
+                    // A nested deployment's inline template takes its values from the deployment's
+                    // `properties.parameters`, not from the parameters file.
+                    if self.scope.path.hasSuffix("properties.template.") {
+                        let passing = self.scope.path.dropLast("template.".count) + "parameters.\(name)"
+                        throw ARMFailure("has no defaultValue and the nested deployment passes no value; give one at \(passing) ({\"value\": ...})",
+                                         path: at)
+                    }
                     throw ARMFailure("has no defaultValue and no value is given", path: at,
                                      remedy: Remedy(.templateParameters, placeholder: "FILE", scriptForm: "parameters = \"FILE\""))
                 }
