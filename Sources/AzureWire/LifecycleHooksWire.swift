@@ -89,9 +89,15 @@ public enum LifecycleHooksWire {
     public static func patch(_ body: JSON, event: LifecycleHookEvent, epoch: Int = Timestamp.defaultEpoch,
                              nameToID: (String) -> Int?) throws(ValidationFailure) -> HookResponse {
         var reader = FieldReader(prefix: "properties")
+        // The resource's own read-only members may come back as a client read them; anything
+        // else beside `properties` is named, not passed over.
+        var outer = FieldReader(prefix: "")
+        if let top = body.object { outer.refuseUnknown(top, known: ["properties", "id", "name", "type"]) }
+        let unknown = outer.problems.map { Problem(field: String($0.field.drop { $0 == "." }), $0.message) }
         guard let properties = body.field("properties"), let members = properties.object else {
-            throw ValidationFailure([Problem(field: "properties", "is required: an object with targetResources and/or waitUntil")])
+            throw ValidationFailure(unknown + [Problem(field: "properties", "is required: an object with targetResources and/or waitUntil")])
         }
+        guard unknown.isEmpty else { throw ValidationFailure(unknown) }
         reader.refuseUnknown(members, known: ["targetResources", "waitUntil"])
         var approve: [Int] = [], reject: [Int] = []
         if let list = properties.field("targetResources") {

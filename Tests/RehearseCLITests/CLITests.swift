@@ -181,6 +181,23 @@ final class CLITests: XCTestCase {
         let first = ((try JSONSerialization.jsonObject(with: Data(lua.stdout.utf8)) as! [String: Any])["problems"] as! [[String: Any]])[0]
         XCTAssertEqual(first["line"] as? Int, 2)
         XCTAssertEqual((first["file"] as? String).map { $0.hasSuffix("broken.lua") }, true)
+
+        // An option's value that chose nothing is the option's problem, with its value.
+        let template = try temporary("two.json", #"{"$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#", "#
+            + #""contentVersion": "1.0.0.0", "resources": [{"type": "Microsoft.Compute/virtualMachineScaleSets", "name": "web", "sku": {"capacity": 2}, "#
+            + #""properties": {"upgradePolicy": {"mode": "Manual"}}}]}"#)
+        let chosen = try rehearse("validate", template, "--resource", "nosuch", "--output", "json")
+        XCTAssertEqual(chosen.status, 2)
+        let option = ((try JSONSerialization.jsonObject(with: Data(chosen.stdout.utf8)) as! [String: Any])["problems"] as! [[String: Any]])[0]
+        XCTAssertEqual(option["option"] as? String, "--resource")
+        XCTAssertEqual(option["value"] as? String, "nosuch")
+        XCTAssertNil(option["field"])
+        // A file refused whole carries the file as a field too, whatever its extension.
+        let truncated = try temporary("cut.json", #"{"mode": "#)
+        let whole = try rehearse("validate", truncated, "--output", "json")
+        XCTAssertEqual(whole.status, 2)
+        let refused = ((try JSONSerialization.jsonObject(with: Data(whole.stdout.utf8)) as! [String: Any])["problems"] as! [[String: Any]])[0]
+        XCTAssertEqual(refused["file"] as? String, truncated)
     }
 
     func testPluginsListShowAndCheck() throws {

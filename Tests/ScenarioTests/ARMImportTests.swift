@@ -141,6 +141,13 @@ final class ARMImportTests: XCTestCase {
         // Passing it there imports.
         let passed = try ScaleSetImport.read(try template(passing: #"{"cap": {"value": 7}}"#, capacity: #""[parameters('cap')]""#, mode: "Manual", declares: declares))
         XCTAssertEqual(passed.definition.capacity, 7)
+        // A value not wrapped in {"value": …}, and the same name in two cases, are refused (one was left at its default silently).
+        for (passing, field) in [(#"{"cap": 7}"#, "resources[0].properties.parameters.cap"),
+                                 (#"{"cap": {"value": 7}, "CAP": {"value": 8}}"#, "resources[0].properties.parameters.cap")] {
+            XCTAssertThrowsError(try ScaleSetImport.read(try template(passing: passing, capacity: #""[parameters('cap')]""#, mode: "Manual", declares: declares))) { error in
+                XCTAssertEqual((error as? ValidationFailure)?.problems.first?.field, field, passing)
+            }
+        }
     }
 
     func testABicepModuleNestedDeploymentWithLambdasAndAParametersFileWithComments() throws {

@@ -67,7 +67,7 @@ final class ServeStepTests: XCTestCase {
                                        #"{"properties": {"virtualMachineProfile": {"storageProfile": {"imageReference": {"version": "2.0.0"}}}}}"#)
             XCTAssertEqual(patch.status, 200)
             _ = try await call(.POST, "/rehearse/clock", #"{"to": "PT3M"}"#)
-            let manual = try await call(.POST, Self.scaleSet + "/manualupgrade?api-version=2024-07-01", nil)
+            let manual = try await call(.POST, Self.scaleSet + "/manualupgrade?api-version=2024-07-01", #"{"instanceIds": ["*"]}"#)
             XCTAssertEqual(manual.status, 202)
         }
         XCTAssertEqual(steps.map(\.0), [60_000, 120_000, 180_000])

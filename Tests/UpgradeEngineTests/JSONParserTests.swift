@@ -33,6 +33,14 @@ final class JSONParserTests: XCTestCase {
         }
     }
 
+    /// A key given twice in one object keeps its last value, as ARM's reader (JSON.NET) does: a
+    /// Service Fabric sample template Azure deploys gives a variable twice.
+    func testAKeyGivenTwiceInOneObjectKeepsItsLastValue() throws {
+        let json = try JSON.parse("{\"mode\": \"Rolling\",\n \"mode\": \"Manual\", \"Mode\": \"Automatic\"}")
+        XCTAssertEqual(json.member("mode"), .string("Manual"))
+        XCTAssertEqual(json.object?.count, 2)
+    }
+
     func testDepthAndSizeAreRefused() {
         XCTAssertThrowsError(try JSON.parse(String(repeating: "[", count: 65) + String(repeating: "]", count: 65))) { error in
             XCTAssertEqual((error as! JSONError).problem, "nests deeper than 64 levels")

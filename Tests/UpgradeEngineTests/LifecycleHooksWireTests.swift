@@ -76,6 +76,14 @@ final class LifecycleHooksWireTests: XCTestCase {
         XCTAssertThrowsError(try LifecycleHooksWire.patch(try JSON.parse(#"{"properties": {"waitUntil": "tomorrow"}}"#), event: event) { _ in nil }) { error in
             XCTAssertEqual((error as? ValidationFailure)?.problems.map(\.field), ["properties.waitUntil"])
         }
+        // A member beside `properties` is named, with or without `properties`; the resource's id, name and type may come back.
+        for (text, fields) in [(#"{"bogus": 1}"#, ["bogus", "properties"]), (#"{"bogus": 1, "properties": {"waitUntil": "2024-01-01T01:00:00Z"}}"#, ["bogus"])] {
+            XCTAssertThrowsError(try LifecycleHooksWire.patch(try JSON.parse(text), event: event) { _ in nil }) { error in
+                XCTAssertEqual((error as? ValidationFailure)?.problems.map(\.field), fields, text)
+            }
+        }
+        XCTAssertNoThrow(try LifecycleHooksWire.patch(try JSON.parse(#"{"name": "e", "type": "t", "properties": {"waitUntil": "2024-01-01T01:00:00Z"}}"#),
+                                                      event: event) { _ in nil })
         XCTAssertEqual(LifecycleHooksWire.instant("2024-01-02T00:00:00.5+00:00"), 86_400_500)
         XCTAssertNil(LifecycleHooksWire.instant("2024-13-02T00:00:00Z"))
     }

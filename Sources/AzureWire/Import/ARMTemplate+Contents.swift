@@ -63,16 +63,32 @@ extension ARMTemplate {
     /// (InvalidTemplate), so a misspelt name never leaves its parameter at the default.
     /// A Key Vault `reference` counts as given; `$schema` and `contentVersion` are no parameters.
     /// A nested deployment's `properties` (`fieldPrefix` its path and `properties.`) is checked
-    /// the same way against its inline template: ARM refuses those names too.
+    /// the same way against its inline template: ARM refuses those names too. A declared name
+    /// given without `{"value": …}` or `{"reference": …}`, or given twice in two cases, is a
+    /// problem as well: its value would otherwise be passed over without a word.
     static func undeclaredParameters(_ file: JSON, template: JSON, parametersPath: String?, fieldPrefix: String = "") -> [Problem] {
         let wrapped = file.member("parameters")
         guard let given = (wrapped ?? file).object else { return [] }
         let declared = (template.member("parameters")?.object ?? [:]).keys.sorted()
         let known = Set(declared.map { $0.lowercased() })
         var problems: [Problem] = []
-        for name in given.keys.sorted() where !known.contains(name.lowercased()) {
+        var seen: [String: String] = [:]
+        for name in given.keys.sorted() {
             if wrapped == nil, ["$schema", "contentversion"].contains(name.lowercased()) { continue }
             let field = fieldPrefix + (wrapped == nil ? "" : "parameters.") + name
+            let place = Location.document(path: parametersPath, field: field)
+            if let other = seen[name.lowercased()] {
+                problems.append(Problem(at: place, "gives the parameter \(other) again (ARM compares parameter names ignoring case); give it once"))
+                continue
+            }
+            seen[name.lowercased()] = name
+            guard !known.contains(name.lowercased()) else {
+                let entry = given[name]!
+                if entry.member("value") == nil && entry.member("reference") == nil {
+                    problems.append(Problem(at: place, "is \(entry.kindName) without a value; expected {\"value\": …} or a Key Vault {\"reference\": …}"))
+                }
+                continue
+            }
             let list = declared.isEmpty ? "none" : declared.joined(separator: ", ")
             var problem = Problem(at: .document(path: parametersPath, field: field),
                                   "is not a parameter of the template, and ARM refuses a deployment that gives one (InvalidTemplate); the template declares \(list)")

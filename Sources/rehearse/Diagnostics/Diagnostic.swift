@@ -84,6 +84,12 @@ extension Diagnostic {
                 return d
             }
         case let input as InputError:
+            // A whole file refused (not regular, unreadable, too large, not JSON) has the file as
+            // its place too, so `--output json` gives it as a field; the message keeps naming it,
+            // so the text is unchanged.
+            if case .file? = input.place, input.value == nil {
+                return [Diagnostic(Diagnostics.message(input), location: input.place, exitCode: input.exitCode)]
+            }
             return [Diagnostic(Diagnostics.message(input), exitCode: input.exitCode)]
         case let limit as RunLimitExceeded:
             return [Diagnostic(Diagnostics.message(limit))]

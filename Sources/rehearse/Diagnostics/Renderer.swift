@@ -29,7 +29,7 @@ enum Diagnostics {
         let diagnostics = raw.map(\.oneLine)
         let header = rawHeader.map { ScriptText.escaped($0) }
         if let header, diagnostics.count > 1 {
-            printError("rehearse: error: \(header)\(diagnostics.count) problems in the scenario:")
+            printError("rehearse: error: \(header)\(diagnostics.count) problems:")
             for d in diagnostics { printError("  - \(d.location.map { "\(ScriptText.escaped(text(of: $0, expectation: d.isExpectation))): " } ?? "")\(d.message)") }
             return
         }

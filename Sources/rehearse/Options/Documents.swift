@@ -41,12 +41,16 @@ func importFleet(_ path: String) throws -> [ExistingInstance] {
     }
 }
 
-/// Where `problem` is, in the document at `path`: its field, or the option that chose from it.
+/// Where `problem` is, in the document at `path`: its field, or the option (and value) that chose from it.
 func inDocument(_ path: String, _ problem: Problem) -> Location {
     if case .document(nil, let field) = problem.location { return .document(path: path, field: field) }
     // A problem placed in another file (a parameter the parameters file gives) names that file.
     if case .document(let other?, let field) = problem.location { return .document(path: other, field: field) }
-    return .document(path: path, field: Diagnostics.text(of: problem.location))
+    // An option's value that chose nothing in the document (`--resource nosuch`) is the option's problem.
+    switch problem.location {
+    case .setting, .option: return problem.location
+    default: return .document(path: path, field: Diagnostics.text(of: problem.location))
+    }
 }
 
 /// How a scale set document is read (`import`, `validate`): which resource of a template or plan,
