@@ -198,6 +198,13 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(whole.status, 2)
         let refused = ((try JSONSerialization.jsonObject(with: Data(whole.stdout.utf8)) as! [String: Any])["problems"] as! [[String: Any]])[0]
         XCTAssertEqual(refused["file"] as? String, truncated)
+        // A document's options given with a script or a policy are refused, not passed over.
+        for (target, option) in [(script, "--resource"), (bad, "--parameters"), (script, "--context")] {
+            let given = try rehearse("validate", target, option, option == "--context" ? "location=x" : "x", "--output", "json")
+            XCTAssertEqual(given.status, 2, "\(target) \(option)")
+            let problem = ((try JSONSerialization.jsonObject(with: Data(given.stdout.utf8)) as! [String: Any])["problems"] as! [[String: Any]])[0]
+            XCTAssertEqual(problem["option"] as? String, option)
+        }
     }
 
     func testPluginsListShowAndCheck() throws {

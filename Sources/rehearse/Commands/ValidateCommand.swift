@@ -41,6 +41,7 @@ struct ValidateCommand: ParsableCommand {
             // Sized before it is read, and read once: what it is decides how it is checked.
             let document = try readJSONDocument(file)
             if InstanceList.matches(document), ScaleSetImport.format(of: document) != .azResource {
+                try refuseDocumentOptions("an instance list")
                 let fleet = try importFleet(file)
                 let behind = fleet.count { !$0.latestModelApplied }
                 return ok("instance list", nil, "an instance list: \(fleet.count) instances, \(behind) not on the latest model",
@@ -54,6 +55,7 @@ struct ValidateCommand: ParsableCommand {
             if case .string(let schema)? = document.member("$schema"), schema.contains("deploymentParameters") {
                 throw InputError(.file(file), problem: "is an ARM parameters file", allowed: "the template, with --parameters \(file)")
             }
+            try refuseDocumentOptions("an upgradePolicy")
             do {
                 let policy = try UpgradePolicy.parse(document)
                 return ok("upgradePolicy", nil, "mode \(policy.mode.rawValue), batches of \(policy.rolling.maxBatchInstancePercent)%",
@@ -67,6 +69,8 @@ struct ValidateCommand: ParsableCommand {
                 throw failure
             }
         }
+        // A script names its document's options itself (`from`, `resource`, `parameters`, `context`).
+        try refuseDocumentOptions("a Lua scenario (give resource, parameters and context beside from = in the script)")
         // Loaded as `run` loads a scenario: the plugin path, then ./rehearse.lock when it exists.
         let loader = try ScenarioLoader(seed: 0, pluginPath: plugins.pluginPath, lock: nil, print: { _ in })
         let scenario: ScenarioDefinition
@@ -74,6 +78,15 @@ struct ValidateCommand: ParsableCommand {
         for warning in scenario.warnings { warn(warning) }
         let d = scenario.scaleSet
         ok("scenario", d, "\(d.name), \(d.capacity) instances, \(d.policy.mode.rawValue) mode" + (d.zones.isEmpty ? "" : ", zones \(d.zones.joined(separator: ","))"))
+    }
+
+    /// Refuses `--resource`, `--parameters` and `--context`, which only a scale set document
+    /// reads, when `file` is `what` instead: given, they would be passed over without a word.
+    func refuseDocumentOptions(_ what: String) throws {
+        let given = [("--resource", reading.resource), ("--parameters", reading.parameters), ("--context", reading.context.first)]
+        for case let (option, value?) in given {
+            throw InputError(option: option, value, problem: "applies to a scale set document (an ARM template, a Terraform plan, az vmss show); \(file) is \(what)")
+        }
     }
 
     /// `FILE: ok (…)`, or with `--output json` one object: the file, what it is, and the scale

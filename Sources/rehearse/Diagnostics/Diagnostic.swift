@@ -85,10 +85,12 @@ extension Diagnostic {
             }
         case let input as InputError:
             // A whole file refused (not regular, unreadable, too large, not JSON) has the file as
-            // its place too, so `--output json` gives it as a field; the message keeps naming it,
-            // so the text is unchanged.
-            if case .file? = input.place, input.value == nil {
+            // its place too, and an option its option, so `--output json` gives them as fields;
+            // the message keeps naming them, so the text is unchanged.
+            switch input.place {
+            case .file? where input.value == nil, .option?:
                 return [Diagnostic(Diagnostics.message(input), location: input.place, exitCode: input.exitCode)]
+            default: break
             }
             return [Diagnostic(Diagnostics.message(input), exitCode: input.exitCode)]
         case let limit as RunLimitExceeded:
