@@ -148,6 +148,10 @@ final class ARMImportTests: XCTestCase {
                 XCTAssertEqual((error as? ValidationFailure)?.problems.first?.field, field, passing)
             }
         }
+        // The inner template's declarations as a list: said so, not "the template declares none".
+        XCTAssertThrowsError(try ScaleSetImport.read(try template(passing: #"{"cap": {"value": 7}}"#, capacity: "2", mode: "Manual", declares: "[1]"))) { error in
+            XCTAssertEqual((error as? ValidationFailure)?.problems.first?.field, "resources[0].properties.template.parameters")
+        }
     }
 
     func testABicepModuleNestedDeploymentWithLambdasAndAParametersFileWithComments() throws {

@@ -232,13 +232,16 @@ enum ARMTemplate {
                     // every problem of the template itself.
                     let passed = properties.member("parameters") ?? .null
                     var found: [Problem] = []
+                    if let declarations = inner.member("parameters"), declarations.object == nil {
+                        found.append(Problem(field: "\(innerPrefix)parameters", "is \(declarations.kindName); expected an object declaring the template's parameters by name"))
+                    }
                     switch passed {
-                    case .object: found = undeclaredParameters(.object(["parameters": passed]), template: inner, parametersPath: nil, fieldPrefix: "\(path).properties.")
+                    case .object: found += undeclaredParameters(.object(["parameters": passed]), template: inner, parametersPath: nil, fieldPrefix: "\(path).properties.")
                     case .null: break
                     case .string(let text) where text.hasPrefix("["): break
-                    default: found = [Problem(field: "\(path).properties.parameters", "is \(passed.kindName); expected an object of the template's parameters, each {\"value\": …} or {\"reference\": …}")]
+                    default: found += [Problem(field: "\(path).properties.parameters", "is \(passed.kindName); expected an object of the template's parameters, each {\"value\": …} or {\"reference\": …}")]
                     }
-                    if let first = found.first, !undeclared.contains(first) { undeclared += found }
+                    if let first = found.first, !undeclared.contains(first) { undeclared += found.filter { !undeclared.contains($0) } }
                     var given: [String: ARMScope.Given] = [:]
                     for (name, entry) in properties.member("parameters")?.object ?? [:] {
                         if let value = entry.member("value") {
