@@ -135,23 +135,33 @@ public enum LifecycleHooksWire {
         return HookResponse(reject: reject.isEmpty ? nil : .instances(reject), approve: approve.isEmpty ? nil : .instances(approve), waitFor: waitFor)
     }
 
-    /// An ISO 8601 UTC instant (`2024-01-01T10:00:00Z`, with optional fraction, `Z` or `+00:00`)
-    /// as milliseconds after `epoch` (Unix seconds); nil when it is not one.
+    /// An ISO 8601 instant (`2024-01-01T10:00:00Z`, with optional fraction, and `Z` or an offset
+    /// such as `+00:00` or `-05:30`) as milliseconds after `epoch` (Unix seconds); nil when it is not one.
     public static func instant(_ text: String, epoch: Int = Timestamp.defaultEpoch) -> Millis? {
-        var body = Substring(text)
-        if body.hasSuffix("Z") { body = body.dropLast() } else if body.hasSuffix("+00:00") { body = body.dropLast(6) } else { return nil }
+        // Each field is its ASCII digits only, in ISO 8601's widths: a sign, an expanded year or
+        // a one-digit month is not an instant (Int alone reads "+002024").
+        func isDigits(_ field: Substring) -> Bool { field.utf8.allSatisfy { (48...57).contains($0) } }
+        func number(_ field: Substring, width: Int) -> Int? {
+            field.utf8.count == width && isDigits(field) ? Int(field) : nil
+        }
+        var body = Substring(text), offset = 0
+        if body.hasSuffix("Z") {
+            body = body.dropLast()
+        } else {
+            let zone = body.suffix(6)
+            guard zone.count == 6, let sign = zone.first, sign == "+" || sign == "-", zone.dropFirst(3).first == ":",
+                  let hours = number(zone.dropFirst().prefix(2), width: 2), let minutes = number(zone.suffix(2), width: 2),
+                  hours <= 23, minutes <= 59 else { return nil }
+            offset = (sign == "+" ? 1 : -1) * (hours * 3600 + minutes * 60)
+            body = body.dropLast(6)
+        }
         let parts = body.split(separator: "T", omittingEmptySubsequences: false)
         guard parts.count == 2 else { return nil }
-        // Each field is its digits only, in ISO 8601's widths: a sign, an expanded year or a
-        // one-digit month is not an instant (Int alone reads "+002024").
-        func number(_ field: Substring, width: Int) -> Int? {
-            field.utf8.count == width && field.utf8.allSatisfy { (48...57).contains($0) } ? Int(field) : nil
-        }
         let date = zip(parts[0].split(separator: "-", omittingEmptySubsequences: false), [4, 2, 2]).map { number($0, width: $1) }
         var clock = parts[1], fraction = 0
         if let dot = clock.firstIndex(of: ".") {
             let digits = clock[clock.index(after: dot)...]
-            guard !digits.isEmpty, digits.allSatisfy(\.isNumber), let value = Int(digits.prefix(3)) else { return nil }
+            guard !digits.isEmpty, isDigits(digits), let value = Int(digits.prefix(3)) else { return nil }
             fraction = value * [100, 10, 1][min(digits.count, 3) - 1]
             clock = clock[..<dot]
         }
@@ -169,7 +179,7 @@ public enum LifecycleHooksWire {
         let doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1
         let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
         let days = era * 146_097 + doe - 719_468
-        return ((days * 86_400 + h * 3600 + mi * 60 + s) - epoch) * 1000 + fraction
+        return ((days * 86_400 + h * 3600 + mi * 60 + s - offset) - epoch) * 1000 + fraction
     }
 
     /// Days in `month` of `year` (Gregorian: February has 29 in years divisible by 4, except

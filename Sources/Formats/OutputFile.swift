@@ -231,3 +231,15 @@ public struct OutputFileError: Error, Equatable, Sendable, CustomStringConvertib
     /// What an output path may be.
     public static let allowed = "a regular file (replaced whole), a symbolic link to one, a FIFO, a character device, or - for standard output"
 }
+
+/// Standard output and standard error as the command writes them: every byte, or none when the
+/// stream is gone (a closed pipe, a full disk, a closed descriptor), which loses the text and
+/// never the process (Foundation's `FileHandle.write` traps when a write fails).
+public enum StandardStream {
+    case output, error
+
+    /// Writes `text` whole; a failed write is ignored.
+    public func write(_ text: String) {
+        _ = writeFully(Array(text.utf8), to: self == .output ? 1 : 2)
+    }
+}

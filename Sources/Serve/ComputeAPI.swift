@@ -139,7 +139,8 @@ func instanceIDs(_ body: JSON?, required: String? = nil) throws(ARMError) -> [In
     var ids: [Int] = []
     for item in items {
         switch item {
-        case .string(let text) where Int(text) != nil && Int(text)! >= 0: ids.append(Int(text)!)
+        // Digits only: "+1" and "-0" are no instance ids, though Int reads them.
+        case .string(let text) where !text.isEmpty && text.utf8.allSatisfy({ (48...57).contains($0) }) && Int(text) != nil: ids.append(Int(text)!)
         case .int(let n) where n >= 0: ids.append(n)
         default:
             throw ARMError(.badRequest, code: "InvalidParameter", message: "instanceIds holds \(item.serialized(pretty: false)); each is an instance id such as \"0\", or \"*\" alone for every instance", target: "instanceIds")

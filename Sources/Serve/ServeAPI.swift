@@ -136,13 +136,13 @@ final class ServeAPI: Sendable {
             throw ARMError(.badRequest, code: "InvalidRequestContent",
                            message: "The request content was invalid and could not be deserialized: the body is not UTF-8 text.")
         }
-        let contentType = request.headers[.contentType] ?? ""
-        if contentType.lowercased().hasPrefix("application/x-www-form-urlencoded") {
-            guard form else {
-                throw ARMError(.unsupportedMediaType, code: "UnsupportedMediaType",
-                               message: "The content media type 'application/x-www-form-urlencoded' is not supported. Only 'application/json' is supported.")
-            }
-            return Body(raw: raw, json: nil)
+        // The token endpoint reads a form, whatever the type says; every other route JSON, sent
+        // as JSON or with no type at all (curl's `-d` sends a form's type: 415, as ARM answers).
+        if form { return Body(raw: raw, json: nil) }
+        if let type = request.headers[.contentType], !Self.isJSON(type) {
+            let shown = String(type.prefix(100).unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F })
+            throw ARMError(.unsupportedMediaType, code: "UnsupportedMediaType",
+                           message: "The content media type '\(shown)' is not supported. Only 'application/json' is supported.")
         }
         do {
             return Body(raw: raw, json: try JSON.parse(raw, maxBytes: maxBodyBytes))
@@ -150,6 +150,13 @@ final class ServeAPI: Sendable {
             throw ARMError(.badRequest, code: "InvalidRequestContent",
                            message: "The request content was invalid and could not be deserialized: \(error.problem).")
         }
+    }
+
+    /// Whether a Content-Type names JSON: `application/json`, `text/json` or a `+json` type,
+    /// in any case, with or without parameters such as `charset`.
+    static func isJSON(_ contentType: String) -> Bool {
+        let media = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        return media == "application/json" || media == "text/json" || (media.hasPrefix("application/") && media.hasSuffix("+json"))
     }
 
     static func tooLarge(_ length: Int?, _ limit: Int) -> ARMError {

@@ -42,7 +42,7 @@ actor ServedRun {
         self.onPerform = onPerform
         let counter = emitted
         session = try RehearsalSession(definition, inputs, printAt: { time, line in
-            FileHandle.standardError.write(Data("print \(ISODuration.format(time)): \(line)\n".utf8))
+            StandardStream.error.write("print \(ISODuration.format(time)): \(line)\n")
         }, onEvent: { event in
             counter.value += 1
             onEvent?(event)

@@ -207,6 +207,21 @@ final class CLITests: XCTestCase {
         }
     }
 
+    /// An error that cannot be written (standard error on a full device, or a pipe closed early)
+    /// loses its text, not the exit status: 2, where FileHandle's write trapped (132).
+    func testAnErrorThatCannotBeWrittenStillExitsTwo() throws {
+        let script = try temporary("unwritable.lua", "scaleset { name = \"x\", capacity = -1 }\n")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: rehearseBinary)
+        process.arguments = ["validate", script]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = try XCTUnwrap(FileHandle(forWritingAtPath: "/dev/full"))
+        try process.run()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationReason, .exit)
+        XCTAssertEqual(process.terminationStatus, 2)
+    }
+
     func testPluginsListShowAndCheck() throws {
         let list = try rehearse("plugins", "list", "--output", "json")
         XCTAssertEqual(list.status, 0, list.stderr)

@@ -2,7 +2,7 @@ import AsyncHTTPClient
 import Formats
 import NIOCore
 import NIOHTTP1
-import Serve
+@testable import Serve
 import UpgradeEngine
 import XCTest
 
@@ -93,6 +93,8 @@ final class ServeInstanceListTests: XCTestCase {
             XCTAssertEqual(patch.error, "UnsupportedMediaType")
             let clock = try await send(.POST, "/rehearse/clock", #"{"step": true}"#)
             XCTAssertEqual(clock.status, 415)
+            XCTAssertTrue(ServeAPI.isJSON("Application/JSON; charset=utf-8") && ServeAPI.isJSON("application/merge-patch+json") && ServeAPI.isJSON(" text/json"))
+            XCTAssertFalse(ServeAPI.isJSON("text/plain") || ServeAPI.isJSON("multipart/form-data; boundary=x") || ServeAPI.isJSON("application/jsonx"))
             let token = try await send(.POST, "/tenant-1/oauth2/v2.0/token", "grant_type=client_credentials&client_id=a&client_secret=b&scope=x")
             XCTAssertEqual(token.status, 200)
             XCTAssertNotNil(token.body?.field("access_token"))

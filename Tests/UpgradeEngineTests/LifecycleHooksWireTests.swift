@@ -99,5 +99,12 @@ final class LifecycleHooksWireTests: XCTestCase {
             XCTAssertNil(LifecycleHooksWire.instant(text), text)
         }
         XCTAssertEqual(LifecycleHooksWire.instant("2024-12-31T23:59:59Z"), (366 * 86_400 - 1) * 1000)
+        // An offset is the same instant in another zone: 01:00+01:00 and 18:30-05:30 (the day before) are midnight UTC.
+        XCTAssertEqual(LifecycleHooksWire.instant("2024-01-01T01:00:00+01:00"), 0)
+        XCTAssertEqual(LifecycleHooksWire.instant("2023-12-31T18:30:00-05:30"), 0)
+        for text in ["2024-01-01T00:00:00.000\u{B2}Z", "2024-01-01T00:00:00.1\u{BD}Z", "2024-01-01T00:00:00+1:00", "2024-01-01T00:00:00+24:00",
+                     "2024-01-01T00:00:00+01:60", "2024-01-01T00:00:00 01:00"] {
+            XCTAssertNil(LifecycleHooksWire.instant(text), text)
+        }
     }
 }

@@ -41,7 +41,7 @@ enum ARMTemplate {
         collect(template, scope: top, copy: [:], prefix: "", evaluator, nesting: 0, into: &candidates, problems: &problems, undeclared: &undeclared,
                 unread: &unread)
         // Azure's limits and nesting stop the walk: what it found then is no answer.
-        guard problems.isEmpty else { throw ValidationFailure(undeclared + problems) }
+        guard problems.isEmpty else { throw ValidationFailure(problems) }
         let early = undeclared
         guard !candidates.isEmpty || early.isEmpty else { throw ValidationFailure(early) }
         // A nested deployment whose loop or condition cannot be evaluated may hold the scale

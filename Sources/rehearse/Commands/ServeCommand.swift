@@ -83,7 +83,7 @@ struct ServeCommand: AsyncParsableCommand {
         let summary = "\(definition.scaleSet.name), \(definition.scaleSet.capacity) instances, \(definition.scaleSet.policy.mode.rawValue) mode; \(clock)"
         let record = try await Server.run(definition, configuration: configuration) { url in
             // Written at once (not through print's buffer): a client waits for this line.
-            FileHandle.standardOutput.write(Data("rehearse serve: \(url) (\(summary))\n".utf8))
+            StandardStream.output.write("rehearse serve: \(url) (\(summary))\n")
         }
         // The served run's record, as `run` would have it: the events file's end, then the report.
         if let eventFile { try finishOutput(eventFile, option: "--events") }

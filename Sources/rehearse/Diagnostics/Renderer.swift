@@ -160,7 +160,7 @@ enum Diagnostics {
 /// Writes to standard error, with control characters shown rather than interpreted (messages
 /// carry text from scripts and manifests).
 func printError(_ text: String) {
-    FileHandle.standardError.write(Data((ScriptText.escaped(text, keepingNewlines: true) + "\n").utf8))
+    StandardStream.error.write(ScriptText.escaped(text, keepingNewlines: true) + "\n")
 }
 
 /// A note on standard error (`rehearse: …`): something the output cannot show, not a problem.

@@ -1,3 +1,4 @@
+import Formats
 import Foundation
 import Synchronization
 
@@ -30,12 +31,12 @@ final class ProgressBar: Sendable {
         let width = 30, filled = total == 0 ? width : done * width / total
         let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
         let line = "\r[\(bar)] \(done)/\(total) runs, " + String(format: "%.1f runs/s, %.0f s left ", rate, left)
-        FileHandle.standardError.write(Data(line.utf8))
+        StandardStream.error.write(line)
     }
 
     /// Clears the line once the sweep is done.
     func finish() {
         guard enabled else { return }
-        FileHandle.standardError.write(Data(("\r" + String(repeating: " ", count: 78) + "\r").utf8))
+        StandardStream.error.write("\r" + String(repeating: " ", count: 78) + "\r")
     }
 }
