@@ -145,8 +145,17 @@ final class ARMImportTests: XCTestCase {
         for (passing, field) in [(#"{"cap": 7}"#, "resources[0].properties.parameters.cap"),
                                  (#"{"cap": {"value": 7}, "CAP": {"value": 8}}"#, "resources[0].properties.parameters.cap")] {
             XCTAssertThrowsError(try ScaleSetImport.read(try template(passing: passing, capacity: #""[parameters('cap')]""#, mode: "Manual", declares: declares))) { error in
-                XCTAssertEqual((error as? ValidationFailure)?.problems.first?.field, field, passing)
+                // One problem: the parameter the template reads is not said to be missing as well.
+                XCTAssertEqual((error as? ValidationFailure)?.problems.map(\.field), [field], passing)
             }
+        }
+        // Thousands of undeclared names: the first 1,000 listed, then one count of the rest.
+        let many = "{" + (0..<1_500).map { #""n\#($0)": {"value": 1}"# }.joined(separator: ", ") + "}"
+        XCTAssertThrowsError(try ScaleSetImport.read(try template(passing: many, capacity: "2", mode: "Manual"))) { error in
+            let problems = (error as? ValidationFailure)?.problems ?? []
+            XCTAssertEqual(problems.count, 1_001)
+            XCTAssertEqual(problems.last?.field, "resources[0].properties.parameters")
+            XCTAssertTrue(problems.last?.message.contains("500 more") ?? false, problems.last?.message ?? "")
         }
         // The inner template's declarations as a list: said so, not "the template declares none".
         XCTAssertThrowsError(try ScaleSetImport.read(try template(passing: #"{"cap": {"value": 7}}"#, capacity: "2", mode: "Manual", declares: "[1]"))) { error in

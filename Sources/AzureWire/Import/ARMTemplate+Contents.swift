@@ -73,7 +73,14 @@ extension ARMTemplate {
         let known = Set(declared.map { $0.lowercased() })
         var problems: [Problem] = []
         var seen: [String: String] = [:]
+        let list = declared.isEmpty ? "none" : declared.joined(separator: ", ")
+        var unreported = 0
         for name in given.keys.sorted() {
+            // A document naming thousands: the first thousand, then a count, in bounded time.
+            guard problems.count < maxParameterProblems else {
+                unreported += 1
+                continue
+            }
             if wrapped == nil, ["$schema", "contentversion"].contains(name.lowercased()) { continue }
             let field = fieldPrefix + (wrapped == nil ? "" : "parameters.") + name
             let place = Location.document(path: parametersPath, field: field)
@@ -89,14 +96,20 @@ extension ARMTemplate {
                 }
                 continue
             }
-            let list = declared.isEmpty ? "none" : declared.joined(separator: ", ")
             var problem = Problem(at: .document(path: parametersPath, field: field),
                                   "is not a parameter of the template, and ARM refuses a deployment that gives one (InvalidTemplate); the template declares \(list)")
             problem.allowed = declared
             problems.append(problem)
         }
+        if unreported > 0 {
+            problems.append(Problem(at: .document(path: parametersPath, field: fieldPrefix + "parameters"),
+                                    "gives \(unreported) more names like these (\(maxParameterProblems) are listed above)"))
+        }
         return problems
     }
+
+    /// The most parameter problems listed for one parameters object.
+    static let maxParameterProblems = 1_000
 
     /// A warning for each autoscale setting in `template` (its resources, and those of nested
     /// deployments' inline templates): Azure changes the scale set's capacity with load between

@@ -241,13 +241,15 @@ enum ARMTemplate {
                     case .string(let text) where text.hasPrefix("["): break
                     default: found += [Problem(field: "\(path).properties.parameters", "is \(passed.kindName); expected an object of the template's parameters, each {\"value\": …} or {\"reference\": …}")]
                     }
-                    if let first = found.first, !undeclared.contains(first) { undeclared += found.filter { !undeclared.contains($0) } }
+                    if let first = found.first, !undeclared.contains(first) { undeclared += found }
                     var given: [String: ARMScope.Given] = [:]
                     for (name, entry) in properties.member("parameters")?.object ?? [:] {
                         if let value = entry.member("value") {
                             given[name] = .expression(value, scope: scope, copy: loopCopy, path: "\(path).properties.parameters.\(name).value")
                         } else if entry.member("reference") != nil {
                             given[name] = .keyVault
+                        } else {
+                            given[name] = .malformed
                         }
                     }
                     let innerScope = ARMScope(template: inner, path: innerPrefix, given: given)
@@ -279,7 +281,7 @@ enum ARMTemplate {
             let exhaustedBefore = evaluator.exhausted
             do { return deep ? try evaluator.value(raw, at: path) : try evaluator.shallow(raw, at: path) } catch {
                 // Once the budget ran out, the problem is said once, not for every later field.
-                if exhaustedBefore {
+                if exhaustedBefore || error.reported {
                     unevaluated.append(path)
                     return nil
                 }

@@ -11,6 +11,8 @@ final class ARMScope {
         case literal(JSON)
         /// A Key Vault reference in a parameters file: no value rehearse can read.
         case keyVault
+        /// Given without `{"value": …}` or `{"reference": …}`: refused where it is given.
+        case malformed
         /// A nested deployment's `properties.parameters.NAME.value`, evaluated in the scope (and
         /// copy loop) of the deployment that passes it, at `path`.
         case expression(JSON, scope: ARMScope, copy: [String: Int], path: String)
@@ -45,7 +47,7 @@ final class ARMScope {
         guard let members = (file?.member("parameters") ?? file)?.object else { return [:] }
         var out: [String: Given] = [:]
         for (name, entry) in members {
-            if let value = entry.member("value") { out[name] = .literal(value) } else if entry.member("reference") != nil { out[name] = .keyVault }
+            if let value = entry.member("value") { out[name] = .literal(value) } else if entry.member("reference") != nil { out[name] = .keyVault } else { out[name] = .malformed }
         }
         return out
     }
@@ -208,6 +210,10 @@ final class ARMEvaluator {
             case .literal(let value)?: return value
             case .keyVault?:
                 throw ARMFailure("is a Key Vault reference in the parameters file, which rehearse cannot read; give its value", path: at)
+            case .malformed?:
+                var failure = ARMFailure("is given without a value", path: at)
+                failure.reported = true
+                throw failure
             case .expression(let raw, let outer, let outerCopy, let path)?:
                 let (savedScope, savedCopy, savedFrames) = (self.scope, self.copy, self.lambdaFrames)
                 defer { (self.scope, self.copy, self.lambdaFrames) = (savedScope, savedCopy, savedFrames) }

@@ -169,6 +169,9 @@ struct ARMFailure: Error, Equatable {
     var limit: Problem.Limit?
     /// The references that lead back to the first, when the failure is a cycle.
     var cycle: [String]?
+    /// Already reported where it arose (a parameter given without a value): a field that needs
+    /// it is left unread, with no second problem.
+    var reported = false
 
     init(_ message: String, path: String = "", remedy: Remedy? = nil, limit: Problem.Limit? = nil) {
         self.message = message
