@@ -99,7 +99,7 @@ final class ServeAPI: Sendable {
     }
 
     /// Reads the request (its body bounded) and answers it with `body`. `form`: the route reads a
-    /// form-encoded body (the token endpoint); every other route takes JSON and refuses a form.
+    /// form-encoded body (the token endpoint); every other route takes JSON and refuses other types.
     private func answer(_ request: Request, _ context: BasicRequestContext, form: Bool = false,
                         _ body: @Sendable (Call) async throws -> Response) async throws -> Response {
         var request = request
@@ -121,8 +121,8 @@ final class ServeAPI: Sendable {
         let json: JSON?
     }
 
-    /// Reads the body up to the bound; a larger one is 413, malformed JSON 400, and a form-encoded
-    /// one (curl's `-d` without a content type) 415 where the route takes JSON (ARM's codes).
+    /// Reads the body up to the bound; a larger one is 413, malformed JSON 400, and one whose
+    /// Content-Type is not JSON 415 where the route takes JSON (ARM's codes).
     private func readBody(_ request: inout Request, form: Bool) async throws -> Body? {
         let length = request.headers[.contentLength]
         // HTTP/1.1: a request without Content-Length or Transfer-Encoding has no body (every poll).
