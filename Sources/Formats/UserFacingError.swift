@@ -49,6 +49,8 @@ public enum Setting: Hashable, Sendable {
     case port
     /// The file the HTML report is written to.
     case report
+    /// One of an ARM template's deployment functions' answers, `NAME=VALUE`.
+    case deploymentContext
 }
 
 /// Where a problem is, as data: the renderer in the command line turns it into text

@@ -148,7 +148,7 @@ final class ServeAPI: Sendable {
             return Body(raw: raw, json: try JSON.parse(raw, maxBytes: maxBodyBytes))
         } catch {
             throw ARMError(.badRequest, code: "InvalidRequestContent",
-                           message: "The request content was invalid and could not be deserialized: \(error.problem).")
+                           message: "The request content was invalid and could not be deserialized: the body \(error.problem).")
         }
     }
 

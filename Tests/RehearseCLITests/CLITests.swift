@@ -192,6 +192,10 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(option["option"] as? String, "--resource")
         XCTAssertEqual(option["value"] as? String, "nosuch")
         XCTAssertNil(option["field"])
+        let context = try rehearse("validate", template, "--context", "bogus=1", "--output", "json")
+        XCTAssertEqual(context.status, 2)
+        let given = ((try JSONSerialization.jsonObject(with: Data(context.stdout.utf8)) as! [String: Any])["problems"] as! [[String: Any]])[0]
+        XCTAssertEqual([given["option"] as? String, given["value"] as? String], ["--context", "bogus=1"])
         // A file refused whole carries the file as a field too, whatever its extension.
         let truncated = try temporary("cut.json", #"{"mode": "#)
         let whole = try rehearse("validate", truncated, "--output", "json")

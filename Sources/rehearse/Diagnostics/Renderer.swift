@@ -88,6 +88,7 @@ enum Diagnostics {
         case .caCertificate: return "--ca-cert"
         case .port: return "--port"
         case .report: return "--report"
+        case .deploymentContext: return "--context"
         }
     }
 

@@ -21,7 +21,7 @@ func importScaleSet(_ path: String, resource: String?, parameters: String?, cont
     let document = try readJSONDocument(path)
     let values = try parameters.map { try readJSONDocument($0) }
     do {
-        let context = try ARMDeploymentContext.parse(settings, field: "--context")
+        let context = try ARMDeploymentContext.parse(settings, field: "--context", option: .deploymentContext)
         let imported = try ScaleSetImport.read(document, resource: resource, parameters: values, context: context, parametersPath: parameters)
         for warning in imported.warnings { warn(Diagnostics.message(warning), location: inDocument(path, warning)) }
         return imported

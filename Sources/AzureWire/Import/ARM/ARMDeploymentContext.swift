@@ -40,19 +40,21 @@ public struct ARMDeploymentContext: Equatable, Sendable {
     /// name given twice: names compare ignoring case, as ARM's do, so `location=eastus` and
     /// `Location=westeurope` are the same name with two values, and neither wins silently (a
     /// scenario's table has no order to pick one by).
-    public static func parse(_ settings: [String], field: String) throws(ValidationFailure) -> ARMDeploymentContext {
+    /// `option`: the command line's setting they came from (its problems are placed there, with the value).
+    public static func parse(_ settings: [String], field: String, option: Setting? = nil) throws(ValidationFailure) -> ARMDeploymentContext {
         var context = ARMDeploymentContext()
         var problems: [Problem] = []
         var given: [String: String] = [:]
+        func place(_ setting: String) -> Location { option.map { .setting($0, value: setting) } ?? .document(path: nil, field: "\(field) \(setting)") }
         for setting in settings {
             guard let equals = setting.firstIndex(of: "="),
                   context.set(String(setting[..<equals]), String(setting[setting.index(after: equals)...])) else {
-                problems.append(Problem(field: "\(field) \(setting)", "is not NAME=VALUE with a known name; allowed \(names.joined(separator: ", "))"))
+                problems.append(Problem(at: place(setting), "is not NAME=VALUE with a known name; allowed \(names.joined(separator: ", "))"))
                 continue
             }
             let name = setting[..<equals].lowercased()
             if let earlier = given[name] {
-                problems.append(Problem(field: "\(field) \(setting)", "gives \(names.first { $0.lowercased() == name } ?? name) a second time (after \(earlier)); names compare ignoring case, as ARM's do; allowed each name once"))
+                problems.append(Problem(at: place(setting), "gives \(names.first { $0.lowercased() == name } ?? name) a second time (after \(earlier)); names compare ignoring case, as ARM's do; allowed each name once"))
             }
             given[name] = given[name] ?? setting
         }
