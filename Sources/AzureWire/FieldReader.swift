@@ -2,7 +2,7 @@ public import Formats
 
 /// Reads typed fields out of JSON objects, collecting problems instead of stopping at the first.
 public struct FieldReader {
-    /// Put before every field path in problems (e.g. `upgradePolicy`).
+    /// Put before every field path in problems (e.g. `upgradePolicy`); empty at a document's top.
     public let prefix: String
     /// Every problem found so far.
     public var problems: [Problem] = []
@@ -12,7 +12,7 @@ public struct FieldReader {
 
     /// Records a problem with `field` (relative to the prefix).
     public mutating func problem(_ field: String, _ message: String) {
-        problems.append(Problem(field: "\(prefix).\(field)", message))
+        problems.append(Problem(field: prefix.isEmpty ? field : "\(prefix).\(field)", message))
     }
 
     /// Records one problem per key of `members` not in `known` (compared case-insensitively).

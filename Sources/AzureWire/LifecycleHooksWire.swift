@@ -93,7 +93,7 @@ public enum LifecycleHooksWire {
         // else beside `properties` is named, not passed over.
         var outer = FieldReader(prefix: "")
         if let top = body.object { outer.refuseUnknown(top, known: ["properties", "id", "name", "type"]) }
-        let unknown = outer.problems.map { Problem(field: String($0.field.drop { $0 == "." }), $0.message) }
+        let unknown = outer.problems
         guard let properties = body.field("properties"), let members = properties.object else {
             throw ValidationFailure(unknown + [Problem(field: "properties", "is required: an object with targetResources and/or waitUntil")])
         }
@@ -157,7 +157,8 @@ public enum LifecycleHooksWire {
         }
         let parts = body.split(separator: "T", omittingEmptySubsequences: false)
         guard parts.count == 2 else { return nil }
-        let date = zip(parts[0].split(separator: "-", omittingEmptySubsequences: false), [4, 2, 2]).map { number($0, width: $1) }
+        let dateFields = parts[0].split(separator: "-", omittingEmptySubsequences: false)
+        let date = zip(dateFields, [4, 2, 2]).map { number($0, width: $1) }
         var clock = parts[1], fraction = 0
         if let dot = clock.firstIndex(of: ".") {
             let digits = clock[clock.index(after: dot)...]
@@ -165,10 +166,9 @@ public enum LifecycleHooksWire {
             fraction = value * [100, 10, 1][min(digits.count, 3) - 1]
             clock = clock[..<dot]
         }
-        let dateFields = parts[0].split(separator: "-", omittingEmptySubsequences: false).count
         let clockFields = clock.split(separator: ":", omittingEmptySubsequences: false)
         let time = zip(clockFields, [2, 2, 2]).map { number($0, width: $1) }
-        guard dateFields == 3, clockFields.count == 3, let y = date[0], let m = date[1], let d = date[2], let h = time[0], let mi = time[1], let s = time[2],
+        guard dateFields.count == 3, clockFields.count == 3, let y = date[0], let m = date[1], let d = date[2], let h = time[0], let mi = time[1], let s = time[2],
               (1...9999).contains(y), (1...12).contains(m), (1...daysIn(month: m, year: y)).contains(d),
               (0...23).contains(h), (0...59).contains(mi), (0...59).contains(s)
         else { return nil }

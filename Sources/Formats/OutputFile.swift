@@ -240,6 +240,6 @@ public enum StandardStream {
 
     /// Writes `text` whole; a failed write is ignored.
     public func write(_ text: String) {
-        _ = writeFully(Array(text.utf8), to: self == .output ? 1 : 2)
+        _ = writeFully(text.utf8, to: self == .output ? 1 : 2)
     }
 }

@@ -11,7 +11,7 @@ extension ScaleSetRoutes {
         // deletes every instance not already going.
         ScaleSetRoute(.post, "delete") { c, run in
             let ids = try instanceIDs(c.body, required: "delete")
-            return try delete(c, run, ids: ids ?? run.instances.filter { $0.lifecycle != .deleting && $0.lifecycle != .deleted }.map(\.id))
+            return try delete(c, run, ids: ids ?? run.instances.filter(\.isMember).map(\.id))
         },
         // VirtualMachineScaleSetVMs_Delete.
         ScaleSetRoute(.delete, "virtualMachines/{id}") { c, run in try delete(c, run, ids: [try c.instance(in: run.shapes(id: c.id)).id]) },

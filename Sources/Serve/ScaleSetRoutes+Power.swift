@@ -24,8 +24,7 @@ extension ScaleSetRoutes {
     private static func listed(_ c: ScaleSetCall, _ run: isolated ServedRun) throws(ARMError) -> [Int]? {
         guard let ids = try instanceIDs(c.body) else { return nil }
         let shapes = run.shapes(id: c.id)
-        // A deleted instance (or one being deleted) is not one of the scale set's any more.
-        for id in ids where !shapes.instances.contains(where: { $0.id == id && $0.lifecycle != .deleting && $0.lifecycle != .deleted }) {
+        for id in ids where !shapes.instances.contains(where: { $0.id == id && $0.isMember }) {
             throw ARMError.resourceNotFound("Microsoft.Compute/virtualMachineScaleSets/virtualMachines", "\(shapes.scaleSet.name)/\(id)", group: c.resourceGroup)
         }
         return ids
@@ -46,6 +45,9 @@ extension ScaleSetRoutes {
 }
 
 extension InstanceView {
+    /// Still one of the scale set's instances: neither deleted nor being deleted.
+    var isMember: Bool { lifecycle != .deleting && lifecycle != .deleted }
+
     /// In no operation: running, stopped or deallocated.
     var isSettled: Bool { lifecycle == .running || lifecycle == .stopped || lifecycle == .deallocated }
 }

@@ -42,8 +42,7 @@ enum ARMTemplate {
                 unread: &unread)
         // Azure's limits and nesting stop the walk: what it found then is no answer.
         guard problems.isEmpty else { throw ValidationFailure(problems) }
-        let early = undeclared
-        guard !candidates.isEmpty || early.isEmpty else { throw ValidationFailure(early) }
+        guard !candidates.isEmpty || undeclared.isEmpty else { throw ValidationFailure(undeclared) }
         // A nested deployment whose loop or condition cannot be evaluated may hold the scale
         // set: a problem when no other one is found, a warning otherwise.
         guard !candidates.isEmpty || unread.isEmpty else { throw ValidationFailure(unread.map(\.problem)) }
@@ -57,7 +56,7 @@ enum ARMTemplate {
             guard let match else {
                 var problem = Problem(at: .setting(.resource, value: chosen), "no scale set of that name; the template has \(candidates.map(\.label).joined(separator: ", "))")
                 problem.allowed = candidates.map(\.label)
-                throw ValidationFailure(early + [problem])
+                throw ValidationFailure(undeclared + [problem])
             }
             picked = match
         } else {
@@ -65,12 +64,12 @@ enum ARMTemplate {
                 var problem = Problem(field: "resources", "holds \(candidates.count) scale sets (\(candidates.map(\.label).joined(separator: ", "))); choose one")
                 problem.remedy = Remedy(.resource, placeholder: "NAME", scriptForm: "resource = \"NAME\"")
                 problem.allowed = candidates.map(\.label)
-                throw ValidationFailure(early + [problem])
+                throw ValidationFailure(undeclared + [problem])
             }
             picked = candidates[0]
         }
         if let failure = picked.condition {
-            throw ValidationFailure(early + [problem(failure, at: "\(picked.path).condition")])
+            throw ValidationFailure(undeclared + [problem(failure, at: "\(picked.path).condition")])
         }
         evaluator.scope = picked.scope
         evaluator.copy = picked.copy
@@ -81,7 +80,7 @@ enum ARMTemplate {
         // Every problem at once, but none caused by another: a field that could not be
         // evaluated is not also reported missing.
         let caused = reader.problems.filter { problem in projection.unevaluated.contains { problem.field == $0 || problem.field.hasPrefix($0 + ".") } }
-        var found = early + projection.problems + reader.problems.filter { !caused.contains($0) }
+        var found = undeclared + projection.problems + reader.problems.filter { !caused.contains($0) }
         var warnings = reader.warnings
         if let failure = picked.nameFailure {
             // A name that waits on a parameter: say which, not that its path is no name.
