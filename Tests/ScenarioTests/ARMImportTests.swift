@@ -157,6 +157,19 @@ final class ARMImportTests: XCTestCase {
             XCTAssertEqual(problems.last?.field, "resources[0].properties.parameters")
             XCTAssertTrue(problems.last?.message.contains("500 more") ?? false, problems.last?.message ?? "")
         }
+        // Eleven levels, each passing an undeclared name: the nesting limit stops the walk, alone.
+        var nested = #"{"type": "Microsoft.Compute/virtualMachineScaleSets", "name": "web", "sku": {"capacity": -1}, "properties": {"upgradePolicy": {"mode": "Manual"}}}"#
+        for level in 0..<11 {
+            nested = #"{"type": "Microsoft.Resources/deployments", "name": "d\#(level)", "properties": {"mode": "Incremental", "#
+                + #""expressionEvaluationOptions": {"scope": "inner"}, "parameters": {"u": {"value": 1}}, "template": {"resources": [\#(nested)]}}}"#
+        }
+        let deep = try JSON.parse(#"{"$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#", "#
+                                  + #""contentVersion": "1.0.0.0", "resources": [\#(nested)]}"#)
+        XCTAssertThrowsError(try ScaleSetImport.read(deep)) { error in
+            let problems = (error as? ValidationFailure)?.problems ?? []
+            XCTAssertEqual(problems.count, 1)
+            XCTAssertTrue(problems.first?.field.hasSuffix(".properties.template") ?? false, problems.first?.field ?? "")
+        }
         // The inner template's declarations as a list: said so, not "the template declares none".
         XCTAssertThrowsError(try ScaleSetImport.read(try template(passing: #"{"cap": {"value": 7}}"#, capacity: "2", mode: "Manual", declares: "[1]"))) { error in
             XCTAssertEqual((error as? ValidationFailure)?.problems.first?.field, "resources[0].properties.template.parameters")

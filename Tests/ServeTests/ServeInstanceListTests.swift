@@ -27,6 +27,12 @@ final class ServeInstanceListTests: XCTestCase {
             let mixed = try await call(.POST, Self.scaleSet + "/restart" + Self.version, #"{"instanceIds": ["*", "1"]}"#)
             XCTAssertEqual(mixed.status, 400)
             XCTAssertEqual(Self.target(mixed), "instanceIds")
+            // An id is digits only: Int would read "+1" as 1 and "-0" as 0.
+            for signed in ["+1", "-0"] {
+                let refused = try await call(.POST, Self.scaleSet + "/restart" + Self.version, #"{"instanceIds": ["\#(signed)"]}"#)
+                XCTAssertEqual(refused.status, 400, signed)
+                XCTAssertEqual(Self.target(refused), "instanceIds", signed)
+            }
 
             // UpdateInstances requires its list: none, or an empty one, is 400 naming it.
             for body in ["{}", #"{"instanceIds": []}"#] {
