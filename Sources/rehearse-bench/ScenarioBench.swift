@@ -14,17 +14,22 @@ let scenarioHealth = """
     """
 
 /// A 1,000-instance, 3-zone, 3-phase rolling upgrade whose health comes from Lua every 5 s.
-let benchScenario = scenarioHealth + """
+let benchScenario = benchScenarioSource(capacity: 1000)
 
-    scaleset {
-      name = "bench", capacity = 1000, zones = { "1", "2", "3" }, model = { image = "v1" },
-      upgradePolicy = { mode = "Rolling", rollingUpgradePolicy = { maxBatchInstancePercent = 20 } },
-      healthExtension = { protocol = "http", port = 8000, requestPath = "/health", intervalInSeconds = 5 },
-    }
-    health(bench_health)
-    at("PT30S", function() update_model { image = "v2" } end)
-    expect { code = "Completed", successful = 1000 }
-    """
+/// The same scenario with `capacity` instances.
+func benchScenarioSource(capacity: Int) -> String {
+    scenarioHealth + """
+
+        scaleset {
+          name = "bench", capacity = \(capacity), zones = { "1", "2", "3" }, model = { image = "v1" },
+          upgradePolicy = { mode = "Rolling", rollingUpgradePolicy = { maxBatchInstancePercent = 20 } },
+          healthExtension = { protocol = "http", port = 8000, requestPath = "/health", intervalInSeconds = 5 },
+        }
+        health(bench_health)
+        at("PT30S", function() update_model { image = "v2" } end)
+        expect { code = "Completed", successful = \(capacity) }
+        """
+}
 
 /// `rehearse-bench scenario`.
 struct ScenarioCommand: ParsableCommand {

@@ -23,12 +23,15 @@ struct SweepBenchCommand: ParsableCommand {
     var jobsList: String?
     @Option(name: .customLong("per-thread"), help: "Seeds per thread at each count of --jobs-list.") var perThread = 40
     @Option(help: "Rounds through the counts of --jobs-list; each figure is the median of its rounds.") var rounds = 3
-    @Option(help: "The seeds the gate may use (its budget), with --jobs-list.") var gateSeeds = 2_000
+    @Option(help: "The seeds the gate may use (its budget), with --jobs-list; 0 skips the gate.") var gateSeeds = 2_000
+    @Option(help: "Instances of the swept scale set (100 to 10000): a smaller or larger working set per run.") var capacity = 1000
+    @Flag(help: "With --jobs-list: also the same runs on threads sharing one definition and on threads each loading its own, at 4 and the largest count.")
+    var isolation = false
     @Option(name: .customLong("rehearse"), help: "The rehearse binary the distributed gate runs (default: beside rehearse-bench).") var rehearseBinary: String?
 
     func run() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-bench-sweep-\(getpid()).lua").path
-        try benchScenario.write(toFile: path, atomically: true, encoding: .utf8)
+        try benchScenarioSource(capacity: capacity).write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
         var options = ScenarioOptions()
         options.environment = [:]
@@ -38,11 +41,12 @@ struct SweepBenchCommand: ParsableCommand {
             guard !counts.isEmpty, counts.count == jobsList.split(separator: ",").count, counts.allSatisfy({ $0 >= 1 }) else {
                 throw ValidationError("--jobs-list: expected counts of jobs such as 1,2,4,8,16")
             }
-            guard (1...10_000).contains(perThread), (1...100).contains(rounds) else {
-                throw ValidationError("--per-thread must be 1 to 10000 and --rounds 1 to 100")
+            guard (1...10_000).contains(perThread), (1...100).contains(rounds), (100...10_000).contains(capacity) else {
+                throw ValidationError("--per-thread must be 1 to 10000, --rounds 1 to 100 and --capacity 100 to 10000")
             }
             try scaling(definition, counts: counts, scenarioPath: path)
-            try distributedGate(scenario: path, jobs: min(counts.max()!, ProcessInfo.processInfo.activeProcessorCount), budget: gateSeeds)
+            if isolation { try self.isolation(definition, scenario: path, counts: [4, counts.max()!].filter { $0 <= ProcessInfo.processInfo.activeProcessorCount }) }
+            if gateSeeds > 0 { try distributedGate(scenario: path, jobs: min(counts.max()!, ProcessInfo.processInfo.activeProcessorCount), budget: gateSeeds) }
             return
         }
         // The single-run wall time, in this process: the median of 5 runs.
@@ -124,12 +128,12 @@ func peakRSSMegabytes() -> Double {
 /// Seconds for `threads` threads each running the C host's health loop for `calls` calls at
 /// once; one thread's time over two threads' time is the parallel efficiency the machine allows.
 func timedLoop(threads: Int, calls: Int64) -> Double {
+    // Threads of their own, all started at once: Dispatch's pool grows as it sees fit and can
+    // run some of the iterations one after another, which read as a slower machine.
     let start = nowNanoseconds()
-    DispatchQueue.concurrentPerform(iterations: threads) { _ in
-        _ = clb_c_vm_loop(scenarioHealth, "bench_health", calls, 1000)
-    }
+    let end = onThreads(threads) { _ in _ = clb_c_vm_loop(scenarioHealth, "bench_health", calls, 1000) }
     // Each thread did the same work: with two perfect cores the two take as long as one.
-    return Double(nowNanoseconds() - start) / 1e9
+    return Double(end - start) / 1e9
 }
 
 /// Failures counted by the floor's two threads.
