@@ -98,7 +98,8 @@ public enum LifecycleHooksWire {
             throw ValidationFailure(unknown + [Problem(field: "properties", "is required: an object with targetResources and/or waitUntil")])
         }
         guard unknown.isEmpty else { throw ValidationFailure(unknown) }
-        reader.refuseUnknown(members, known: ["targetResources", "waitUntil"])
+        reader.refuseUnknown(members.filter { readOnly.contains($0.key) == false }, known: ["targetResources", "waitUntil"])
+        reader.checkEcho(members, of: event, epoch: epoch)
         var approve: [Int] = [], reject: [Int] = []
         if let list = properties.field("targetResources") {
             if case .array(let items) = list {
@@ -116,7 +117,10 @@ public enum LifecycleHooksWire {
                     switch item.field("actionState") {
                     case .string(let s)? where s.lowercased() == "approved": approve.append(instance)
                     case .string(let s)? where s.lowercased() == "rejected": reject.append(instance)
-                    case let other: reader.problem("\(path).actionState", "\(other?.serialized(pretty: false) ?? "nothing") is not an answer; allowed Approved, Rejected")
+                    // A target sent back as GET showed it while it waits (a client that read the
+                    // event, answered some targets and sent the whole resource) is not answered.
+                    case .string(let s)? where s.lowercased() == "waiting": continue
+                    case let other: reader.problem("\(path).actionState", "\(other?.serialized(pretty: false) ?? "nothing") is not an answer; allowed Approved, Rejected (or Waiting: no answer)")
                     }
                 }
             } else {
@@ -213,5 +217,29 @@ extension AutomaticRepairsPolicy {
         // `bool` and `duration` name a field `prefix..key` when given an empty path.
         let problems = reader.problems.map { Problem(field: $0.field.replacing("..", with: "."), $0.message) }
         return (policy, problems)
+    }
+}
+
+extension LifecycleHooksWire {
+    /// The event's members a client reads but cannot set (GET shows them; a client that sends back
+    /// what it read sends them too).
+    static let readOnly: Set<String> = ["type", "timeCreated", "maxWaitUntil", "defaultAction", "state"]
+}
+
+extension FieldReader {
+    /// A read-only member is accepted when it says what the event says now (the same text, or the
+    /// same instant written another way), as a client that sends back what it read sends it; a
+    /// different value is named: it cannot be changed.
+    mutating func checkEcho(_ members: [String: JSON], of event: LifecycleHookEvent, epoch: Int) {
+        guard case .object(let shown)? = LifecycleHooksWire.eventJSON(event, scaleSetID: "", orchestration: .uniform, epoch: epoch).field("properties") else { return }
+        for key in members.keys.sorted() where LifecycleHooksWire.readOnly.contains(key) {
+            let sent = members[key]!, now = shown[key] ?? .null
+            if sent == now { continue }
+            if case .string(let a) = sent, case .string(let b) = now, let x = LifecycleHooksWire.instant(a, epoch: epoch),
+               x == LifecycleHooksWire.instant(b, epoch: epoch) {
+                continue
+            }
+            problem(key, "is read-only: the event has \(now.serialized(pretty: false)), and \(sent.serialized(pretty: false)) cannot change it; leave it out or send it as GET shows it")
+        }
     }
 }

@@ -66,9 +66,11 @@ extension ScaleSetRoutes {
                 switch item.field("actionState") {
                 case .string(let text)? where text.lowercased() == "approved": wholeAnswer = .approved
                 case .string(let text)? where text.lowercased() == "rejected": wholeAnswer = .rejected
+                case .string(let text)? where text.lowercased() == "waiting":
+                    continue  // the target as GET showed it, sent back: no answer
                 case let other:
                     throw ARMError(.badRequest, code: "InvalidParameter",
-                                   message: "\(other?.serialized(pretty: false) ?? "nothing") is not an answer; allowed Approved, Rejected",
+                                   message: "\(other?.serialized(pretty: false) ?? "nothing") is not an answer; allowed Approved, Rejected (or Waiting: no answer)",
                                    target: "\(field).actionState")
                 }
                 whole = .all

@@ -171,6 +171,34 @@ final class LifecycleHookServeTests: XCTestCase {
         XCTAssertEqual(record.instances.filter { $0.modelVersion == 2 }.map(\.id), [0, 1, 2, 4, 5, 6, 7, 8, 9])
     }
 
+    /// A pipeline that GETs the event, approves its first target and PATCHes the whole resource
+    /// back (read-only members, the other target still Waiting) answers that one target; the same
+    /// body claiming the event is Completed is 400 naming `properties.state`, and changes nothing.
+    func testTheEventSentBackAsReadAnswersOnlyWhatChanged() async throws {
+        let (_, steps) = try await served(Self.definition(hooked: true)) { call in
+            let active = try await nextActive(call)
+            let event = try XCTUnwrap(active)
+            let path = Self.events + "/\(Self.name(event))?" + Self.v2025
+            guard case .object(var resource) = event, case .object(var properties)? = resource["properties"],
+                  case .array(var targets)? = properties["targetResources"], case .object(var first) = targets[0] else { return XCTFail("not an event") }
+            first["actionState"] = .string("Approved")
+            targets[0] = .object(first)
+            properties["targetResources"] = .array(targets)
+            properties["state"] = .string("Completed")
+            resource["properties"] = .object(properties)
+            let claimed = try await call(.PATCH, path, JSON.object(resource).serialized(pretty: false))
+            XCTAssertEqual(claimed.status, 400)
+            XCTAssertEqual(claimed.body?.field("error")?.field("target"), .string("properties.state"))
+            properties["state"] = .string("Active")
+            resource["properties"] = .object(properties)
+            let patch = try await call(.PATCH, path, JSON.object(resource).serialized(pretty: false))
+            XCTAssertEqual(patch.status, 200)
+            XCTAssertEqual(Self.targets(try XCTUnwrap(patch.body)).map(\.1), ["Approved", "Waiting"])
+        }
+        // The refused PATCH was no step; the good one was one answer step.
+        XCTAssertEqual(steps.flatMap(\.1).filter { $0.name == .answerHook }.count, 1)
+    }
+
     /// A PATCH of `waitUntil` alone (az vmss lifecycle-hook-event update --wait-until) moves the
     /// deadline: nobody answers, so at timeCreated + 45 min both targets get the default
     /// (Approve) and the first batch starts then: 1 min + 45 min.

@@ -88,6 +88,43 @@ final class LifecycleHooksWireTests: XCTestCase {
         XCTAssertNil(LifecycleHooksWire.instant("2024-13-02T00:00:00Z"))
     }
 
+    /// A client that reads the event, changes one target's answer and sends the whole resource
+    /// back (read-only members and the other targets as GET showed them) gives that one answer;
+    /// a read-only member that says something else is named. (A decided target keeps its first
+    /// answer in the engine, whatever comes for it.)
+    func testTheEventSentBackAsReadIsOneAnswerAndChangedReadOnlyMembersAreNamed() throws {
+        let event = LifecycleHookEvent(number: 3, name: LifecycleHookEvent.name(3), type: .upgradeAutoOSRollingBatchStarting,
+                                       timeCreated: 600_000, waitUntil: 2_400_000, maxWaitUntil: 15_000_000, defaultAction: .approve,
+                                       targets: [HookTarget(instance: 4, name: "web_4", actionState: .waiting),
+                                                 HookTarget(instance: 5, name: "web_5", actionState: .waiting),
+                                                 HookTarget(instance: 6, name: "web_6", actionState: .approved)])
+        guard case .object(var resource) = LifecycleHooksWire.eventJSON(event, scaleSetID: scaleSetID, orchestration: .uniform),
+              case .object(var properties)? = resource["properties"], case .array(var targets)? = properties["targetResources"],
+              case .object(var fifth) = targets[1] else { return XCTFail("not the event's shape") }
+        fifth["actionState"] = .string("Rejected")
+        targets[1] = .object(fifth)
+        properties["targetResources"] = .array(targets)
+        // The same instant written with Z instead of +00:00 is the same value.
+        properties["maxWaitUntil"] = .string("2024-01-01T04:10:00Z")
+        resource["properties"] = .object(properties)
+        let response = try LifecycleHooksWire.patch(.object(resource), event: event) { _ in nil }
+        // waitUntil came back as read: 2,400 s, 1,800 s after the event's creation.
+        XCTAssertEqual(response, HookResponse(reject: .instances([5]), approve: .instances([6]), waitFor: 1_800_000))
+
+        properties["maxWaitUntil"] = .string("2024-01-01T05:00:00Z")
+        properties["state"] = .string("Completed")
+        properties["defaultAction"] = .string("Reject")
+        guard case .object(var third) = targets[2] else { return XCTFail("no third target") }
+        third["actionState"] = .string("Waiting")
+        targets[2] = .object(third)
+        properties["targetResources"] = .array(targets)
+        resource["properties"] = .object(properties)
+        XCTAssertThrowsError(try LifecycleHooksWire.patch(.object(resource), event: event) { _ in nil }) { error in
+            XCTAssertEqual((error as? ValidationFailure)?.problems.map(\.field),
+                           ["properties.defaultAction", "properties.maxWaitUntil", "properties.state"])
+        }
+    }
+
     /// A day the month does not have, and a field in another width or with a sign, are not
     /// instants (they were read as the next month's day, or as the plain year).
     func testAnInstantHasTheDaysOfItsMonthAndISOWidths() {
