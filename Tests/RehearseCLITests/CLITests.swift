@@ -202,6 +202,22 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(whole.status, 2)
         let refused = ((try JSONSerialization.jsonObject(with: Data(whole.stdout.utf8)) as! [String: Any])["problems"] as! [[String: Any]])[0]
         XCTAssertEqual(refused["file"] as? String, truncated)
+        // A warning comes in JSON as well as on standard error, placed as a problem is; none: [].
+        let scaled = try temporary("scaled.json", #"{"$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#", "#
+            + #""contentVersion": "1.0.0.0", "resources": [{"type": "Microsoft.Compute/virtualMachineScaleSets", "name": "web", "sku": {"capacity": 2}, "#
+            + #""properties": {"upgradePolicy": {"mode": "Manual"}}}, {"type": "Microsoft.Insights/autoscalesettings", "name": "grow", "#
+            + #""properties": {"targetResourceUri": "[resourceId('Microsoft.Compute/virtualMachineScaleSets', 'web')]"}}]}"#)
+        let warned = try rehearse("validate", scaled, "--output", "json")
+        XCTAssertEqual(warned.status, 0)
+        let accepted = try JSONSerialization.jsonObject(with: Data(warned.stdout.utf8)) as! [String: Any]
+        XCTAssertEqual(accepted["ok"] as? Bool, true)
+        let warnings = try XCTUnwrap(accepted["warnings"] as? [[String: Any]])
+        XCTAssertEqual(warnings.map { $0["field"] as? String }, ["resources[1]"])
+        XCTAssertEqual(warnings.map { $0["severity"] as? String }, ["warning"])
+        XCTAssertEqual(warnings.map { $0["exitCode"] as? Int }, [0])
+        XCTAssertEqual(warnings.map { $0["file"] as? String }, [scaled])
+        let plain = try JSONSerialization.jsonObject(with: Data(try rehearse("validate", template, "--output", "json").stdout.utf8)) as! [String: Any]
+        XCTAssertEqual((plain["warnings"] as? [Any])?.count, 0)
         // A document's options given with a script or a policy are refused, not passed over.
         for (target, option) in [(script, "--resource"), (bad, "--parameters"), (script, "--context")] {
             let given = try rehearse("validate", target, option, option == "--context" ? "location=x" : "x", "--output", "json")

@@ -48,9 +48,11 @@ struct ValidateCommand: ParsableCommand {
                           extra: [JSONField("instances", .int(fleet.count)), JSONField("notOnLatestModel", .int(behind))])
             }
             if let kind = ScaleSetImport.format(of: document) {
-                let d = try reading.read(file).definition
+                let imported = try reading.read(file)
+                let d = imported.definition
+                let warnings = imported.warnings.map { Diagnostic(Diagnostics.message($0), severity: .warning, location: inDocument(file, $0)) }
                 return ok(kind.rawValue, d, "\(kind.rawValue): \(d.name), \(d.capacity) instances, \(d.orchestration.rawValue), \(d.policy.mode.rawValue) mode"
-                          + (d.zones.isEmpty ? "" : ", zones \(d.zones.joined(separator: ","))"))
+                          + (d.zones.isEmpty ? "" : ", zones \(d.zones.joined(separator: ","))"), warnings: warnings)
             }
             if case .string(let schema)? = document.member("$schema"), schema.contains("deploymentParameters") {
                 throw InputError(.file(file), problem: "is an ARM parameters file", allowed: "the template, with --parameters \(file)")
@@ -77,7 +79,8 @@ struct ValidateCommand: ParsableCommand {
         scenario = try loader.definition(file)
         for warning in scenario.warnings { warn(warning) }
         let d = scenario.scaleSet
-        ok("scenario", d, "\(d.name), \(d.capacity) instances, \(d.policy.mode.rawValue) mode" + (d.zones.isEmpty ? "" : ", zones \(d.zones.joined(separator: ","))"))
+        ok("scenario", d, "\(d.name), \(d.capacity) instances, \(d.policy.mode.rawValue) mode" + (d.zones.isEmpty ? "" : ", zones \(d.zones.joined(separator: ","))"),
+           warnings: scenario.warnings.map { Diagnostic($0, severity: .warning) })
     }
 
     /// Refuses `--resource`, `--parameters` and `--context`, which only a scale set document
@@ -89,11 +92,13 @@ struct ValidateCommand: ParsableCommand {
         }
     }
 
-    /// `FILE: ok (…)`, or with `--output json` one object: the file, what it is, and the scale
-    /// set it describes.
-    func ok(_ kind: String, _ d: ScaleSetDefinition?, _ text: String, extra: [JSONField] = []) {
+    /// `FILE: ok (…)`, or with `--output json` one object: the file, what it is, the scale set it
+    /// describes, and the warnings standard error shows (`warnings`, each as a problem is, with
+    /// severity `warning`; empty when there are none).
+    func ok(_ kind: String, _ d: ScaleSetDefinition?, _ text: String, extra: [JSONField] = [], warnings: [Diagnostic] = []) {
         guard format.output == .json else { return printText("\(file): ok (\(text))") }
-        var fields = [JSONField("file", .string(file)), JSONField("ok", .bool(true)), JSONField("kind", .string(kind))]
+        var fields = [JSONField("file", .string(file)), JSONField("ok", .bool(true)), JSONField("kind", .string(kind)),
+                      JSONField("warnings", .array(warnings.map(\.json)))]
         if let d {
             fields += [JSONField("name", .string(d.name)), JSONField("capacity", .int(d.capacity)),
                        JSONField("orchestration", .string(d.orchestration.rawValue)), JSONField("zones", .array(d.zones.map(JSON.string))),
