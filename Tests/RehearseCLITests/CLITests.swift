@@ -182,6 +182,14 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(first["line"] as? Int, 2)
         XCTAssertEqual((first["file"] as? String).map { $0.hasSuffix("broken.lua") }, true)
 
+        // A field of the script's scaleset call is the field, with the call's file and line.
+        let field = try temporary("field.lua", "-- one too few\nscaleset { name = \"x\", capacity = 3,\n"
+            + "  upgradePolicy = { mode = \"Rolling\", rollingUpgradePolicy = { maxBatchInstancePercent = 1 } } }\n")
+        let placed = ((try JSONSerialization.jsonObject(with: Data(try rehearse("validate", field, "--output", "json").stdout.utf8)) as! [String: Any])["problems"] as! [[String: Any]])[0]
+        XCTAssertEqual(placed["field"] as? String, "scaleset.upgradePolicy.rollingUpgradePolicy.maxBatchInstancePercent")
+        XCTAssertEqual((placed["file"] as? String).map { $0.hasSuffix("field.lua") }, true)
+        XCTAssertEqual(placed["line"] as? Int, 2)
+
         // An option's value that chose nothing is the option's problem, with its value.
         let template = try temporary("two.json", #"{"$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#", "#
             + #""contentVersion": "1.0.0.0", "resources": [{"type": "Microsoft.Compute/virtualMachineScaleSets", "name": "web", "sku": {"capacity": 2}, "#

@@ -3,7 +3,8 @@ import Formats
 extension Diagnostic {
     /// The diagnostic as data, for `--output json`: severity, message, exit status and, where it
     /// has one, its place both as the text a person reads (`where`) and as typed fields (a
-    /// script's `file` and `line`, a document's `file` and `field`, an `option` and its `value`),
+    /// script's `file` and `line`, a document's `file` and `field`, a script's `scaleset` field as
+    /// `field` with the call's `file` and `line`, an `option` and its `value`),
     /// so a program never parses the place out of the message.
     var json: JSON {
         var fields = [JSONField("severity", .string(severity.rawValue)), JSONField("message", .string(message)),
@@ -11,6 +12,10 @@ extension Diagnostic {
         if let location {
             fields.append(JSONField("where", .string(Diagnostics.text(of: location, expectation: isExpectation))))
             fields += Self.fields(of: location)
+        }
+        // A field of a script's call has the call's file and line, where the location has no file.
+        if let definedAt, !fields.contains(where: { $0.key == "file" }) {
+            fields += [JSONField("file", .string(definedAt.file)), JSONField("line", .int(definedAt.line))]
         }
         if let context { fields.append(JSONField("context", .string(context))) }
         return JSON.ordered(fields)

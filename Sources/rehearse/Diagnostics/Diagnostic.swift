@@ -28,6 +28,9 @@ struct Diagnostic: Equatable {
     var exitCode: Int32
     /// An expectation's result: its call is written `expect at file:line` before the message.
     var isExpectation = false
+    /// The script line of the call whose fields the problem is in (`scaleset { … }` for a field
+    /// of the scale set), typed for `--output json`; the text shows it as `context`.
+    var definedAt: ScriptLine?
 
     /// A diagnostic saying `message`, at `location`, in `context`.
     init(_ message: String, severity: Severity = .error, location: Location? = nil, context: String? = nil, exitCode: Int32? = nil) {
@@ -66,7 +69,10 @@ extension Diagnostic {
                     // A problem of an expect, phase or deferral call is located at that call,
                     // not at the scaleset the definition's location names.
                     if case .call = problem.location { return Diagnostic(Diagnostics.message(problem), location: problem.location) }
-                    return Diagnostic(Diagnostics.message(problem), location: problem.location, context: location)
+                    var d = Diagnostic(Diagnostics.message(problem), location: problem.location, context: location)
+                    // The location is the `chunk:line` Lua gave for the scaleset call (or a path).
+                    d.definedAt = location.flatMap(ScriptLine.init(lua:))
+                    return d
                 }
             }
         case let failure as ValidationFailure:
