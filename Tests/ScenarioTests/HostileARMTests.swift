@@ -71,6 +71,26 @@ final class HostileARMTests: XCTestCase {
         XCTAssertEqual(found[0].limit, .resourcesPerTemplate(800))
     }
 
+    /// Every resource counts towards the 800, not only scale sets and deployments: 799 storage
+    /// accounts and a scale set import; a storage copy loop of 800 beside it is refused at its
+    /// count; a count that needs a deployment to evaluate counts as one; a count over 800 is named.
+    func testEveryResourceCountsTowardsThe800() {
+        func storage(_ count: JSON?) -> JSON {
+            var members: [String: JSON] = ["type": .string("Microsoft.Storage/storageAccounts"), "name": .string("s")]
+            if let count { members["copy"] = .object(["name": .string("s"), "count": count]) }
+            return .object(members)
+        }
+        XCTAssertNoThrow(try ScaleSetImport.read(Self.template([storage(.int(799)), Self.scaleSet()])))
+        let over = problems(Self.template([Self.scaleSet(), storage(.int(800))]))
+        XCTAssertEqual(over.map(\.field), ["resources[1].copy.count"])
+        XCTAssertEqual(over.first?.limit, .resourcesPerTemplate(800))
+        let plain = problems(Self.template(Array(repeating: storage(nil), count: 800) + [Self.scaleSet()]))
+        XCTAssertEqual(plain.map(\.field), ["resources[800]"])
+        XCTAssertNoThrow(try ScaleSetImport.read(Self.template([storage(.string("[length(reference('x').y)]")), Self.scaleSet()])))
+        // A copy count Azure refuses is named, whatever the resource.
+        XCTAssertEqual(problems(Self.template([storage(.int(5_000)), Self.scaleSet()])).map(\.field), ["resources[0].copy.count"])
+    }
+
     func testSearchesOverLongGeneratedTextAreChargedNotQuadratic() throws {
         // A text of 512 KiB of 'a' searched for 256 KiB of 'a' then 'b': a naive search compares
         // 2^36 characters; a linear one reads each once. Every search is charged to the budget.

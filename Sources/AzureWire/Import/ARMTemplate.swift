@@ -122,6 +122,13 @@ enum ARMTemplate {
         return problem
     }
 
+    /// The resource at `field` takes the template at `prefix` past Azure's limit of resources.
+    static func pastLimit(at field: String, prefix: String) -> Problem {
+        var problem = Problem(field: field, "brings the template at \(prefix.isEmpty ? "the top" : prefix.dropLast()) past \(ARMEvaluator.maxResourcesPerTemplate) resources once its copy loops are expanded; Azure allows at most \(ARMEvaluator.maxResourcesPerTemplate) resources in a template, copies included")
+        problem.limit = .resourcesPerTemplate(ARMEvaluator.maxResourcesPerTemplate)
+        return problem
+    }
+
     /// Every scale set in `template`'s resources, with nested deployments' inline templates.
     static func collect(_ template: JSON, scope: ARMScope, copy: [String: Int], prefix: String, _ evaluator: ARMEvaluator,
                         nesting: Int, into candidates: inout [Candidate], problems: inout [Problem], undeclared: inout [Problem],
@@ -144,9 +151,30 @@ enum ARMTemplate {
             guard case .string(let type)? = item.member("type") else { continue }
             let isScaleSet = type.lowercased() == ScaleSetResource.type.lowercased()
             let isDeployment = type.lowercased() == deploymentType.lowercased()
-            guard isScaleSet || isDeployment, item.member("existing") != .bool(true) else { continue }
+            guard item.member("existing") != .bool(true) else { continue }
             evaluator.scope = scope
             evaluator.copy = copy
+            guard isScaleSet || isDeployment else {
+                // Every other resource counts towards the limit too: its copies where their count
+                // evaluates (a count Azure refuses is named), else one (it is not read, so a count
+                // that needs a deployment to evaluate is not a problem).
+                var count = 1
+                if let loop = item.member("copy"), let raw = try? evaluator.value(loop.member("count") ?? .null, at: "\(path).copy.count") {
+                    do {
+                        count = try evaluator.loopCount(raw, at: "\(path).copy.count")
+                    } catch {
+                        problems.append(problem(error, at: "\(path).copy.count"))
+                        continue
+                    }
+                }
+                expanded += count
+                if expanded > ARMEvaluator.maxResourcesPerTemplate {
+                    evaluator.walkStopped = true
+                    problems.append(pastLimit(at: item.member("copy") == nil ? path : "\(path).copy.count", prefix: prefix))
+                    return
+                }
+                continue
+            }
             var indexes: [Int?] = [nil]
             var loopName = ""
             if let loop = item.member("copy") {
@@ -165,9 +193,7 @@ enum ARMTemplate {
             expanded += indexes.count
             guard expanded <= ARMEvaluator.maxResourcesPerTemplate else {
                 evaluator.walkStopped = true
-                var problem = Problem(field: "\(path).copy.count", "brings the template at \(prefix.isEmpty ? "the top" : prefix.dropLast()) past \(ARMEvaluator.maxResourcesPerTemplate) resources once its copy loops are expanded; Azure allows at most \(ARMEvaluator.maxResourcesPerTemplate) resources in a template, copies included")
-                problem.limit = .resourcesPerTemplate(ARMEvaluator.maxResourcesPerTemplate)
-                problems.append(problem)
+                problems.append(pastLimit(at: item.member("copy") == nil ? path : "\(path).copy.count", prefix: prefix))
                 return
             }
             for index in indexes {
