@@ -81,8 +81,11 @@ final class ErrorTierTests: XCTestCase {
         let definition = ScenarioError.definition([Problem(field: "scaleset.capacity", "is required"),
                                                    Problem(at: .call("expect", at: ScriptLine(file: "x.lua", line: 9)), "unknown key bogus")],
                                                   location: "x.lua:1")
+        var required = Diagnostic("is required", location: .document(path: nil, field: "scaleset.capacity"), context: "x.lua:1")
+        // The scaleset call's line, typed for JSON.
+        required.definedAt = ScriptLine(file: "x.lua", line: 1)
         XCTAssertEqual(Diagnostic.of(definition), [
-            Diagnostic("is required", location: .document(path: nil, field: "scaleset.capacity"), context: "x.lua:1"),
+            required,
             // A call's problem is at the call, not under the scaleset the definition names.
             Diagnostic("unknown key bogus", location: .call("expect", at: ScriptLine(file: "x.lua", line: 9))),
         ])
