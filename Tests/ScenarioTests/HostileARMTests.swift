@@ -43,7 +43,7 @@ final class HostileARMTests: XCTestCase {
         }
     }
 
-    func testCopiesOfNestedDeploymentsStopAtAzuresDeploymentLimit() {
+    func testCopiesOfNestedDeploymentsStopAtAzuresDeploymentLimit() throws {
         // Four levels of 800 copies would be 800⁴ scale sets; Azure keeps 800 deployments in a
         // resource group's history, and the walk stops at the 801st.
         let found = problems(Self.template([Self.nested(Self.scaleSet(), levels: 4, count: 800)]))
@@ -55,8 +55,13 @@ final class HostileARMTests: XCTestCase {
         let wide = problems(Self.template([Self.nested(Self.scaleSet(), levels: 1, count: 800)]))
         XCTAssertEqual(wide.map(\.field), ["resources"])
         XCTAssertEqual(wide[0].allowed?.count, 800)
-        XCTAssertEqual(Set(wide[0].allowed ?? []), ["web"])
+        // Each copy is told apart by its deployment's name, and that label chooses it.
+        XCTAssertEqual(Set(wide[0].allowed ?? []).count, 800)
+        XCTAssertEqual(wide[0].allowed?.prefix(2), ["d0-0/web", "d0-1/web"])
         XCTAssertEqual(wide[0].remedy?.setting, .resource)
+        let chosen = try ScaleSetImport.read(Self.template([Self.nested(Self.scaleSet(), levels: 1, count: 800)]), resource: "d0-799/web")
+        XCTAssertEqual(chosen.resource, "d0-799/web")
+        XCTAssertEqual(chosen.definition.name, "web")
     }
 
     func testATemplateOfMoreThan800ResourcesOnceExpandedIsRefused() {

@@ -26,6 +26,9 @@ enum ARMTemplate {
         var condition: ARMFailure?
         /// Why its `name` could not be evaluated, if it could not.
         var nameFailure: ARMFailure?
+        /// The nested deployments around it, outermost first, each `NAME/` (its path with the
+        /// copy when its name does not evaluate): what tells copies of one scale set apart.
+        var owners = ""
     }
 
     static func read(_ template: JSON, resource chosen: String?, parameters file: JSON?,
@@ -48,6 +51,12 @@ enum ARMTemplate {
         guard !candidates.isEmpty || unread.isEmpty else { throw ValidationFailure(unread.map(\.problem)) }
         guard !candidates.isEmpty else {
             throw ValidationFailure([Problem(field: "resources", "holds no \(ScaleSetResource.type) resource (nested deployments with inline templates included); a template that only links to others (templateLink) cannot be read")])
+        }
+        // Copies of one scale set in copies of a nested deployment share a label: each is told
+        // apart by the deployments around it (`d-1/web`).
+        let labels = Dictionary(candidates.map { ($0.label, 1) }, uniquingKeysWith: +)
+        for index in candidates.indices where labels[candidates[index].label, default: 0] > 1 && !candidates[index].owners.isEmpty {
+            candidates[index].label = candidates[index].owners + candidates[index].label
         }
         let picked: Candidate
         if let chosen {
@@ -130,7 +139,7 @@ enum ARMTemplate {
     }
 
     /// Every scale set in `template`'s resources, with nested deployments' inline templates.
-    static func collect(_ template: JSON, scope: ARMScope, copy: [String: Int], prefix: String, _ evaluator: ARMEvaluator,
+    static func collect(_ template: JSON, scope: ARMScope, copy: [String: Int], prefix: String, owners: String = "", _ evaluator: ARMEvaluator,
                         nesting: Int, into candidates: inout [Candidate], problems: inout [Problem], undeclared: inout [Problem],
                         unread: inout [Unread]) {
         var items: [(path: String, symbolic: String?, value: JSON)] = []
@@ -237,7 +246,8 @@ enum ARMTemplate {
                         }
                     }
                     candidates.append(Candidate(path: path, label: symbolic.map { s in index.map { "\(s)[\($0)]" } ?? s } ?? name ?? at, name: name,
-                                                resource: item, scope: scope, copy: loopCopy, condition: conditionFailure, nameFailure: nameFailure))
+                                                resource: item, scope: scope, copy: loopCopy, condition: conditionFailure, nameFailure: nameFailure,
+                                                owners: owners))
                     continue
                 }
                 if let conditionFailure {
@@ -250,6 +260,9 @@ enum ARMTemplate {
                     continue
                 }
                 let innerPrefix = "\(path).properties.template."
+                var owner = at
+                if let raw = item.member("name"), case .string(let text)? = try? evaluator.value(raw, at: "\(path).name") { owner = text }
+                let innerOwners = owners + owner + "/"
                 if case .string(let s)? = properties.member("expressionEvaluationOptions")?.member("scope"), s.lowercased() == "inner" {
                     // What the deployment passes its template: ARM binds only an object of
                     // names; each name must be one the template declares. Reported once however
@@ -278,10 +291,10 @@ enum ARMTemplate {
                         }
                     }
                     let innerScope = ARMScope(template: inner, path: innerPrefix, given: given)
-                    collect(inner, scope: innerScope, copy: [:], prefix: innerPrefix, evaluator, nesting: nesting + 1, into: &candidates, problems: &problems,
+                    collect(inner, scope: innerScope, copy: [:], prefix: innerPrefix, owners: innerOwners, evaluator, nesting: nesting + 1, into: &candidates, problems: &problems,
                             undeclared: &undeclared, unread: &unread)
                 } else {
-                    collect(inner, scope: scope, copy: loopCopy, prefix: innerPrefix, evaluator, nesting: nesting + 1, into: &candidates, problems: &problems,
+                    collect(inner, scope: scope, copy: loopCopy, prefix: innerPrefix, owners: innerOwners, evaluator, nesting: nesting + 1, into: &candidates, problems: &problems,
                             undeclared: &undeclared, unread: &unread)
                 }
             }
