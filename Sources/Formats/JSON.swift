@@ -91,6 +91,8 @@ public struct JSONError: Error, Equatable, CustomStringConvertible {
     public var line: Int?
     /// 1-based column, in characters.
     public var column: Int?
+    /// The number, when the text is JSON but holds a number past what a double holds (`1e400`).
+    public var outOfRange: String?
 
     /// An error saying `problem`, at `line` and `column` when known.
     public init(problem: String, line: Int? = nil, column: Int? = nil) {

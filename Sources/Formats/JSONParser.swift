@@ -149,7 +149,9 @@ struct JSONParser {
         if integral, let n = Int(text) { return .int(n) }
         guard let d = Double(text), d.isFinite else {
             i = start
-            throw malformed()
+            // Valid JSON syntax, but past what a number here can hold: said so, not "not valid JSON".
+            let shown = text.count > 40 ? String(text.prefix(40)) + "…" : text
+            throw malformed(number: shown)
         }
         return .double(d)
     }
@@ -249,7 +251,8 @@ struct JSONParser {
     }
 
     /// The text is malformed at `i`: its line and column (columns count characters).
-    private func malformed() -> JSONError {
+    /// The text is not JSON at `i`; with `number`, the number there is out of range instead.
+    private func malformed(number: String? = nil) -> JSONError {
         let offset = min(i, bytes.count)
         var line = 1, column = 1
         for byte in bytes[..<offset] {
@@ -261,6 +264,12 @@ struct JSONParser {
             }
         }
         let at = offset >= bytes.count ? "the text ends at line \(line), column \(column) before the value is complete" : "around line \(line), column \(column)"
+        if let number {
+            var error = JSONError(problem: "holds the number \(number) (around line \(line), column \(column)), out of range: a number must be finite and within about ±1.8e308",
+                                  line: line, column: column)
+            error.outOfRange = number
+            return error
+        }
         return JSONError(problem: "is not valid JSON (\(at))", line: line, column: column)
     }
 }

@@ -29,6 +29,15 @@ final class JSONParserTests: XCTestCase {
                 let error = error as! JSONError
                 XCTAssertEqual(error.line, line, text)
                 XCTAssertEqual(error.column, column, text)
+                XCTAssertNil(error.outOfRange, text)
+            }
+        }
+        // JSON's grammar allows 1e400; a double does not hold it: said so, at the number.
+        for (text, number, column) in [("[1, 1e400]", "1e400", 5), ("{\"a\": -2E+999}", "-2E+999", 7)] {
+            XCTAssertThrowsError(try JSON.parse(text), text) { error in
+                let error = error as! JSONError
+                XCTAssertEqual(error.outOfRange, number, text)
+                XCTAssertEqual([error.line, error.column], [1, column], text)
             }
         }
     }
