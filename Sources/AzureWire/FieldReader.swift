@@ -15,11 +15,20 @@ public struct FieldReader {
         problems.append(Problem(field: prefix.isEmpty ? field : "\(prefix).\(field)", message))
     }
 
-    /// Records one problem per key of `members` not in `known` (compared case-insensitively).
+    /// Records one problem per key of `members` not in `known` (compared case-insensitively),
+    /// and one per key that repeats another in another case (`properties` beside `Properties`):
+    /// names are read ignoring case, so one of the two would be passed over.
     public mutating func refuseUnknown(_ members: [String: JSON], known: [String], under path: String? = nil) {
         let lowered = Set(known.map { $0.lowercased() })
-        for key in members.keys.sorted() where !lowered.contains(key.lowercased()) {
-            problem(path.map { "\($0).\(key)" } ?? key, "unknown field; allowed \(known.joined(separator: ", "))")
+        var seen: [String: String] = [:]
+        for key in members.keys.sorted() {
+            let field = path.map { "\($0).\(key)" } ?? key
+            if let first = seen[key.lowercased()] {
+                problem(field, "repeats \(first) in another case; names are compared ignoring case, so give it once")
+            } else if !lowered.contains(key.lowercased()) {
+                problem(field, "unknown field; allowed \(known.joined(separator: ", "))")
+            }
+            seen[key.lowercased()] = seen[key.lowercased()] ?? key
         }
     }
 

@@ -84,6 +84,11 @@ final class LifecycleHooksWireTests: XCTestCase {
         }
         XCTAssertNoThrow(try LifecycleHooksWire.patch(try JSON.parse(#"{"name": "e", "type": "t", "properties": {"waitUntil": "2024-01-01T01:00:00Z"}}"#),
                                                       event: event) { _ in nil })
+        // Names are read ignoring case: one given twice in two cases is named, not half read.
+        let twice = #"{"properties": {"waitUntil": "2024-01-01T01:00:00Z", "WaitUntil": "2024-01-01T02:00:00Z"}}"#
+        XCTAssertThrowsError(try LifecycleHooksWire.patch(try JSON.parse(twice), event: event) { _ in nil }) { error in
+            XCTAssertEqual((error as? ValidationFailure)?.problems.map(\.field), ["properties.waitUntil"])
+        }
         XCTAssertEqual(LifecycleHooksWire.instant("2024-01-02T00:00:00.5+00:00"), 86_400_500)
         XCTAssertNil(LifecycleHooksWire.instant("2024-13-02T00:00:00Z"))
     }
