@@ -98,7 +98,7 @@ public enum LifecycleHooksWire {
             throw ValidationFailure(unknown + [Problem(field: "properties", "is required: an object with targetResources and/or waitUntil")])
         }
         guard unknown.isEmpty else { throw ValidationFailure(unknown) }
-        reader.refuseUnknown(members.filter { readOnly.contains($0.key) == false }, known: ["targetResources", "waitUntil"])
+        reader.refuseUnknown(members.filter { readOnlyName($0.key) == nil }, known: ["targetResources", "waitUntil"])
         reader.checkEcho(members, of: event, epoch: epoch)
         var approve: [Int] = [], reject: [Int] = []
         if let list = properties.field("targetResources") {
@@ -223,7 +223,10 @@ extension AutomaticRepairsPolicy {
 extension LifecycleHooksWire {
     /// The event's members a client reads but cannot set (GET shows them; a client that sends back
     /// what it read sends them too).
-    static let readOnly: Set<String> = ["type", "timeCreated", "maxWaitUntil", "defaultAction", "state"]
+    static let readOnly = ["type", "timeCreated", "maxWaitUntil", "defaultAction", "state"]
+
+    /// The read-only member `key` names, ignoring case as every name is read; nil for another.
+    static func readOnlyName(_ key: String) -> String? { readOnly.first { $0.lowercased() == key.lowercased() } }
 }
 
 extension FieldReader {
@@ -232,14 +235,17 @@ extension FieldReader {
     /// different value is named: it cannot be changed.
     mutating func checkEcho(_ members: [String: JSON], of event: LifecycleHookEvent, epoch: Int) {
         guard case .object(let shown)? = LifecycleHooksWire.eventJSON(event, scaleSetID: "", orchestration: .uniform, epoch: epoch).field("properties") else { return }
-        for key in members.keys.sorted() where LifecycleHooksWire.readOnly.contains(key) {
-            let sent = members[key]!, now = shown[key] ?? .null
+        for key in members.keys.sorted() {
+            guard let name = LifecycleHooksWire.readOnlyName(key) else { continue }
+            let sent = members[key]!, now = shown[name] ?? .null
             if sent == now { continue }
             if case .string(let a) = sent, case .string(let b) = now, let x = LifecycleHooksWire.instant(a, epoch: epoch),
                x == LifecycleHooksWire.instant(b, epoch: epoch) {
                 continue
             }
-            problem(key, "is read-only: the event has \(now.serialized(pretty: false)), and \(sent.serialized(pretty: false)) cannot change it; leave it out or send it as GET shows it")
+            let text = sent.serialized(pretty: false)
+            let value = text.count > 200 ? String(text.prefix(200)) + "…" : text
+            problem(key, "is read-only: the event has \(now.serialized(pretty: false)), and \(value) cannot change it; leave it out or send it as GET shows it")
         }
     }
 }

@@ -250,8 +250,8 @@ struct JSONParser {
         }
     }
 
-    /// The text is malformed at `i`: its line and column (columns count characters).
-    /// The text is not JSON at `i`; with `number`, the number there is out of range instead.
+    /// The text is malformed at `i`: its line and column (columns count characters); with
+    /// `number`, the text is JSON but the number there is out of range.
     private func malformed(number: String? = nil) -> JSONError {
         let offset = min(i, bytes.count)
         var line = 1, column = 1

@@ -117,7 +117,8 @@ final class LifecycleHooksWireTests: XCTestCase {
         XCTAssertEqual(response, HookResponse(reject: .instances([5]), approve: .instances([6]), waitFor: 1_800_000))
 
         properties["maxWaitUntil"] = .string("2024-01-01T05:00:00Z")
-        properties["state"] = .string("Completed")
+        properties["state"] = nil
+        properties["State"] = .string("Completed")
         properties["defaultAction"] = .string("Reject")
         guard case .object(var third) = targets[2] else { return XCTFail("no third target") }
         third["actionState"] = .string("Waiting")
@@ -126,7 +127,7 @@ final class LifecycleHooksWireTests: XCTestCase {
         resource["properties"] = .object(properties)
         XCTAssertThrowsError(try LifecycleHooksWire.patch(.object(resource), event: event) { _ in nil }) { error in
             XCTAssertEqual((error as? ValidationFailure)?.problems.map(\.field),
-                           ["properties.defaultAction", "properties.maxWaitUntil", "properties.state"])
+                           ["properties.State", "properties.defaultAction", "properties.maxWaitUntil"])
         }
     }
 
