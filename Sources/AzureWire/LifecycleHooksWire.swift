@@ -86,7 +86,11 @@ public enum LifecycleHooksWire {
     /// in an instance id, or a Flexible VM name, and `actionState` Approved or Rejected) and
     /// `properties.waitUntil` (an instant after `epoch`, as a time after the event's creation).
     /// `nameToID` turns a VM name into its instance id (nil: no such instance).
-    public static func patch(_ body: JSON, event: LifecycleHookEvent, epoch: Int = Timestamp.defaultEpoch,
+    /// A target id or name, or an answer given twice for one target, is named when it cannot be
+    /// one answer: an id that is not a target, two answers that disagree. `checkingEcho` (the
+    /// event is Active) compares read-only members with the event's; a Completed event's PATCH
+    /// is refused for its state instead (a client read it while it was Active).
+    public static func patch(_ body: JSON, event: LifecycleHookEvent, epoch: Int = Timestamp.defaultEpoch, checkingEcho: Bool = true,
                              nameToID: (String) -> Int?) throws(ValidationFailure) -> HookResponse {
         var reader = FieldReader(prefix: "properties")
         // The resource's own read-only members may come back as a client read them; anything
@@ -99,8 +103,9 @@ public enum LifecycleHooksWire {
         }
         guard unknown.isEmpty else { throw ValidationFailure(unknown) }
         reader.refuseUnknown(members.filter { readOnlyName($0.key) == nil }, known: ["targetResources", "waitUntil"])
-        reader.checkEcho(members, of: event, epoch: epoch)
+        if checkingEcho { reader.checkEcho(members, of: event, epoch: epoch) }
         var approve: [Int] = [], reject: [Int] = []
+        var answered: [Int: (state: HookActionState, item: Int)] = [:]
         if let list = properties.field("targetResources") {
             if case .array(let items) = list {
                 for (i, item) in items.enumerated() {
@@ -110,18 +115,36 @@ public enum LifecycleHooksWire {
                         reader.problem("\(path).resource.id", "is required: the VM's resource id")
                         continue
                     }
-                    guard let instance = Int(last) ?? nameToID(String(last)) else {
-                        reader.problem("\(path).resource.id", "\(last) is not an instance of this scale set")
+                    // A Flexible VM's name first (it may look like a number), then an instance id
+                    // written as Azure writes one: decimal digits, no sign, no leading zero.
+                    guard let instance = nameToID(String(last)) ?? instanceID(last) else {
+                        reader.problem("\(path).resource.id", "\(JSON.string(String(last)).brief()) is not an instance of this scale set")
                         continue
                     }
+                    let answer: HookActionState
                     switch item.field("actionState") {
-                    case .string(let s)? where s.lowercased() == "approved": approve.append(instance)
-                    case .string(let s)? where s.lowercased() == "rejected": reject.append(instance)
-                    // A target sent back as GET showed it while it waits (a client that read the
-                    // event, answered some targets and sent the whole resource) is not answered.
-                    case .string(let s)? where s.lowercased() == "waiting": continue
-                    case let other: reader.problem("\(path).actionState", "\(other?.serialized(pretty: false) ?? "nothing") is not an answer; allowed Approved, Rejected (or Waiting: no answer)")
+                    case .string(let s)? where s.lowercased() == "approved": answer = .approved
+                    case .string(let s)? where s.lowercased() == "rejected": answer = .rejected
+                    case .string(let s)? where s.lowercased() == "waiting": answer = .waiting
+                    case let other:
+                        reader.problem("\(path).actionState", "\(other.map { $0.brief() } ?? "nothing") is not an answer; allowed Approved, Rejected (or Waiting: no answer)")
+                        continue
                     }
+                    // A target sent back as GET showed it while it waits (a client that read the
+                    // event, answered some targets and sent the whole resource) is not answered;
+                    // it must still be one of the event's targets.
+                    if answer == .waiting {
+                        if !event.targets.contains(where: { $0.instance == instance }) {
+                            reader.problem("\(path).resource.id", "\(last) is not a target of event \(event.name); its targets: \(event.targets.map(\.name).joined(separator: ", "))")
+                        }
+                        continue
+                    }
+                    if let earlier = answered[instance], earlier.state != answer {
+                        reader.problem("\(path).actionState", "\(answer.rawValue) contradicts targetResources[\(earlier.item)], which answers \(last) \(earlier.state.rawValue); give a target one answer")
+                        continue
+                    }
+                    answered[instance] = (answer, i)
+                    if answer == .approved { approve.append(instance) } else { reject.append(instance) }
                 }
             } else {
                 reader.problem("targetResources", "is \(list.kindName); expected a list")
@@ -130,13 +153,20 @@ public enum LifecycleHooksWire {
         var waitFor: Millis?
         if let until = properties.field("waitUntil") {
             if case .string(let text) = until, let instant = instant(text, epoch: epoch) {
-                waitFor = instant - event.timeCreated
+                // The deadline it has now, sent back, does not move it.
+                if instant != event.waitUntil { waitFor = instant - event.timeCreated }
             } else {
-                reader.problem("waitUntil", "\(until.serialized(pretty: false)) is not an ISO 8601 instant such as 2026-01-01T10:00:00Z")
+                reader.problem("waitUntil", "\(until.brief()) is not an ISO 8601 instant such as 2026-01-01T10:00:00Z")
             }
         }
         guard reader.problems.isEmpty else { throw ValidationFailure(reader.problems) }
         return HookResponse(reject: reject.isEmpty ? nil : .instances(reject), approve: approve.isEmpty ? nil : .instances(approve), waitFor: waitFor)
+    }
+
+    /// An instance id as Azure writes one: decimal digits, without a sign or a leading zero.
+    static func instanceID(_ text: Substring) -> Int? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ (48...57).contains($0) }), text == "0" || text.first != "0" else { return nil }
+        return Int(text)
     }
 
     /// An ISO 8601 instant (`2024-01-01T10:00:00Z`, with optional fraction, and `Z` or an offset
@@ -243,9 +273,7 @@ extension FieldReader {
                x == LifecycleHooksWire.instant(b, epoch: epoch) {
                 continue
             }
-            let text = sent.serialized(pretty: false)
-            let value = text.count > 200 ? String(text.prefix(200)) + "…" : text
-            problem(key, "is read-only: the event has \(now.serialized(pretty: false)), and \(value) cannot change it; leave it out or send it as GET shows it")
+            problem(key, "is read-only: the event has \(now.brief()), and \(sent.brief()) cannot change it; leave it out or send it as GET shows it")
         }
     }
 }

@@ -31,6 +31,13 @@ public enum JSON: Equatable, Sendable {
         return value
     }
 
+    /// The value as compact JSON text for a message that echoes it: cut after `limit` characters
+    /// with `…`, so a huge value sent back does not make a huge answer.
+    public func brief(_ limit: Int = 200) -> String {
+        let text = serialized(pretty: false)
+        return text.count > limit ? String(text.prefix(limit)) + "…" : text
+    }
+
     /// The member named `key` of an object: the exact key, else the first in sorted order that matches ignoring ASCII case (nil for other values).
     public func member(_ key: String) -> JSON? {
         guard let o = object else { return nil }

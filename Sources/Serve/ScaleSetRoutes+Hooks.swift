@@ -40,7 +40,9 @@ extension ScaleSetRoutes {
                 throw ARMError.notAllowed("The lifecycle hook event \(found.name) is Completed (since \(Timestamp.format(found.completedAt ?? run.now))); only an Active event can be updated.")
             }
             try check(response, against: found, now: run.now)
-            try run.perform(.answerHook(event: found.name, response))
+            // The event sent back unchanged answers nothing: a step with no action, as any
+            // PATCH that changes nothing.
+            try run.perform(response.isEmpty ? [] : [.answerHook(event: found.name, response)])
             return Answer(body: try shown(event(c, run), c, run))
         },
     ]
@@ -63,16 +65,23 @@ extension ScaleSetRoutes {
                                    message: "The target of \(event.type.rawValue) event \(event.name) is the scale set itself; resource.id is its id, \(scaleSetIDTail(run))",
                                    target: "\(field).resource.id")
                 }
+                let answer: HookActionState
                 switch item.field("actionState") {
-                case .string(let text)? where text.lowercased() == "approved": wholeAnswer = .approved
-                case .string(let text)? where text.lowercased() == "rejected": wholeAnswer = .rejected
+                case .string(let text)? where text.lowercased() == "approved": answer = .approved
+                case .string(let text)? where text.lowercased() == "rejected": answer = .rejected
                 case .string(let text)? where text.lowercased() == "waiting":
                     continue  // the target as GET showed it, sent back: no answer
                 case let other:
                     throw ARMError(.badRequest, code: "InvalidParameter",
-                                   message: "\(other?.serialized(pretty: false) ?? "nothing") is not an answer; allowed Approved, Rejected (or Waiting: no answer)",
+                                   message: "\(other.map { $0.brief() } ?? "nothing") is not an answer; allowed Approved, Rejected (or Waiting: no answer)",
                                    target: "\(field).actionState")
                 }
+                if let earlier = wholeAnswer, earlier != answer {
+                    throw ARMError(.badRequest, code: "InvalidParameter",
+                                   message: "\(answer.rawValue) contradicts an earlier item's \(earlier.rawValue) for the scale set; give the target one answer",
+                                   target: "\(field).actionState")
+                }
+                wholeAnswer = answer
                 whole = .all
             }
             properties["targetResources"] = nil
@@ -82,7 +91,7 @@ extension ScaleSetRoutes {
         let instances = run.instances
         var response: HookResponse
         do {
-            response = try LifecycleHooksWire.patch(rest, event: event) { name in instances.first { $0.name == name }?.id }
+            response = try LifecycleHooksWire.patch(rest, event: event, checkingEcho: event.isActive) { name in instances.first { $0.name == name }?.id }
         } catch {
             throw ARMError.invalid(error)
         }

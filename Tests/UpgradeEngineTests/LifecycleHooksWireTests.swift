@@ -113,8 +113,8 @@ final class LifecycleHooksWireTests: XCTestCase {
         properties["maxWaitUntil"] = .string("2024-01-01T04:10:00Z")
         resource["properties"] = .object(properties)
         let response = try LifecycleHooksWire.patch(.object(resource), event: event) { _ in nil }
-        // waitUntil came back as read: 2,400 s, 1,800 s after the event's creation.
-        XCTAssertEqual(response, HookResponse(reject: .instances([5]), approve: .instances([6]), waitFor: 1_800_000))
+        // waitUntil came back as read (2,400 s, its deadline now): it moves nothing.
+        XCTAssertEqual(response, HookResponse(reject: .instances([5]), approve: .instances([6]), waitFor: nil))
 
         properties["maxWaitUntil"] = .string("2024-01-01T05:00:00Z")
         properties["state"] = nil
@@ -129,6 +129,42 @@ final class LifecycleHooksWireTests: XCTestCase {
             XCTAssertEqual((error as? ValidationFailure)?.problems.map(\.field),
                            ["properties.State", "properties.defaultAction", "properties.maxWaitUntil"])
         }
+    }
+
+    /// What cannot be one answer is named: two answers for one target, Waiting for an id that is
+    /// not a target, an id Azure would not write (a sign, a leading zero). The deadline sent back
+    /// as it is moves nothing, and a numeric Flexible VM name is the VM, not an instance id.
+    func testAnswersThatCannotBeOneAreNamedAndAnUnmovedDeadlineIsNoMove() throws {
+        let event = LifecycleHookEvent(number: 4, name: LifecycleHookEvent.name(4), type: .upgradeAutoOSRollingBatchStarting,
+                                       timeCreated: 600_000, waitUntil: 2_400_000, maxWaitUntil: 15_000_000, defaultAction: .approve,
+                                       targets: [HookTarget(instance: 0, name: "1", actionState: .waiting),
+                                                 HookTarget(instance: 2, name: "web-c", actionState: .waiting)])
+        func fields(_ text: String) throws -> [String] {
+            do {
+                _ = try LifecycleHooksWire.patch(try JSON.parse(text), event: event) { ["1": 0, "web-c": 2][$0] }
+                return []
+            } catch {
+                return (error as? ValidationFailure)?.problems.map(\.field) ?? ["not a ValidationFailure"]
+            }
+        }
+        func item(_ id: String, _ state: String) -> String { #"{"resource": {"id": "s/virtualMachines/\#(id)"}, "actionState": "\#(state)"}"# }
+        XCTAssertEqual(try fields(#"{"properties": {"targetResources": [\#(item("2", "Approved")), \#(item("web-c", "Rejected"))]}}"#),
+                       ["properties.targetResources[1].actionState"])
+        XCTAssertEqual(try fields(#"{"properties": {"targetResources": [\#(item("7", "Waiting"))]}}"#), ["properties.targetResources[0].resource.id"])
+        XCTAssertEqual(try fields(#"{"properties": {"targetResources": [\#(item("+2", "Approved")), \#(item("02", "Approved"))]}}"#),
+                       ["properties.targetResources[0].resource.id", "properties.targetResources[1].resource.id"])
+        // VM "1" is instance 0 in this Flexible scale set.
+        let named = try LifecycleHooksWire.patch(try JSON.parse(#"{"properties": {"targetResources": [\#(item("1", "Approved"))]}}"#), event: event) { ["1": 0][$0] }
+        XCTAssertEqual(named.approve, .instances([0]))
+        // 2,400 s after the epoch is the deadline it has: no move, so nothing at all.
+        let same = try LifecycleHooksWire.patch(try JSON.parse(#"{"properties": {"waitUntil": "2024-01-01T00:40:00Z"}}"#), event: event) { _ in nil }
+        XCTAssertTrue(same.isEmpty)
+        // A Completed event's echo is not compared: the route refuses it for its state.
+        let stale = #"{"properties": {"state": "Active", "waitUntil": "2024-01-01T00:40:00Z"}}"#
+        var completed = event
+        completed.isActive = false
+        XCTAssertNoThrow(try LifecycleHooksWire.patch(try JSON.parse(stale), event: completed, checkingEcho: false) { _ in nil })
+        XCTAssertThrowsError(try LifecycleHooksWire.patch(try JSON.parse(stale), event: completed) { _ in nil })
     }
 
     /// A day the month does not have, and a field in another width or with a sign, are not
