@@ -101,7 +101,8 @@ final class ARMImportTests: XCTestCase {
         XCTAssertEqual(try ScaleSetImport.read(try template(passing: nil), resource: "web").definition.capacity, 3)
         XCTAssertEqual(try ScaleSetImport.read(try template(passing: "{}"), resource: "web").definition.capacity, 3)
         // An undeclared name passed by each of three copies: one problem.
-        XCTAssertThrowsError(try ScaleSetImport.read(try template(passing: #"{"zz": {"value": 1}}"#, outerCopies: 3), resource: "web")) { error in
+        // (Three copies of one scale set: a label chooses one, `web` alone would name three.)
+        XCTAssertThrowsError(try ScaleSetImport.read(try template(passing: #"{"zz": {"value": 1}}"#, outerCopies: 3), resource: "outer/inner/web")) { error in
             XCTAssertEqual((error as? ValidationFailure)?.problems.map(\.field),
                            ["resources[0].properties.template.resources[0].properties.parameters.zz"])
         }

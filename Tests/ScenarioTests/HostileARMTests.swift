@@ -62,6 +62,18 @@ final class HostileARMTests: XCTestCase {
         let chosen = try ScaleSetImport.read(Self.template([Self.nested(Self.scaleSet(), levels: 1, count: 800)]), resource: "d0-799/web")
         XCTAssertEqual(chosen.resource, "d0-799/web")
         XCTAssertEqual(chosen.definition.name, "web")
+        // The scale set's name alone names 800: refused, with the labels that choose one.
+        XCTAssertThrowsError(try ScaleSetImport.read(Self.template([Self.nested(Self.scaleSet(), levels: 1, count: 3)]), resource: "web")) { error in
+            let problem = (error as? ValidationFailure)?.problems.first
+            XCTAssertEqual(problem?.location, .setting(.resource, value: "web"))
+            XCTAssertEqual(problem?.allowed, ["d0-0/web", "d0-1/web", "d0-2/web"])
+        }
+        // Two deployments of one name: the second copy's label is numbered, and chooses it.
+        guard case .object(var fixed) = Self.nested(Self.scaleSet(), levels: 1, count: 2) else { return XCTFail("not an object") }
+        fixed["name"] = .string("same")
+        let twice = Self.template([.object(fixed)])
+        XCTAssertEqual(problems(twice).first?.allowed, ["same/web", "same/web#2"])
+        XCTAssertEqual(try ScaleSetImport.read(twice, resource: "same/web#2").resource, "same/web#2")
     }
 
     func testATemplateOfMoreThan800ResourcesOnceExpandedIsRefused() {

@@ -58,10 +58,25 @@ enum ARMTemplate {
         for index in candidates.indices where labels[candidates[index].label, default: 0] > 1 && !candidates[index].owners.isEmpty {
             candidates[index].label = candidates[index].owners + candidates[index].label
         }
+        // Deployments of one name (or names that meet at a `/`) can still leave two alike: the
+        // second and later are numbered (`d0/web#2`), so every label chooses one scale set.
+        var seen: [String: Int] = [:]
+        for index in candidates.indices {
+            let count = seen[candidates[index].label.lowercased(), default: 0] + 1
+            seen[candidates[index].label.lowercased()] = count
+            if count > 1 { candidates[index].label += "#\(count)" }
+        }
         let picked: Candidate
         if let chosen {
-            let match = candidates.first { $0.label == chosen || $0.name == chosen }
-                ?? candidates.first { $0.label.lowercased() == chosen.lowercased() || $0.name?.lowercased() == chosen.lowercased() }
+            // A label chooses one; a scale set's name chooses only when one scale set has it.
+            let byName = candidates.filter { $0.name?.lowercased() == chosen.lowercased() }
+            let match = candidates.first { $0.label == chosen } ?? candidates.first { $0.label.lowercased() == chosen.lowercased() }
+                ?? (byName.count == 1 ? byName[0] : nil)
+            if match == nil, byName.count > 1 {
+                var problem = Problem(at: .setting(.resource, value: chosen), "names \(byName.count) scale sets (\(byName.map(\.label).joined(separator: ", "))); choose one by its label")
+                problem.allowed = byName.map(\.label)
+                throw ValidationFailure(undeclared + [problem])
+            }
             guard let match else {
                 var problem = Problem(at: .setting(.resource, value: chosen), "no scale set of that name; the template has \(candidates.map(\.label).joined(separator: ", "))")
                 problem.allowed = candidates.map(\.label)
