@@ -38,6 +38,7 @@ struct Rehearse: AsyncParsableCommand {
             } else {
                 try command.run()
             }
+            flushStandardOutput()
         } catch {
             // The parser's own ends (help, version) and its errors keep its rendering; every
             // other error a command ends with is rendered here, once.
@@ -47,7 +48,23 @@ struct Rehearse: AsyncParsableCommand {
                 Foundation.exit(2)
             }
             if exitCode(for: error) == .success { exit(withError: error) }
-            Foundation.exit(Diagnostics.render(error))
+            let status = Diagnostics.render(error)
+            flushStandardOutput(after: status)
+            Foundation.exit(status)
         }
+    }
+
+    /// Writes out what is still buffered for standard output; when that fails (a full device, a
+    /// pipe closed early), what was printed is lost, and the command says so and exits 2 rather
+    /// than 0 or 1 (a command already ending with 2 said what went wrong).
+    static func flushStandardOutput(after status: Int32 = 0) {
+        // Every output stream (standard output is the one this process prints to): a write
+        // that failed before leaves its error for the next write of the buffer's rest.
+        guard fflush(nil) != 0 else { return }
+        if status != 2 {
+            let reason = String(cString: strerror(errno))
+            Diagnostics.write([Diagnostic("standard output could not be written (\(reason)); what the command printed there is lost")])
+        }
+        Foundation.exit(2)
     }
 }

@@ -248,6 +248,18 @@ final class CLITests: XCTestCase {
         process.waitUntilExit()
         XCTAssertEqual(process.terminationReason, .exit)
         XCTAssertEqual(process.terminationStatus, 2)
+        // An accepted file whose result cannot be written on standard output is not exit 0:
+        // what it printed is lost, and it says so on standard error.
+        let good = try temporary("good.lua", "scaleset { name = \"x\", capacity = 3 }\n")
+        let full = Process()
+        full.executableURL = URL(fileURLWithPath: rehearseBinary)
+        full.arguments = ["validate", good, "--output", "json"]
+        full.standardOutput = try XCTUnwrap(FileHandle(forWritingAtPath: "/dev/full"))
+        full.standardError = FileHandle.nullDevice
+        try full.run()
+        full.waitUntilExit()
+        XCTAssertEqual(full.terminationReason, .exit)
+        XCTAssertEqual(full.terminationStatus, 2)
     }
 
     func testPluginsListShowAndCheck() throws {
