@@ -147,7 +147,9 @@ struct JSONParser {
         }
         let text = String(decoding: bytes[start..<i], as: UTF8.self)
         if integral, let n = Int(text) { return .int(n) }
-        guard let d = Double(text), d.isFinite else {
+        // A number too small for a double reads as 0: out of range too, rather than a silent 0.
+        let mantissa = text.prefix { $0 != "e" && $0 != "E" }
+        guard let d = Double(text), d.isFinite, d != 0 || !mantissa.contains(where: { ("1"..."9").contains($0) }) else {
             i = start
             // Valid JSON syntax, but past what a number here can hold: said so, not "not valid JSON".
             let shown = text.count > 40 ? String(text.prefix(40)) + "…" : text
@@ -265,7 +267,7 @@ struct JSONParser {
         }
         let at = offset >= bytes.count ? "the text ends at line \(line), column \(column) before the value is complete" : "around line \(line), column \(column)"
         if let number {
-            var error = JSONError(problem: "holds the number \(number) (around line \(line), column \(column)), out of range: a number must be finite and within about ±1.8e308",
+            var error = JSONError(problem: "holds the number \(number) (around line \(line), column \(column)), out of range: a number must be finite, within about ±1.8e308, and 0 or at least about 4.9e-324 in size",
                                   line: line, column: column)
             error.outOfRange = number
             return error

@@ -29,6 +29,12 @@ struct SweepBenchCommand: ParsableCommand {
     var isolation = false
     @Option(name: .customLong("rehearse"), help: "The rehearse binary the distributed gate runs (default: beside rehearse-bench).") var rehearseBinary: String?
 
+    func validate() throws {
+        guard (100...10_000).contains(capacity) else { throw ValidationError("--capacity must be 100 to 10000 instances") }
+        guard gateSeeds >= 0 else { throw ValidationError("--gate-seeds must be 0 (no gate) or more") }
+        guard !isolation || jobsList != nil else { throw ValidationError("--isolation is a figure of --jobs-list; give the counts too") }
+    }
+
     func run() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("rehearse-bench-sweep-\(getpid()).lua").path
         try benchScenarioSource(capacity: capacity).write(toFile: path, atomically: true, encoding: .utf8)
@@ -41,11 +47,19 @@ struct SweepBenchCommand: ParsableCommand {
             guard !counts.isEmpty, counts.count == jobsList.split(separator: ",").count, counts.allSatisfy({ $0 >= 1 }) else {
                 throw ValidationError("--jobs-list: expected counts of jobs such as 1,2,4,8,16")
             }
-            guard (1...10_000).contains(perThread), (1...100).contains(rounds), (100...10_000).contains(capacity) else {
-                throw ValidationError("--per-thread must be 1 to 10000, --rounds 1 to 100 and --capacity 100 to 10000")
+            guard (1...10_000).contains(perThread), (1...100).contains(rounds) else {
+                throw ValidationError("--per-thread must be 1 to 10000 and --rounds 1 to 100")
             }
             try scaling(definition, counts: counts, scenarioPath: path)
-            if isolation { try self.isolation(definition, scenario: path, counts: [4, counts.max()!].filter { $0 <= ProcessInfo.processInfo.activeProcessorCount }) }
+            if isolation {
+                // 4 threads against the largest count, both within the cores.
+                let compared = Set([4, counts.max()!]).filter { $0 <= ProcessInfo.processInfo.activeProcessorCount }.sorted()
+                if compared.count == 2 {
+                    try self.isolation(definition, scenario: path, counts: compared)
+                } else {
+                    print("isolation_skipped=needs 4 threads and a larger count within the \(ProcessInfo.processInfo.activeProcessorCount) cores")
+                }
+            }
             if gateSeeds > 0 { try distributedGate(scenario: path, jobs: min(counts.max()!, ProcessInfo.processInfo.activeProcessorCount), budget: gateSeeds) }
             return
         }

@@ -104,6 +104,9 @@ final class HostileARMTests: XCTestCase {
         let plain = problems(Self.template(Array(repeating: storage(nil), count: 800) + [Self.scaleSet()]))
         XCTAssertEqual(plain.map(\.field), ["resources[800]"])
         XCTAssertNoThrow(try ScaleSetImport.read(Self.template([storage(.string("[length(reference('x').y)]")), Self.scaleSet()])))
+        // A whole count written 400.0 counts as 400.
+        XCTAssertNoThrow(try ScaleSetImport.read(Self.template([storage(.double(400)), storage(.int(399)), Self.scaleSet()])))
+        XCTAssertEqual(problems(Self.template([storage(.double(400)), storage(.int(400)), Self.scaleSet()])).map(\.field), ["resources[2]"])
         // A copy count Azure refuses is named, whatever the resource.
         XCTAssertEqual(problems(Self.template([storage(.int(5_000)), Self.scaleSet()])).map(\.field), ["resources[0].copy.count"])
     }

@@ -33,13 +33,18 @@ final class JSONParserTests: XCTestCase {
             }
         }
         // JSON's grammar allows 1e400; a double does not hold it: said so, at the number.
-        for (text, number, column) in [("[1, 1e400]", "1e400", 5), ("{\"a\": -2E+999}", "-2E+999", 7)] {
+        for (text, number, column) in [("[1, 1e400]", "1e400", 5), ("{\"a\": -2E+999}", "-2E+999", 7), ("[1e-400]", "1e-400", 2)] {
             XCTAssertThrowsError(try JSON.parse(text), text) { error in
                 let error = error as! JSONError
                 XCTAssertEqual(error.outOfRange, number, text)
                 XCTAssertEqual([error.line, error.column], [1, column], text)
             }
         }
+    }
+
+    /// Zero written any way, and a number a double holds only as a subnormal, are read.
+    func testZerosAndTinyNumbersThatFitAreRead() throws {
+        XCTAssertEqual(try JSON.parse("[0e-400, 0.000, -0.0e5, 1e-310]"), .array([.double(0), .double(0), .double(-0.0), .double(1e-310)]))
     }
 
     /// A key given twice in one object keeps its last value, as ARM's reader (JSON.NET) does: a

@@ -183,7 +183,10 @@ enum ARMTemplate {
                 // evaluates (a count Azure refuses is named), else one (it is not read, so a count
                 // that needs a deployment to evaluate is not a problem).
                 var count = 1
-                if let loop = item.member("copy"), let raw = try? evaluator.value(loop.member("count") ?? .null, at: "\(path).copy.count") {
+                if let loop = item.member("copy"), var raw = try? evaluator.value(loop.member("count") ?? .null, at: "\(path).copy.count") {
+                    // A count written 2.0 is 2 here: this resource is only counted, and a count
+                    // its own reader might take is not refused for it.
+                    if case .double(let d) = raw, d == d.rounded(), abs(d) <= 1e6 { raw = .int(Int(d)) }
                     do {
                         count = try evaluator.loopCount(raw, at: "\(path).copy.count")
                     } catch {
