@@ -91,7 +91,7 @@ public enum LifecycleHooksWire {
     /// event is Active) compares read-only members with the event's; a Completed event's PATCH
     /// is refused for its state instead (a client read it while it was Active).
     public static func patch(_ body: JSON, event: LifecycleHookEvent, epoch: Int = Timestamp.defaultEpoch, checkingEcho: Bool = true,
-                             nameToID: (String) -> Int?) throws(ValidationFailure) -> HookResponse {
+                             scaleSetName: String? = nil, nameToID: (String) -> Int?) throws(ValidationFailure) -> HookResponse {
         var reader = FieldReader(prefix: "properties")
         // The resource's own read-only members may come back as a client read them; anything
         // else beside `properties` is named, not passed over.
@@ -113,6 +113,14 @@ public enum LifecycleHooksWire {
                     guard reader.object(item, path, known: ["resource", "actionState"]) else { continue }
                     guard case .string(let id)? = item.field("resource")?.field("id"), let last = id.split(separator: "/").last else {
                         reader.problem("\(path).resource.id", "is required: the VM's resource id")
+                        continue
+                    }
+                    // A VM id of another scale set (`…/virtualMachineScaleSets/other/virtualMachines/1`)
+                    // is not this one's VM 1.
+                    let segments = id.split(separator: "/")
+                    if let scaleSetName, segments.count >= 3, segments[segments.count - 2].lowercased() == "virtualmachines",
+                       segments[segments.count - 3].lowercased() != scaleSetName.lowercased() {
+                        reader.problem("\(path).resource.id", "is a VM of scale set \(JSON.string(String(segments[segments.count - 3])).brief()); the event's targets are VMs of \(scaleSetName)")
                         continue
                     }
                     // A Flexible VM's name first (it may look like a number), then an instance id

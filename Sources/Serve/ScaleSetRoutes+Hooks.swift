@@ -91,7 +91,9 @@ extension ScaleSetRoutes {
         let instances = run.instances
         var response: HookResponse
         do {
-            response = try LifecycleHooksWire.patch(rest, event: event, checkingEcho: event.isActive) { name in instances.first { $0.name == name }?.id }
+            response = try LifecycleHooksWire.patch(rest, event: event, checkingEcho: event.isActive, scaleSetName: run.scaleSet.name) { name in
+                instances.first { $0.name == name }?.id
+            }
         } catch {
             throw ARMError.invalid(error)
         }

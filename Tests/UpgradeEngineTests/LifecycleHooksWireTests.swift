@@ -153,6 +153,12 @@ final class LifecycleHooksWireTests: XCTestCase {
         XCTAssertEqual(try fields(#"{"properties": {"targetResources": [\#(item("7", "Waiting"))]}}"#), ["properties.targetResources[0].resource.id"])
         XCTAssertEqual(try fields(#"{"properties": {"targetResources": [\#(item("+2", "Approved")), \#(item("02", "Approved"))]}}"#),
                        ["properties.targetResources[0].resource.id", "properties.targetResources[1].resource.id"])
+        // Another scale set's VM 2 is not this one's.
+        let other = #"{"properties": {"targetResources": [{"resource": {"id": "/subscriptions/s/resourceGroups/g/providers/Microsoft.Compute/virtualMachineScaleSets/other/virtualMachines/2"}, "actionState": "Approved"}]}}"#
+        XCTAssertThrowsError(try LifecycleHooksWire.patch(try JSON.parse(other), event: event, scaleSetName: "web") { _ in nil }) { error in
+            XCTAssertEqual((error as? ValidationFailure)?.problems.map(\.field), ["properties.targetResources[0].resource.id"])
+        }
+        XCTAssertNoThrow(try LifecycleHooksWire.patch(try JSON.parse(other.replacingOccurrences(of: "/other/", with: "/WEB/")), event: event, scaleSetName: "web") { _ in nil })
         // VM "1" is instance 0 in this Flexible scale set.
         let named = try LifecycleHooksWire.patch(try JSON.parse(#"{"properties": {"targetResources": [\#(item("1", "Approved"))]}}"#), event: event) { ["1": 0][$0] }
         XCTAssertEqual(named.approve, .instances([0]))
