@@ -84,13 +84,7 @@ public struct LuaArguments {
         return try value(position)
     }
 
-    /// Where the Lua code that made this call is, as `chunk:line` (nil when not known).
-    public var callerLocation: String? {
-        luaL_where(stack.L, 1)
-        defer { clua_pop(stack.L, 1) }
-        let text = stack.string(at: -1) ?? ""
-        return text.hasSuffix(": ") ? String(text.dropLast(2)) : nil
-    }
+    // `callerLocation` (where the calling Lua code is) reads Lua's debug record: LuaState+Unsafe.swift.
 
     /// Charges `units` instructions for the host's own work in this call (recording what the
     /// script did) to the call's budget and the run's. When that spends either, the script stops

@@ -197,3 +197,21 @@ extension LuaState {
         memo = LuaStringMemo()
     }
 }
+
+extension LuaArguments {
+    /// Where the Lua code that made this call is, as `chunk:line` (nil when not known). A file's
+    /// chunk is its whole path: Lua's own `short_src` (what `luaL_where` writes) cuts a path
+    /// longer than 60 characters to `...` and its tail, which no program can open. Other chunks
+    /// are named as Lua names them.
+    public var callerLocation: String? {
+        var record = lua_Debug()
+        guard lua_getstack(stack.L, 1, &record) != 0, lua_getinfo(stack.L, "Sl", &record) != 0, record.currentline > 0 else { return nil }
+        if let source = record.source, source.pointee == CChar(UInt8(ascii: "@")) {
+            return "\(String(cString: source + 1)):\(record.currentline)"
+        }
+        luaL_where(stack.L, 1)
+        defer { clua_pop(stack.L, 1) }
+        let text = stack.string(at: -1) ?? ""
+        return text.hasSuffix(": ") ? String(text.dropLast(2)) : nil
+    }
+}
