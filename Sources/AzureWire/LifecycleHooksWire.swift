@@ -143,12 +143,12 @@ public enum LifecycleHooksWire {
                     // it must still be one of the event's targets.
                     if answer == .waiting {
                         if !event.targets.contains(where: { $0.instance == instance }) {
-                            reader.problem("\(path).resource.id", "\(last) is not a target of event \(event.name); its targets: \(event.targets.map(\.name).joined(separator: ", "))")
+                            reader.problem("\(path).resource.id", "\(JSON.string(String(last)).brief()) is not a target of event \(event.name); its targets: \(event.targets.map(\.name).joined(separator: ", "))")
                         }
                         continue
                     }
                     if let earlier = answered[instance], earlier.state != answer {
-                        reader.problem("\(path).actionState", "\(answer.rawValue) contradicts targetResources[\(earlier.item)], which answers \(last) \(earlier.state.rawValue); give a target one answer")
+                        reader.problem("\(path).actionState", "\(answer.rawValue) contradicts targetResources[\(earlier.item)], which answers \(JSON.string(String(last)).brief()) \(earlier.state.rawValue); give a target one answer")
                         continue
                     }
                     answered[instance] = (answer, i)
