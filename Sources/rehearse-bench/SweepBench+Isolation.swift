@@ -31,7 +31,7 @@ extension SweepBenchCommand {
         let ready = DispatchSemaphore(value: 0), go = DispatchSemaphore(value: 0)
         let failed = FailureCount()
         let perThread = perThread
-        let start = LockedValue<UInt64>(0)
+        var start: UInt64 = 0
         let elapsed = onThreads(threads) { thread in
             var options = ScenarioOptions()
             options.environment = [:]
@@ -44,11 +44,11 @@ extension SweepBenchCommand {
             }
         } whenStarted: {
             for _ in 0..<threads { ready.wait() }
-            start.set(nowNanoseconds())
+            start = nowNanoseconds()
             for _ in 0..<threads { go.signal() }
         }
         guard failed.value == 0 else { throw BenchFailure("a run of the isolation figure failed") }
-        return Double(perThread) / (Double(elapsed - start.get()) / 1e9)
+        return Double(perThread) / (Double(elapsed - start) / 1e9)
     }
 }
 
@@ -67,13 +67,4 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void, whenStar
     whenStarted()
     for _ in 0..<count { done.wait() }
     return nowNanoseconds()
-}
-
-/// A value read and written under a lock.
-final class LockedValue<Value: Sendable>: @unchecked Sendable {  // safe: `value` is touched only under `lock`
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func set(_ new: Value) { lock.withLock { value = new } }
-    func get() -> Value { lock.withLock { value } }
 }
