@@ -30,6 +30,7 @@ public enum DiffRehearsal {
         if before.capacity != after.capacity { timeline.append(.init(time: changeAt, action: .perform(.scale(to: after.capacity)))) }
         if !diff.modelChanges.isEmpty {
             timeline.append(.init(time: changeAt, action: .perform(.updateModel(diff.modelChanges))))
+            if diff.consequences.contains(.terraformRollsEachInstance) { timeline += terraformRoll(start, disruptive: diff.disruptive) }
         } else if before.policy != after.policy, !timeline.contains(where: { if case .perform(.updatePolicy) = $0.action { return true } else { return false } }) {
             timeline.append(.init(time: changeAt, action: .perform(.updatePolicy(PolicyPatch(whole: after.policy)))))
         }
@@ -40,6 +41,29 @@ public enum DiffRehearsal {
         definition.scaleSet = start
         definition.timeline = definition.timeline.filter { $0.location != nil } + timeline
         return definition
+    }
+
+    /// Whether the change rolls instances or changes their number: what a rehearsal measures.
+    public static func rehearses(_ diff: ScaleSetDiff) -> Bool {
+        let rolls: [ScaleSetDiff.Consequence] = [.rollingUpgradeNow, .allAtOnce, .terraformRollsEachInstance, .capacityChange]
+        return !diff.consequences.contains(.replacement) && diff.consequences.contains { rolls.contains($0) }
+    }
+
+    /// What `terraform apply` does under Manual with azurerm's defaults: each instance updated
+    /// to the new model and then reimaged, one at a time, each operation waited for
+    /// (virtual_machine_scale_set_update.go, upgradeInstancesForManualUpgradePolicy).
+    static func terraformRoll(_ scaleSet: ScaleSetDefinition, disruptive: Bool) -> [ScenarioDefinition.TimelineEntry] {
+        let update = disruptive ? scaleSet.timings.disruptiveUpgrade : scaleSet.timings.inPlaceUpgrade
+        let reimage = scaleSet.timings.disruptiveUpgrade
+        var entries: [ScenarioDefinition.TimelineEntry] = []
+        var time = changeAt
+        for id in 0..<scaleSet.capacity {
+            entries.append(.init(time: time, action: .perform(.manualUpgrade(ids: [id]))))
+            time += update
+            entries.append(.init(time: time, action: .perform(.reimage(ids: [id]))))
+            time += reimage
+        }
+        return entries
     }
 
     /// The inputs of its runs: a team scenario's own `at` actions do not run.

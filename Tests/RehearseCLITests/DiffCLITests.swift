@@ -32,10 +32,10 @@ final class DiffCLITests: XCTestCase {
         XCTAssertEqual(mode["instancesRestart"] as? Bool, false)
         XCTAssertEqual(mode["modelChange"] as? Bool, false)
 
-        // A Manual scale set: the instances wait.
+        // A Manual scale set under Terraform: apply updates and reimages each instance itself.
         let (_, manual) = try diff("manual-image")
-        XCTAssertEqual(manual["consequences"] as? [String], ["waitsForManualUpgrade"])
-        XCTAssertEqual(manual["instancesRestart"] as? Bool, false)
+        XCTAssertEqual(manual["consequences"] as? [String], ["terraformRollsEachInstance"])
+        XCTAssertEqual(manual["instancesRestart"] as? Bool, true)
 
         // A requirement the rehearsal cannot meet is a gate: exit 1.
         let (gated, _) = try diff("rolling-image", ["--require", "deadline <= 1%"])

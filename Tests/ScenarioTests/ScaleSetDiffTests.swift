@@ -23,13 +23,14 @@ final class ScaleSetDiffTests: XCTestCase {
     func diff(_ name: String) throws -> (ScaleSetChange, ScaleSetDiff) {
         let c = try change(name)
         let before = try XCTUnwrap(c.before), after = try XCTUnwrap(c.after)
-        return (c, ScaleSetDiff(before: before.definition, after: after.definition))
+        return (c, ScaleSetDiff(before: before, after: after, actions: c.actions))
     }
 
     func testAnImageVersionOfARollingScaleSetStartsARollingUpgradeInSixBatches() throws {
         let (c, d) = try diff("rolling-image")
         XCTAssertEqual(c.actions, ["update"])
-        XCTAssertEqual(d.changes.map(\.field), ["virtualMachineProfile.storageProfile.imageReference.version"])
+        XCTAssertEqual(d.changes.map(\.field), ["source_image_reference.version"])
+        XCTAssertEqual(d.changes.map(\.kind), [.modelRestart])
         XCTAssertEqual(d.changes.first?.before, "22.04.202410020")
         XCTAssertEqual(d.changes.first?.after, "22.04.202411010")
         XCTAssertEqual(d.consequences, [.rollingUpgradeNow])
@@ -48,8 +49,10 @@ final class ScaleSetDiffTests: XCTestCase {
     func testAModeChangeAloneRestartsNoInstance() throws {
         let (c, d) = try diff("rolling-mode-only")
         XCTAssertFalse(d.modelChange)
-        XCTAssertTrue(d.changes.allSatisfy { $0.kind == .policy })
-        XCTAssertTrue(d.changes.contains { $0.field == "upgradePolicy.mode" && $0.before == "Manual" && $0.after == "Rolling" })
+        // azurerm marks upgrade_mode ForceNew, but this plan's actions are ["update"]: respected, not replaced.
+        XCTAssertEqual(d.keptByPlan.map(\.field), ["upgrade_mode"])
+        XCTAssertEqual(d.replacedBy, [])
+        XCTAssertTrue(d.changes.contains { $0.field == "upgrade_mode" && $0.before == "Manual" && $0.after == "Rolling" })
         XCTAssertEqual(d.consequences, [.nextUpgradePolicyOnly])
         let definition = DiffRehearsal.definition(before: c.before!.definition, after: c.after!.definition, diff: d, team: nil, path: "plan.json")
         let record = try Rehearsal.run(definition, recording)
@@ -57,24 +60,46 @@ final class ScaleSetDiffTests: XCTestCase {
         XCTAssertFalse(record.events.contains { if case .operationStarted = $0.payload { return true } else { return false } })
     }
 
-    func testAnImageVersionOfAManualScaleSetLeavesEveryInstanceWaiting() throws {
+    func testAnImageVersionOfAManualScaleSetUnderTerraformIsRolledByApplyOneAtATime() throws {
+        // azurerm's defaults (roll_instances_when_required, reimage_on_manual_upgrade): apply
+        // updates then reimages each of the 30 instances itself, one at a time.
         let (c, d) = try diff("manual-image")
-        XCTAssertEqual(d.consequences, [.waitsForManualUpgrade])
+        XCTAssertEqual(d.consequences, [.terraformRollsEachInstance])
         let definition = DiffRehearsal.definition(before: c.before!.definition, after: c.after!.definition, diff: d, team: nil, path: "plan.json")
+        // Update (2 min) then reimage (2 min) per instance, from the change at 1 min: 30 × 2 entries.
+        let rolls = definition.timeline.filter { if case .perform(.manualUpgrade) = $0.action { return true } else { return false } }
+        XCTAssertEqual(rolls.map(\.time).prefix(3), [60_000, 300_000, 540_000])
+        XCTAssertEqual(rolls.count, 30)
+        let record = try Rehearsal.run(definition, recording)
+        // None is left on the old model; at most one instance is down at a time: 29 of 30 serve.
+        XCTAssertEqual(record.instances.filter { $0.leftBehind != nil }.count, 0)
+        XCTAssertEqual(record.summary.availability?.lowestHealthy, 29)
+    }
+
+    func testAnImageVersionOfAManualScaleSetInTwoDocumentsLeavesEveryInstanceWaiting() throws {
+        // The same change as two az documents: no tool rolls the instances.
+        var before = try azDocument()
+        before["upgradePolicy"] = .object(["mode": .string("Manual")])
+        var after = before
+        after = setting(after, ["virtualMachineProfile", "storageProfile", "imageReference", "version"], .string("22.04.202411010"))
+        let d = try diffOf(before, after)
+        XCTAssertEqual(d.consequences, [.waitsForManualUpgrade])
+        let definition = DiffRehearsal.definition(before: try imported(before).definition, after: try imported(after).definition, diff: d, team: nil, path: "x")
         let record = try Rehearsal.run(definition, recording)
         XCTAssertEqual(record.upgrades, 0)
-        // All 30 stay on the old model.
-        XCTAssertEqual(record.instances.filter { $0.leftBehind != nil }.count, 30)
+        XCTAssertEqual(record.instances.filter { $0.leftBehind != nil }.count, 9)
     }
 
     func testPlacementAndCapacity() throws {
-        var before = ScaleSetDefinition(name: "a", capacity: 10)
-        before.zones = ["1", "2", "3"]
-        var after = before
-        after.capacity = 12
-        XCTAssertEqual(ScaleSetDiff(before: before, after: after).consequences, [.capacityChange])
-        after.zones = ["1", "2"]
-        XCTAssertEqual(ScaleSetDiff(before: before, after: after).consequences, [.replacement])
-        XCTAssertEqual(ScaleSetDiff(before: before, after: before).consequences, [.none])
+        let base = try azDocument()
+        // 9 → 12 instances.
+        XCTAssertEqual(try diffOf(base, setting(base, ["sku", "capacity"], .int(12))).consequences, [.capacityChange])
+        // A zone removed: Azure does not remove zones; the scale set must be replaced.
+        let removed = try diffOf(base, setting(base, ["zones"], .array([.string("1"), .string("2")])))
+        XCTAssertEqual(removed.consequences, [.replacement])
+        XCTAssertEqual(removed.replacedBy.map(\.field), ["zones"])
+        // Zones in another order are the same zones.
+        XCTAssertEqual(try diffOf(base, setting(base, ["zones"], .array([.string("3"), .string("1"), .string("2")]))).consequences, [.none])
+        XCTAssertEqual(try diffOf(base, base).consequences, [.none])
     }
 }

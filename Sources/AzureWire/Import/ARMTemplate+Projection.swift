@@ -40,6 +40,23 @@ extension ARMTemplate {
             return try? evaluator.value(raw, at: path)
         }
 
+        /// `raw` with every expression evaluated that can be; one that cannot is kept as
+        /// written (the same text in two versions compares equal), for `diff`'s comparison.
+        func whole(_ raw: JSON, at path: String, depth: Int = 0) -> JSON {
+            if let value = optional(raw, path) { return value }
+            guard depth < DocumentLeaves.maxDepth else { return raw }
+            switch raw {
+            case .object, .ordered:
+                var out: [String: JSON] = [:]
+                for (key, member) in raw.object ?? [:] where !["condition", "copy", "dependsOn", "apiVersion"].contains(key) {
+                    out[key] = whole(member, at: "\(path).\(key)", depth: depth + 1)
+                }
+                return .object(out)
+            case .array(let items): return .array(items.enumerated().map { whole($0.element, at: "\(path)[\($0.offset)]", depth: depth + 1) })
+            default: return raw
+            }
+        }
+
         mutating func resource(_ item: JSON, at path: String) -> JSON {
             var top: [String: JSON] = [:]
             top["type"] = item.member("type")

@@ -130,7 +130,9 @@ enum ARMTemplate {
         }
         guard found.isEmpty else { throw ValidationFailure(found) }
         warnings += unread.map(\.warning) + autoscaleWarnings(template, capacity: definition.capacity, scaleSet: picked.name)
-        return ImportedScaleSet(definition: definition, warnings: warnings, format: .armTemplate, resource: picked.label)
+        var imported = ImportedScaleSet(definition: definition, warnings: warnings, format: .armTemplate, resource: picked.label)
+        imported.document = projection.whole(picked.resource, at: picked.path)
+        return imported
     }
 
     /// A problem for `failure`, placed where it arose and saying which field needed it.

@@ -1,34 +1,28 @@
 import Formats
 public import UpgradeEngine
 
-/// What changes between two versions of one scale set, and what Azure does about it in the
-/// mode the new version has: a model change (image, size, the health extension) starts a rolling
-/// upgrade now (Rolling), waits for the instances to be upgraded by hand (Manual) or upgrades
-/// every instance at once (Automatic); a policy change applies to the next upgrade only; a
-/// capacity change creates or deletes instances; zones or orchestration replace the scale set.
+/// What changes between two versions of one scale set, field by field as the whole documents
+/// say (every part of `virtualMachineProfile`, modelled by rehearse or not), each classified by
+/// `ChangeClassifier`'s table, and what Azure (and for a Terraform plan, azurerm) does about it in
+/// the mode the new version has.
 public struct ScaleSetDiff: Equatable, Sendable {
-    /// One field that differs, with both values as text (nil: absent).
+    /// One field that differs, with both values as text (nil: absent), its class and why.
     public struct Change: Equatable, Sendable {
-        /// The field's path, as ARM names it (`virtualMachineProfile.storageProfile.imageReference.version`).
+        /// The field's path as the document names it (`virtualMachineProfile.osProfile.customData`,
+        /// or a Terraform attribute such as `source_image_reference.version`).
         public var field: String
-        /// What part of the scale set it is.
-        public var kind: Kind
+        /// What a change of it is.
+        public var kind: ChangeClass
         /// The value before; nil when absent.
         public var before: String?
         /// The value after; nil when absent.
         public var after: String?
-    }
-
-    /// What part of the scale set a field is.
-    public enum Kind: String, Equatable, Sendable {
-        /// The VM model: image, size, extensions (instances change when upgraded).
-        case model
-        /// The upgrade policy: how the next upgrade goes.
-        case policy
-        /// How many instances.
-        case capacity
-        /// Zones, orchestration, fault domains: Azure cannot change them in place.
-        case placement
+        /// Why, one sentence, and the source that says so.
+        public var why: String
+        /// The page or code the sentence is from.
+        public var source: String
+        /// Terraform: azurerm rolls the instances itself on apply under Manual for this field.
+        public var terraformRolls: Bool
     }
 
     /// What follows from the change in the new version's mode.
@@ -37,10 +31,17 @@ public struct ScaleSetDiff: Equatable, Sendable {
         case rollingUpgradeNow = "rollingUpgradeNow"
         /// Manual: the model changes, and the instances wait until someone upgrades them.
         case waitsForManualUpgrade = "waitsForManualUpgrade"
+        /// Manual under Terraform with azurerm's defaults: `terraform apply` itself updates and
+        /// reimages each out-of-date instance, one at a time.
+        case terraformRollsEachInstance = "terraformRollsEachInstance"
         /// Automatic: every instance is upgraded at once.
         case allAtOnce = "allAtOnce"
+        /// Zones are added in place; existing instances stay.
+        case zonesAddedInPlace = "zonesAddedInPlace"
         /// Only how the next upgrade goes changes; no instance restarts.
         case nextUpgradePolicyOnly = "nextUpgradePolicyOnly"
+        /// Only the scale set resource changes (tags, repairs, …); no instance restarts.
+        case scaleSetOnly = "scaleSetOnly"
         /// Instances are created or deleted.
         case capacityChange = "capacityChange"
         /// The scale set is replaced (deleted and created again).
@@ -49,80 +50,135 @@ public struct ScaleSetDiff: Equatable, Sendable {
         case none = "none"
     }
 
-    /// Every field that differs, model first.
+    /// Every field that differs, model first, then in path order.
     public var changes: [Change]
     /// What follows, in the order it happens.
     public var consequences: [Consequence]
     /// The model fields that change, as `update_model` takes them (a key absent after is "").
     public var modelChanges: [String: String]
-    /// Whether the model change takes instances down (anything but extensions and tags).
+    /// Whether the model change takes instances down (anything but extensions and data disks).
     public var disruptive: Bool
+    /// The fields whose change replaces the scale set (empty when it is not replaced, or when a
+    /// Terraform plan replaces it for no field rehearse knows: then `actions` say why).
+    public var replacedBy: [Change]
+    /// Fields that would force a new scale set, which this Terraform plan updates in place
+    /// anyway (its `actions` are respected, never overruled).
+    public var keptByPlan: [Change]
+    /// A Terraform plan's actions for the resource; nil for two documents.
+    public var actions: [String]?
 
     /// Whether the model changes.
-    public var modelChange: Bool { changes.contains { $0.kind == .model } }
+    public var modelChange: Bool { changes.contains { $0.kind.isModel } }
 
-    /// The difference from `before` to `after`; `replaced`: the tool says it replaces the
-    /// scale set (Terraform's `["delete", "create"]`).
-    public init(before: ScaleSetDefinition, after: ScaleSetDefinition, replaced: Bool = false) {
+    /// The difference from `before` to `after` (two versions of one scale set, each with its
+    /// whole document); `actions`: a Terraform plan's actions for the resource, which decide
+    /// whether it is replaced (never overruled by the table).
+    public init(before: ImportedScaleSet, after: ImportedScaleSet, actions: [String]? = nil) {
+        let terraform = before.format == .terraformPlan || after.format == .terraformPlan
+        let table = terraform ? ChangeClassifier.terraform : ChangeClassifier.arm
+        let old = DocumentLeaves.leaves(before.document ?? .null, terraform: terraform)
+        let new = DocumentLeaves.leaves(after.document ?? .null, terraform: terraform)
         var found: [Change] = []
-        func add(_ field: String, _ kind: Kind, _ a: String?, _ b: String?) { if a != b { found.append(Change(field: field, kind: kind, before: a, after: b)) } }
-        let profile = "virtualMachineProfile"
-        var model: [String: String] = [:]
-        for key in Set(before.model.keys).union(after.model.keys).sorted() where before.model[key] != after.model[key] {
-            let field = key.hasPrefix("imageReference.") ? "\(profile).storageProfile.\(key)" : key.hasPrefix("sku.") ? key : "\(profile).\(key)"
-            add(field, .model, before.model[key], after.model[key])
-            model[key] = after.model[key] ?? ""
-        }
-        let oldExtension = before.healthExtension.map { Self.flatten($0.json) } ?? [:]
-        let newExtension = after.healthExtension.map { Self.flatten($0.json) } ?? [:]
-        for key in Set(oldExtension.keys).union(newExtension.keys).sorted() {
-            add("\(profile).extensionProfile.applicationHealth.\(key)", .model, oldExtension[key], newExtension[key])
-        }
-        if oldExtension != newExtension {
-            // An extension changes in place: the instances keep running.
-            model["extensions"] = newExtension.isEmpty ? "" : "ApplicationHealth " + newExtension.keys.sorted().map { "\($0)=\(newExtension[$0]!)" }.joined(separator: " ")
-        }
-        let oldPolicy = Self.flatten(before.policy.json), newPolicy = Self.flatten(after.policy.json)
-        for key in Set(oldPolicy.keys).union(newPolicy.keys).sorted() { add("upgradePolicy.\(key)", .policy, oldPolicy[key], newPolicy[key]) }
-        add("sku.capacity", .capacity, String(before.capacity), String(after.capacity))
-        add("zones", .placement, before.zones.isEmpty ? nil : before.zones.joined(separator: ","), after.zones.isEmpty ? nil : after.zones.joined(separator: ","))
-        add("orchestrationMode", .placement, before.orchestration.rawValue, after.orchestration.rawValue)
-        add("platformFaultDomainCount", .placement, before.faultDomainCount.map(String.init), after.faultDomainCount.map(String.init))
-        changes = found.filter { $0.kind == .model } + found.filter { $0.kind != .model }
-        modelChanges = model
-        disruptive = ChangeRules.isDisruptive(from: before.model, to: before.model.merging(model) { $1 })
-        var follows: [Consequence] = []
-        if replaced || found.contains(where: { $0.kind == .placement }) {
-            follows.append(.replacement)
-        } else {
-            if before.capacity != after.capacity { follows.append(.capacityChange) }
-            if !model.isEmpty {
-                switch after.policy.mode {
-                case .rolling: follows.append(.rollingUpgradeNow)
-                case .manual: follows.append(.waitsForManualUpgrade)
-                case .automatic: follows.append(.allAtOnce)
+        for field in Set(old.keys).union(new.keys).sorted() where old[field] != new[field] {
+            // Name and location tell the scale set apart (checked before a diff is made).
+            if !terraform, ["name", "location"].contains(field.lowercased()) { continue }
+            let rule = ChangeClassifier.rule(for: field, in: table)
+            guard rule.kind != .nothing else { continue }
+            var change = Change(field: field, kind: rule.kind, before: old[field], after: new[field], why: rule.why, source: rule.source,
+                                terraformRolls: rule.terraformRolls)
+            if rule.kind == .zonesAdded {
+                let removed = Set(before.definition.zones).subtracting(after.definition.zones)
+                if !removed.isEmpty {
+                    change.kind = .replacement
+                    change.why = terraform
+                        ? "zone \(removed.sorted().joined(separator: ", ")) removed: azurerm forces a new scale set when a zone is removed"
+                        : "zone \(removed.sorted().joined(separator: ", ")) removed: Azure adds zones to a scale set but does not remove them"
                 }
-            } else if found.contains(where: { $0.kind == .policy }) {
-                follows.append(.nextUpgradePolicyOnly)
             }
+            found.append(change)
         }
-        consequences = follows.isEmpty ? [.none] : follows
+        // Zones compare as a set, whatever their order.
+        if Set(before.definition.zones) == Set(after.definition.zones) { found.removeAll { $0.field.lowercased() == "zones" } }
+        changes = found.filter { $0.kind.isModel } + found.filter { !$0.kind.isModel }
+        var model: [String: String] = [:]
+        for change in found where change.kind.isModel { model[Self.modelKey(change.field, terraform: terraform)] = change.after ?? "" }
+        // Extensions and data disks are one in-place attribute each, whatever leaves changed.
+        for key in ["extensions", "dataDisks"] where model[key] != nil {
+            model[key] = found.filter { Self.modelKey($0.field, terraform: terraform) == key }.map { "\($0.field)=\($0.after ?? "")" }.joined(separator: " ")
+        }
+        modelChanges = model
+        disruptive = ChangeRules.isDisruptive(from: [:], to: model)
+        self.actions = actions
+        let forced = found.filter { $0.kind == .replacement }
+        let replaced: Bool
+        if let actions {
+            replaced = actions.contains("delete") && actions.contains("create")
+            replacedBy = replaced ? forced : []
+            keptByPlan = replaced ? [] : forced
+        } else {
+            replaced = !forced.isEmpty
+            replacedBy = forced
+            keptByPlan = []
+        }
+        consequences = Self.consequences(found, mode: after.definition.policy.mode, replaced: replaced, terraform: terraform,
+                                         capacity: before.definition.capacity != after.definition.capacity)
     }
 
-    /// `value`'s leaves by dotted path, each as its JSON text (strings unquoted).
-    static func flatten(_ value: JSON, prefix: String = "") -> [String: String] {
-        switch value {
-        case .object(let fields):
-            var out: [String: String] = [:]
-            for (key, field) in fields { out.merge(flatten(field, prefix: prefix.isEmpty ? key : "\(prefix).\(key)")) { $1 } }
-            return out
-        case .ordered(let fields):
-            var out: [String: String] = [:]
-            for field in fields { out.merge(flatten(field.value, prefix: prefix.isEmpty ? field.key : "\(prefix).\(field.key)")) { $1 } }
-            return out
-        case .string(let text): return [prefix: text]
-        case .null: return [:]
-        default: return [prefix: value.serialized(pretty: false)]
+    static func consequences(_ found: [Change], mode: UpgradeMode, replaced: Bool, terraform: Bool, capacity: Bool) -> [Consequence] {
+        guard !replaced else { return [.replacement] }
+        var follows: [Consequence] = []
+        if capacity { follows.append(.capacityChange) }
+        if found.contains(where: { $0.kind == .zonesAdded }) { follows.append(.zonesAddedInPlace) }
+        if found.contains(where: { $0.kind.isModel }) {
+            switch mode {
+            case .rolling: follows.append(.rollingUpgradeNow)
+            case .manual: follows.append(terraform && found.contains { $0.kind.isModel && $0.terraformRolls } ? .terraformRollsEachInstance : .waitsForManualUpgrade)
+            case .automatic: follows.append(.allAtOnce)
+            }
+        } else if found.contains(where: { $0.kind == .policy }) {
+            follows.append(.nextUpgradePolicyOnly)
         }
+        if follows.isEmpty, found.contains(where: { $0.kind == .scaleSetLevel || $0.kind == .tags || $0.kind == .replacement }) { follows.append(.scaleSetOnly) }
+        return follows.isEmpty ? [.none] : follows
+    }
+
+    /// The engine's model attribute for a changed model field: the image and the size as the
+    /// starters name them, extensions and data disks as one in-place attribute each, anything
+    /// else by its path (a restart).
+    static func modelKey(_ field: String, terraform: Bool) -> String {
+        let bare = field.replacingBrackets().lowercased()
+        if terraform {
+            if bare.hasPrefix("extension") { return "extensions" }
+            if bare.hasPrefix("data_disk") { return "dataDisks" }
+            if bare == "sku" { return "sku.name" }
+            if bare.hasPrefix("source_image_reference.") { return "imageReference." + bare.dropFirst("source_image_reference.".count) }
+            if bare == "source_image_id" { return "imageReference.id" }
+            return field
+        }
+        if bare.hasPrefix("virtualmachineprofile.extensionprofile") { return "extensions" }
+        if bare.hasPrefix("virtualmachineprofile.storageprofile.datadisks") { return "dataDisks" }
+        if bare.hasPrefix("virtualmachineprofile.storageprofile.imagereference.") {
+            return "imageReference." + field.split(separator: ".").last!
+        }
+        if bare == "sku.name" || bare == "sku.tier" { return bare == "sku.name" ? "sku.name" : "sku.tier" }
+        return field
+    }
+
+    /// Why `after` is not another version of `before`: another name or location (each named),
+    /// or nil when it is the same scale set. Terraform plans change one address, so only two
+    /// documents are compared.
+    public static func otherScaleSet(before: ImportedScaleSet, after: ImportedScaleSet) -> String? {
+        var differences: [String] = []
+        if before.definition.name.lowercased() != after.definition.name.lowercased() {
+            differences.append("name \(before.definition.name) → \(after.definition.name)")
+        }
+        // Azure names a region either way: "West Europe" is westeurope.
+        func place(_ s: String) -> String { String(s.lowercased().filter { !$0.isWhitespace }) }
+        // Only locations the documents write are compared (a missing one is no other place).
+        if case .string(let first)? = before.document?.member("location"), case .string(let second)? = after.document?.member("location"),
+           place(first) != place(second) {
+            differences.append("location \(first) → \(second)")
+        }
+        return differences.isEmpty ? nil : differences.joined(separator: ", ")
     }
 }

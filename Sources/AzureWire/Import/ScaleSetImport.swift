@@ -14,6 +14,9 @@ public struct ImportedScaleSet: Sendable {
     public var format: ScaleSetDocumentFormat
     /// The resource it came from (`name`, a template's symbolic name, a Terraform address).
     public var resource: String
+    /// The whole resource as the document gives it (a template's expressions evaluated where
+    /// they can be, a Terraform resource's attributes): what `diff` compares field by field.
+    public var document: JSON? = nil
 }
 
 /// The documents a scale set can be imported from.
@@ -64,7 +67,7 @@ public enum ScaleSetImport {
             var reader = ScaleSetResource(prefix: "")
             let definition = reader.read(value)
             guard reader.problems.isEmpty else { throw ValidationFailure(reader.problems) }
-            return ImportedScaleSet(definition: definition, warnings: reader.warnings, format: .azResource, resource: definition.name)
+            return ImportedScaleSet(definition: definition, warnings: reader.warnings, format: .azResource, resource: definition.name, document: value)
         case .armTemplate?:
             return try ARMTemplate.read(value, resource: resource, parameters: parameters, context: context, parametersPath: parametersPath)
         case .terraformPlan?:
@@ -81,7 +84,7 @@ public enum ScaleSetImport {
             var warnings = reader.warnings
             // Examples name their resources with placeholders ("{vmss-name}").
             usableName(&definition, at: "\(prefix).name", warnings: &warnings)
-            return ImportedScaleSet(definition: definition, warnings: warnings, format: .restExample, resource: definition.name)
+            return ImportedScaleSet(definition: definition, warnings: warnings, format: .restExample, resource: definition.name, document: body)
         case nil:
             throw ValidationFailure([Problem(field: "(document)", "is not a scale set document; allowed the output of az vmss show (or the REST resource), an ARM template or a compiled Bicep file, or the output of terraform show -json")])
         }

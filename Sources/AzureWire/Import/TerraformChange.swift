@@ -45,7 +45,7 @@ extension ScaleSetImport {
             let definition = reader.read(values)
             if key == "after", let unknown = picked.change.member("after_unknown") { reader.noteUnknown(unknown, at: "") }
             problems += reader.problems
-            return ImportedScaleSet(definition: definition, warnings: reader.warnings, format: .terraformPlan, resource: picked.address)
+            return ImportedScaleSet(definition: definition, warnings: reader.warnings, format: .terraformPlan, resource: picked.address, document: values)
         }
         let before = side("before"), after = side("after")
         guard problems.isEmpty else { throw ValidationFailure(problems) }

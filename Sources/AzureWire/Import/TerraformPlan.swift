@@ -43,7 +43,7 @@ enum TerraformPlan {
             }
         }
         guard reader.problems.isEmpty else { throw ValidationFailure(reader.problems) }
-        return ImportedScaleSet(definition: definition, warnings: reader.warnings, format: .terraformPlan, resource: picked.address)
+        return ImportedScaleSet(definition: definition, warnings: reader.warnings, format: .terraformPlan, resource: picked.address, document: picked.values)
     }
 
     /// The index of the scale set `chosen` names among `addresses` (its address, or its end

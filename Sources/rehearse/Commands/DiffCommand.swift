@@ -13,13 +13,19 @@ struct DiffCommand: ParsableCommand {
         commandName: "diff",
         abstract: "Say what changing a scale set from BEFORE to AFTER does in its upgrade mode, and rehearse that change.",
         discussion: """
-            BEFORE and AFTER are two versions of one scale set: az vmss show output, ARM templates or \
-            compiled Bicep, REST resources, or Terraform plans (terraform show -json). One Terraform plan \
-            alone is read as its resource_changes[].change.before and .after. With --template, BEFORE and \
-            AFTER are two parameters files of that template. The change is rehearsed over --seeds with \
-            the behaviours of --scenario (its health, phases and faults; its own at() actions do not run), \
-            else with every probe Healthy. Prints Markdown for a pull request comment (default) or JSON. \
-            With --require it is a gate: exit 1 when a requirement failed or is undecided.
+            BEFORE and AFTER are two versions of one scale set (same name and location, else exit 2): \
+            az vmss show output, ARM templates or compiled Bicep (with --parameters), REST resources, or \
+            Terraform plans (terraform show -json). One Terraform plan alone is read as its \
+            resource_changes[].change.before and .after, and its actions decide whether the scale set is \
+            replaced. With --template, BEFORE and AFTER are two parameters files of that template. Every \
+            field that differs is classified (model change, scale-set level, capacity, zones added, \
+            policy, tags, replacement) with its reason and source. A change that rolls instances is \
+            rehearsed with the behaviours of --scenario (its health, phases and faults, its param()s from \
+            --param; its own at() actions do not run), else with every probe Healthy. Prints Markdown for \
+            a pull request comment (default) or JSON. With --require it is a gate: it runs seeds until \
+            every requirement is decided (--seeds is the budget, default 0..9999), exit 1 when one failed, \
+            is undecided, or the scale set is replaced; a change that rolls no instance has its \
+            requirements "not applicable" (exit 0).
             """
     )
 
@@ -27,8 +33,16 @@ struct DiffCommand: ParsableCommand {
     @Argument(help: "The scale set after the change.") var after: String?
     @Option(help: "A scenario whose behaviours (health, phases, faults) the rehearsal uses.") var scenario: String?
     @Option(help: "With BEFORE and AFTER as parameters files: the ARM template (or compiled Bicep) they are for.") var template: String?
+    @Option(help: "With BEFORE and AFTER as ARM templates: the parameters file both are deployed with.") var parameters: String?
     @Option(help: "With a template or plan holding several scale sets: which one (name, symbolic name or Terraform address).") var resource: String?
-    @Option(help: "The seeds of the rehearsal: A..B, both included.") var seeds = "0..199"
+    @Option(help: "With an ARM template: what resourceGroup(), subscription() and deployment() answer, NAME=VALUE (repeatable).")
+    var context: [String] = []
+    @Option(name: .customLong("param"), help: "A value for the scenario's param(NAME, default): NAME=VALUE (repeatable).")
+    var scenarioParameters: [String] = []
+    @Option(help: "The seeds of the rehearsal: A..B, both included (default 0..199; with --require, the budget 0..9999).") var seeds: String?
+    @Flag(name: .customLong("until-decided"), inversion: .prefixedNo,
+          help: "With --require: stop as soon as every requirement is held or failed (looks every 100 seeds).")
+    var untilDecided = true
     @Option(help: "Runs at once (default: the machine's cores).") var jobs = ProcessInfo.processInfo.activeProcessorCount
     @Option(help: "The deadline the share of runs is reported against (ISO 8601; default PT60M, Terraform's default timeout).") var deadline = "PT60M"
     @OptionGroup var risk: RiskArguments
@@ -36,16 +50,33 @@ struct DiffCommand: ParsableCommand {
     @OptionGroup var plugins: PluginPathOption
 
     func run() throws {
-        let (old, new, replaced, label) = try versions()
-        let diff = ScaleSetDiff(before: old.definition, after: new.definition, replaced: replaced)
-        let (range, jobs, limit) = try SweepArguments.checked(seeds: seeds, jobs: jobs, deadline: deadline)
+        do {
+            try compare()
+        } catch let error where !format.json && Diagnostic.of(error).contains(where: { $0.exitCode == 2 }) {
+            // The pull request comment says why there is no answer.
+            for line in DiffReport.refusal(Diagnostic.of(error).map(Diagnostics.located), label: label) { printText(line) }
+            throw error
+        }
+    }
+
+    /// What the comment calls the change before the documents are read.
+    var label: String { template.map { "\($0) (\(before) → \(after ?? ""))" } ?? (after.map { "\(before) → \($0)" } ?? before) }
+
+    func compare() throws {
+        let (old, new, actions, label) = try versions()
+        let diff = ScaleSetDiff(before: old, after: new, actions: actions)
+        let budget = seeds ?? (risk.require.isEmpty ? "0..199" : "0..9999")
+        let (range, jobs, limit) = try SweepArguments.checked(seeds: budget, jobs: jobs, deadline: deadline)
         var team: ScenarioDefinition?
         var inputs = DiffRehearsal.inputs()
         if let scenario {
-            let loader = try ScenarioLoader(seed: range.first, pluginPath: plugins.pluginPath, lock: nil, print: { printError("print: \($0)") })
+            var loader = try ScenarioLoader(seed: range.first, pluginPath: plugins.pluginPath, lock: nil, print: { printError("print: \($0)") })
+            loader.options.parameters = try parameterValues(scenarioParameters)
             let (definition, loaded) = try loader.load(scenario)
             team = definition
             inputs = DiffRehearsal.inputs(loaded)
+        } else if !scenarioParameters.isEmpty {
+            throw InputError(option: "--param", problem: "there is no scenario to give it to", allowed: "--scenario FILE.lua with param(NAME, default)")
         }
         let question = try risk.question(script: team?.risk, deadline: limit, expectations: [])
         let definition = DiffRehearsal.definition(before: old.definition, after: new.definition, diff: diff, team: team, path: label)
@@ -60,42 +91,33 @@ struct DiffCommand: ParsableCommand {
                 report.policy = scaleSet.policy.rolling
             }
         }
-        if !diff.consequences.contains(.replacement) && !diff.consequences.contains(.none) {
-            report.runs = try runSweep(definition, inputs, seeds: range.seeds(), jobs: jobs)
-            report.seeds = range
-        }
-        let judged = question?.judge(report.runs, keys: [])
-        if format.json {
-            var json = report.json
-            if case .ordered(var fields) = json, let judged, let question {
-                fields.append(JSONField("requirements", .array(judged.map { r in
-                    .ordered([JSONField("requirement", .string(r.requirement.description)), JSONField("count", .int(r.share.count)),
-                              JSONField("total", .int(r.share.total)), JSONField("verdict", .string(r.verdict.rawValue))])
-                })))
-                fields.append(JSONField("passed", .bool(RiskVerdict(judged).passed)))
-                fields.append(JSONField("confidence", .double(question.confidence)))
-                json = .ordered(fields)
+        var judged: [RequirementResult]?
+        if DiffRehearsal.rehearses(diff) {
+            if let question, untilDecided {
+                (report.runs, judged) = try Sweep.runUntilDecided(definition, inputs, seeds: range, question: question, jobs: jobs)
+            } else {
+                report.runs = try runSweep(definition, inputs, seeds: range.seeds(), jobs: jobs)
+                judged = question?.judge(report.runs, keys: [])
             }
-            print(json.serialized(pretty: false))
+            report.seeds = report.runs.isEmpty ? range : SeedRange(report.runs.first!.seed, report.runs.last!.seed)
+        }
+        report.gate = question.map { DiffGate(question: $0, judged: judged, diff: diff) }
+        if format.json {
+            print(report.json.serialized(pretty: false))
         } else {
             for line in report.markdown { printText(line) }
-            if let judged, let question {
-                printText("")
-                printText("```")
-                for line in RiskText.requirements(judged, confidence: question.confidence) { printText(line) }
-                printText("```")
-            }
         }
-        if let judged, !RiskVerdict(judged).passed { throw CommandFailure.shown(exitCode: 1) }
+        if let gate = report.gate, !gate.passed { throw CommandFailure.shown(exitCode: 1) }
     }
 
-    /// The two versions, whether the tool replaces the scale set, and what to call the change.
-    func versions() throws -> (ImportedScaleSet, ImportedScaleSet, Bool, String) {
+    /// The two versions, a Terraform plan's actions (nil for two documents), and what to call the change.
+    func versions() throws -> (ImportedScaleSet, ImportedScaleSet, [String]?, String) {
         if let template {
             guard let after else { throw ValidationError("with --template, give two parameters files: rehearse diff --template T.json old.parameters.json new.parameters.json") }
-            let old = try importScaleSet(template, resource: resource, parameters: before)
-            let new = try importScaleSet(template, resource: resource, parameters: after)
-            return (old, new, false, "\(template) (\(before) → \(after))")
+            if parameters != nil { throw InputError(option: "--parameters", problem: "BEFORE and AFTER are the parameters files with --template", allowed: "--template T.json OLD.parameters.json NEW.parameters.json") }
+            let old = try importScaleSet(template, resource: resource, parameters: before, context: context)
+            let new = try importScaleSet(template, resource: resource, parameters: after, context: context)
+            return (old, new, nil, try same(old, new, "\(template) (\(before) → \(after))"))
         }
         guard let after else {
             let document = try readJSONDocument(before)
@@ -109,13 +131,19 @@ struct DiffCommand: ParsableCommand {
                     throw CommandFailure([Diagnostic("the plan \(change.before == nil ? "creates" : "deletes") \(change.address) (actions \(change.actions.joined(separator: ", "))): there is no running fleet to change", location: .file(before))], exitCode: 2)
                 }
                 for warning in old.warnings + new.warnings { warn(warning.message, location: inDocument(before, warning)) }
-                return (old, new, change.actions.contains("delete") && change.actions.contains("create"), change.address)
+                return (old, new, change.actions, change.address)
             } catch let failure as ValidationFailure {
                 throw CommandFailure(failure.problems.map { Diagnostic(Diagnostics.message($0), location: inDocument(before, $0)) }, exitCode: 2)
             }
         }
-        let old = try importScaleSet(before, resource: resource, parameters: nil)
-        let new = try importScaleSet(after, resource: resource, parameters: nil)
-        return (old, new, false, "\(before) → \(after)")
+        let old = try importScaleSet(before, resource: resource, parameters: parameters, context: context)
+        let new = try importScaleSet(after, resource: resource, parameters: parameters, context: context)
+        return (old, new, nil, try same(old, new, "\(before) → \(after)"))
+    }
+
+    /// `label` when `new` is another version of `old`; exit 2 naming what differs otherwise.
+    func same(_ old: ImportedScaleSet, _ new: ImportedScaleSet, _ label: String) throws -> String {
+        guard let other = ScaleSetDiff.otherScaleSet(before: old, after: new) else { return label }
+        throw CommandFailure([Diagnostic("AFTER is another scale set (\(other)), not a version of BEFORE: a diff compares two versions of one scale set", location: .file(after ?? before))], exitCode: 2)
     }
 }
