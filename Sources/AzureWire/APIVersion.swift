@@ -37,15 +37,21 @@ extension UpgradePolicy {
     /// the value with it moved to its successor (which wins when both are given), and a warning
     /// at `prefix.automaticOsUpgrade` naming the successor. A value without it comes back as is.
     public static func movingLegacyFields(_ value: JSON, prefix: String = "upgradePolicy") -> (JSON, [Problem]) {
+        // Keys in sorted order: the same document gives the same message on every run.
         guard case .object(var members) = value,
-              let key = members.keys.first(where: { $0.lowercased() == "automaticosupgrade" && $0 != "automaticOSUpgradePolicy" })
+              case let spellings = members.keys.filter({ $0.lowercased() == "automaticosupgrade" }).sorted(), let key = spellings.first
         else { return (value, []) }
+        guard spellings.count == 1 else {
+            // Left in place: the policy's reader refuses them as unknown fields, in sorted order.
+            return (value, [Problem(field: "\(prefix).\(key)", "is given \(spellings.count) times, as \(spellings.joined(separator: " and ")) "
+                                                   + "(names are read ignoring case); allowed once, or better automaticOSUpgradePolicy.enableAutomaticOSUpgrade alone")])
+        }
         let legacy = members.removeValue(forKey: key)!
         let field = "\(prefix).\(key)"
         guard case .bool(let on) = legacy else {
             return (.object(members), [Problem(field: field, "\(legacy.serialized(pretty: false)) is not a boolean; this field of api-versions 2017-03-30 to 2018-06-01 is replaced by automaticOSUpgradePolicy.enableAutomaticOSUpgrade, and is not read")])
         }
-        let successorKey = members.keys.first { $0.lowercased() == "automaticosupgradepolicy" } ?? "automaticOSUpgradePolicy"
+        let successorKey = members.keys.sorted().first { $0.lowercased() == "automaticosupgradepolicy" } ?? "automaticOSUpgradePolicy"
         var successor = members[successorKey]?.object ?? [:]
         let given = successor.keys.contains { $0.lowercased() == "enableautomaticosupgrade" }
         if !given { successor["enableAutomaticOSUpgrade"] = .bool(on) }

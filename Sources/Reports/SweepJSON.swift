@@ -56,7 +56,8 @@ public enum SweepJSON {
     static func rounded(_ x: Double) -> Double { (x * 1_000_000).rounded() / 1_000_000 }
 
     /// One run: seed, code, error code, figures, the instances failed and left behind, whether
-    /// each expectation held.
+    /// each expectation held, the capacity its lowest healthy is measured against, and its
+    /// lifecycle hook measures.
     public static func run(_ d: RunDigest) -> JSON {
         .ordered([
             JSONField("seed", .string(String(d.seed))), JSONField("code", d.code.map { .string($0.rawValue) } ?? .null),
@@ -67,6 +68,8 @@ public enum SweepJSON {
             JSONField("hitTimeLimit", .bool(d.hitTimeLimit)), JSONField("held", .array(d.held.map { .bool($0.held) })),
             JSONField("failed", .array(d.failed.map(JSON.int))), JSONField("leftBehind", .array(d.leftBehind.map(JSON.int))),
             JSONField("capacity", d.capacity.map(JSON.int) ?? .null),
+            JSONField("hooksRaised", .bool(d.hooksRaised)), JSONField("defaultActionFired", .bool(d.defaultActionFired)),
+            JSONField("hookWaitSeconds", d.hookWait.map(JSON.double) ?? .null), JSONField("hookRejected", .array(d.hookRejected.map(JSON.int))),
         ])
     }
 
@@ -80,7 +83,7 @@ public enum SweepJSON {
                       JSONField("confidence", .double(question.confidence)), JSONField("untilDecided", .bool(p.untilDecided))]
         }
         return .ordered([
-            JSONField("rehearseSweepPart", .int(1)), JSONField("scenario", .string(r.scenario)),
+            JSONField("rehearseSweepPart", .int(SweepPart.format)), JSONField("scenario", .string(r.scenario)),
             JSONField("seeds", .string(r.seeds.description)), JSONField("shard", .string(shard.description)),
             JSONField("overrides", .array(r.overrides.map(JSON.string))),
             JSONField("deadline", r.deadline.map { .string(ISODuration.format($0)) } ?? .null),
@@ -88,6 +91,6 @@ public enum SweepJSON {
                 .ordered([JSONField("location", .string($0.location)), JSONField("key", .string($0.key.rawValue)),
                           JSONField("expected", .string($0.expected))])
             })),
-        ] + asked + [JSONField("runs", .array(r.runs.map(run)))])
+        ] + asked + [JSONField("identity", p.identity.json), JSONField("runs", .array(r.runs.map(run)))])
     }
 }

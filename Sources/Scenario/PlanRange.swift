@@ -16,6 +16,13 @@ public struct PlanRangeBounds: Equatable, Sendable {
     public var instructions: Int
     /// Upgrades drawn from the measured parts to make the range.
     public var trials: Int
+    /// Script instructions all the runs may spend together: more runs share it, each run's own
+    /// bound shrinking to its share (`plan --boot-runs 1000` measures no more than 20 runs do).
+    public var totalInstructions: Int = 1_000_000_000
+
+    /// The instructions one run may spend: `instructions`, or its share of `totalInstructions`
+    /// when the runs would spend more together (at least 1).
+    public var instructionsPerRun: Int { max(1, min(instructions, totalInstructions / max(1, runs))) }
 
     /// 20 runs, 600 instances, 24 h of virtual time past the upgrade's start, 50,000,000
     /// instructions a run, 1,000 drawn upgrades.
@@ -93,7 +100,7 @@ extension Rehearsal {
             var run = inputs.with(seed: inputs.seed &+ UInt64(runs))
             // The first run's events give the medians of the plan's own seed.
             run.recordEvents = runs == 0
-            run.limits.runInstructions = run.limits.runInstructions == 0 ? bounds.instructions : min(run.limits.runInstructions, bounds.instructions)
+            run.limits.runInstructions = run.limits.runInstructions == 0 ? bounds.instructionsPerRun : min(run.limits.runInstructions, bounds.instructionsPerRun)
             runs += 1
             watcher.timings.nextRun()
             watcher.start = nil

@@ -25,6 +25,8 @@ enum RiskReader {
         }
         var question = RiskQuestion(requirements: [])
         switch fields["require"] {
+        case .array(let items)? where items.count > RiskQuestion.mostRequirements:
+            problems.append(Problem(field: "\(field): require", "holds \(items.count) requirements; allowed at most \(RiskQuestion.mostRequirements) (each is judged over every run)"))
         case .array(let items)? where !items.isEmpty:
             for (i, item) in items.enumerated() {
                 guard let text = item.stringValue else {

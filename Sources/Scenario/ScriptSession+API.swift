@@ -12,8 +12,7 @@ extension ScriptSession {
             if let first = scalesetLocation {
                 throw LuaError(kind: .runtime, message: "scaleset is already described at \(first); a scenario describes one scale set")
             }
-            scalesetLocation = location
-            scalesetValue = try args.table(1)
+            scaleset = (try args.table(1), location)
             return []
         }
         registerCallback("health", \.health)

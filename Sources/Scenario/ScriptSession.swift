@@ -15,8 +15,10 @@ final class ScriptSession {
     var state: LuaState { runtime.state }
 
     /// What the top level described, in the order it did.
-    var scalesetLocation: String?
-    var scalesetValue: LuaValue?
+    /// `scaleset { … }`: the table and where it was called (a script calls it once).
+    var scaleset: (value: LuaValue, location: String)?
+    var scalesetLocation: String? { scaleset?.location }
+    var scalesetValue: LuaValue? { scaleset?.value }
     var health: Callback?
     var phase: Callback?
     var fault: Callback?

@@ -179,7 +179,7 @@ final class HostileNumbersCLITests: XCTestCase {
 
     /// A part of seeds 0..1 in `shards` parts with `runs`, written to a file.
     func part(_ folder: String, _ name: String, shard: String, runs: [[String: Any]]) throws -> String {
-        let part: [String: Any] = ["rehearseSweepPart": 1, "scenario": "x.lua", "seeds": "0..1", "shard": shard, "overrides": [String](),
+        let part: [String: Any] = ["rehearseSweepPart": 2, "scenario": "x.lua", "seeds": "0..1", "shard": shard, "overrides": [String](), "identity": [String: String](),
                                    "deadline": NSNull(), "expectations": [Any](), "runs": runs]
         let path = folder + "/" + name
         try JSONSerialization.data(withJSONObject: part).write(to: URL(fileURLWithPath: path))
@@ -189,7 +189,8 @@ final class HostileNumbersCLITests: XCTestCase {
     func run(_ seed: Int, _ changes: [String: Any] = [:]) -> [String: Any] {
         var run: [String: Any] = ["seed": String(seed), "code": "Completed", "errorCode": NSNull(), "timeToFinishSeconds": 240,
                                   "lowestHealthy": 1, "unavailableInstanceSeconds": 30.5, "hitTimeLimit": false, "held": [Bool](),
-                                  "failed": [Int](), "leftBehind": [Int]()]
+                                  "failed": [Int](), "leftBehind": [Int](), "hooksRaised": false, "defaultActionFired": false,
+                                  "hookWaitSeconds": NSNull(), "hookRejected": [Int]()]
         run.merge(changes) { $1 }
         return run
     }
@@ -216,7 +217,7 @@ final class HostileNumbersCLITests: XCTestCase {
     func testAMergePartClaimingEverySeedIsRefusedAtOnce() throws {
         let folder = try newTemporaryFolder()
         let path = folder + "/huge.json"
-        let part: [String: Any] = ["rehearseSweepPart": 1, "scenario": "x.lua", "seeds": "0..18446744073709551615", "shard": "1/1",
+        let part: [String: Any] = ["rehearseSweepPart": 2, "scenario": "x.lua", "seeds": "0..18446744073709551615", "shard": "1/1", "identity": [String: String](),
                                    "overrides": [String](), "deadline": NSNull(), "expectations": [Any](), "runs": [Any]()]
         try JSONSerialization.data(withJSONObject: part).write(to: URL(fileURLWithPath: path))
         let started = Date()
@@ -231,7 +232,7 @@ final class HostileNumbersCLITests: XCTestCase {
         // 64 MiB of one-digit numbers: parsed, a tree of more than a gigabyte. Refused by its
         // size before it is parsed.
         let big = try newTemporaryFolder() + "/big.json"
-        var text = Data("{\"rehearseSweepPart\":1,\"runs\":[".utf8)
+        var text = Data("{\"rehearseSweepPart\":2,\"runs\":[".utf8)
         text.append(Data(String(repeating: "0,", count: 32 << 20).utf8))
         text.append(Data("0]}".utf8))
         try text.write(to: URL(fileURLWithPath: big))

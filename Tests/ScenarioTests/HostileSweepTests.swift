@@ -81,9 +81,10 @@ final class HostileSweepTests: XCTestCase {
     /// A part as JSON with one run whose `field` is `value`.
     func partJSON(_ field: String, _ value: String) throws -> JSON {
         try JSON.parse("""
-            {"rehearseSweepPart":1,"scenario":"x.lua","seeds":"0..0","shard":"1/1","overrides":[],"deadline":null,"expectations":[],
+            {"rehearseSweepPart":2,"scenario":"x.lua","seeds":"0..0","shard":"1/1","overrides":[],"deadline":null,"expectations":[],"identity":{},
              "runs":[{"seed":"0","code":"Completed","errorCode":null,"timeToFinishSeconds":1,"lowestHealthy":1,
-                      "unavailableInstanceSeconds":1,"hitTimeLimit":false,"held":[],"failed":[],"leftBehind":[],"\(field)":\(value)}]}
+                      "unavailableInstanceSeconds":1,"hitTimeLimit":false,"held":[],"failed":[],"leftBehind":[],"hooksRaised":false,
+                      "defaultActionFired":false,"hookWaitSeconds":null,"hookRejected":[],"\(field)":\(value)}]}
             """)
     }
 

@@ -86,7 +86,7 @@ final class DistributedSweepTests: XCTestCase {
         let one = Tune.run(labels: labels, keys: [[], []], seeds: seeds, question: question, objective: .finishPercentile(95)) { (i, list, _) in
             list.map { run(i, $0) }
         }
-        var state = TuneState(scenario: "x.lua", seeds: seeds, candidates: labels)
+        var state = TuneState(scenario: "x.lua", seeds: seeds, candidates: labels, identities: [SweepIdentity(), SweepIdentity()], binary: "test")
         var rounds: [[Tune.Work]] = []
         while true {
             do throws(TuneState.Pending) {
@@ -99,7 +99,7 @@ final class DistributedSweepTests: XCTestCase {
                 for item in error.work {
                     let runs = item.seeds.seeds().map { run(item.candidate, $0) }
                     let told = SweepPart(report: SweepReport(scenario: "x.lua", seeds: item.seeds, overrides: labels[item.candidate], runs: runs,
-                                                             expectations: [], deadline: nil), shard: Shard(index: 1, count: 1))
+                                                             expectations: [], deadline: nil), shard: Shard(index: 1, count: 1), binary: "test")
                     try state.record(told, name: "part", keys: [[], []])
                 }
             }
@@ -118,7 +118,7 @@ final class DistributedSweepTests: XCTestCase {
         XCTAssertEqual(rounds[1], [Tune.Work(candidate: 1, seeds: SeedRange(100, 199))], "the infeasible candidate stopped after one round")
         // A seed told twice with another result is refused.
         let conflicting = SweepPart(report: SweepReport(scenario: "x.lua", seeds: SeedRange(1, 1), overrides: ["a=2"], runs: [digest(1, faulted: true)],
-                                                        expectations: [], deadline: nil), shard: Shard(index: 1, count: 1))
+                                                        expectations: [], deadline: nil), shard: Shard(index: 1, count: 1), binary: "test")
         XCTAssertThrowsError(try state.record(conflicting, name: "late.json", keys: [[], []]))
     }
 }

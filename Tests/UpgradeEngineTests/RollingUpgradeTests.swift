@@ -342,20 +342,43 @@ final class ThresholdTests: XCTestCase {
 final class AvailabilityMeterTests: XCTestCase {
     func testLostCapacityIsCountedFromTheFirstActivityOnly() throws {
         var meter = AvailabilityMeter()
-        for _ in 0..<10 { meter.servingChanged(by: 1, at: 0) }
+        for _ in 0..<10 { meter.servingChanged(by: 1, at: 0, capacity: 10) }
         meter.advance(to: 60_000, capacity: 10)
-        meter.servingChanged(by: -1, at: 30_000)  // before any activity: not the lowest, not lost
-        meter.servingChanged(by: 1, at: 40_000)
-        meter.noteActivity(at: 60_000)
-        meter.servingChanged(by: -2, at: 60_000)   // a batch of 2 goes down for 2 minutes
+        meter.servingChanged(by: -1, at: 30_000, capacity: 10)  // before any activity: not the lowest, not lost
+        meter.servingChanged(by: 1, at: 40_000, capacity: 10)
+        meter.noteActivity(at: 60_000, capacity: 10)
+        meter.servingChanged(by: -2, at: 60_000, capacity: 10)   // a batch of 2 goes down for 2 minutes
         meter.advance(to: 180_000, capacity: 10)
-        meter.servingChanged(by: 2, at: 180_000)
+        meter.servingChanged(by: 2, at: 180_000, capacity: 10)
         meter.advance(to: 240_000, capacity: 10)
         let a = try XCTUnwrap(meter.availability(at: 240_000))
         XCTAssertEqual(a.lowestHealthy, 8)
         XCTAssertEqual(a.lowestHealthyAt, 60_000, "the first time the fleet came down to 8")
+        XCTAssertEqual(a.capacityAtLowest, 10)
         XCTAssertEqual(a.unavailableInstanceSeconds, 240)   // 2 instances × 120 s
         XCTAssertEqual(a.timeToFinishSeconds, 180)
         XCTAssertNil(AvailabilityMeter().availability(at: 0))
+    }
+
+    /// The share of capacity kept is measured against the capacity wanted at the dip: 8 of 10
+    /// serving is 80% whether the fleet is later scaled out to 20 or in to 8.
+    func testCapacityAtTheLowPointIsTheOneWantedThen() throws {
+        for later in [20, 8] {
+            var meter = AvailabilityMeter()
+            for _ in 0..<10 { meter.servingChanged(by: 1, at: 0, capacity: 10) }
+            meter.noteActivity(at: 60_000, capacity: 10)
+            meter.servingChanged(by: -2, at: 60_000, capacity: 10)
+            meter.servingChanged(by: 2, at: 180_000, capacity: 10)
+            meter.advance(to: 200_000, capacity: later)
+            // The scale: instances join or leave; serving never drops below 8 again.
+            meter.servingChanged(by: later - 10, at: 300_000, capacity: later)
+            let a = try XCTUnwrap(meter.availability(at: 400_000))
+            XCTAssertEqual(a.lowestHealthy, 8, "scaled to \(later)")
+            XCTAssertEqual(a.capacityAtLowest, 10, "scaled to \(later)")
+            let digest = RunDigest(seed: 0, code: .completed, errorCode: nil, timeToFinish: 340, lowestHealthy: a.lowestHealthy, unavailable: 0,
+                                   hitTimeLimit: false, held: [], failed: [], leftBehind: [], capacity: a.capacityAtLowest)
+            XCTAssertTrue(digest.keptServing(0.8), "8 of the 10 wanted at the dip is 80%, scaled to \(later) later")
+            XCTAssertFalse(digest.keptServing(0.81))
+        }
     }
 }

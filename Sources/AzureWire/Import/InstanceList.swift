@@ -46,7 +46,10 @@ public enum InstanceList {
         // A Flexible scale set's instances are named VMs: their instanceId is the name (SPEC §6b).
         // Such a list numbers its instances 0, 1, … in its order and keeps the names.
         let named = items.contains { item in
-            if case .string(let text)? = item.field("instanceId") ?? (item.field("properties") ?? item).field("instanceId") { return Int(text) == nil && !text.isEmpty }
+            // Digits alone are an instance number, however long (one past 64 bits is out of range, not a name).
+            if case .string(let text)? = item.field("instanceId") ?? (item.field("properties") ?? item).field("instanceId") {
+                return !text.isEmpty && !text.allSatisfy { $0.isASCII && $0.isNumber }
+            }
             return false
         }
         for (i, item) in items.enumerated() {
@@ -67,6 +70,12 @@ public enum InstanceList {
             case .string(let text)?: id = Int(text)
             case .int(let n)? where !named: id = n
             default: id = named ? nil : idFromResourceID(item)
+            }
+            if !named, let given = item.field("instanceId") ?? flat.field("instanceId"), id == nil || id! > Int(Int32.max),
+               given.isNumberText {
+                problems.append(Problem(field: "\(at).instanceId", "\(String(given.serialized(pretty: false).prefix(80))) is out of range; "
+                                            + "allowed an instance number from 0 to \(Int32.max)"))
+                continue
             }
             guard let id, id >= 0 else {
                 problems.append(Problem(field: "\(at).instanceId", named ? "is missing: a Flexible scale set's list names every VM" : "is missing or not a whole number such as \"3\""))
@@ -90,5 +99,16 @@ public enum InstanceList {
         }
         guard problems.isEmpty else { throw ValidationFailure(problems) }
         return fleet
+    }
+}
+
+extension JSON {
+    /// A number, or a string of ASCII digits alone (an instance number written as text).
+    fileprivate var isNumberText: Bool {
+        switch self {
+        case .int, .double: return true
+        case .string(let text): return !text.isEmpty && text.allSatisfy { $0.isASCII && $0.isNumber }
+        default: return false
+        }
     }
 }

@@ -14,16 +14,22 @@ struct AvailabilityMeter {
     private var lowest = Int.max
     /// When the fleet first came down to `lowest` (milliseconds).
     private var lowestAt: Millis = 0
+    /// The capacity wanted when the fleet first came down to `lowest`: what a share of capacity
+    /// kept serving is measured against (a scale-out or scale-in after the low point changes
+    /// the capacity at the end, not the dip).
+    private var capacityAtLowest = 0
     /// Σ (capacity − serving) × time since `start`, in instance-milliseconds.
     private var unavailable = 0.0
 
-    /// One more instance serves (`+1`) or one fewer (`-1`) at `time` (milliseconds).
+    /// One more instance serves (`+1`) or one fewer (`-1`) at `time` (milliseconds), `capacity`
+    /// instances being wanted then.
     @inline(__always)
-    mutating func servingChanged(by delta: Int, at time: Millis) {
+    mutating func servingChanged(by delta: Int, at time: Millis, capacity: Int) {
         serving += delta
         if start != nil && serving < lowest {
             lowest = serving
             lowestAt = time
+            capacityAtLowest = capacity
         }
     }
 
@@ -35,19 +41,21 @@ struct AvailabilityMeter {
         lastSample = time
     }
 
-    /// Upgrade activity begins at `time` (milliseconds), if it had not already.
-    mutating func noteActivity(at time: Millis) {
+    /// Upgrade activity begins at `time` (milliseconds), `capacity` instances being wanted, if it
+    /// had not already.
+    mutating func noteActivity(at time: Millis, capacity: Int) {
         guard start == nil else { return }
         start = time
         lastSample = time
         lowest = serving
         lowestAt = time
+        capacityAtLowest = capacity
     }
 
     /// The figures at `now` (milliseconds), or nil when no activity began.
     func availability(at now: Millis) -> Availability? {
         guard let start else { return nil }
-        return Availability(lowestHealthy: lowest == Int.max ? serving : lowest, lowestHealthyAt: lowestAt, unavailableInstanceSeconds: unavailable / 1000,
-                            timeToFinishSeconds: Double(now - start) / 1000)
+        return Availability(lowestHealthy: lowest == Int.max ? serving : lowest, lowestHealthyAt: lowestAt, capacityAtLowest: capacityAtLowest,
+                            unavailableInstanceSeconds: unavailable / 1000, timeToFinishSeconds: Double(now - start) / 1000)
     }
 }

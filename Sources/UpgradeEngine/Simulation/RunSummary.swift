@@ -73,6 +73,9 @@ public struct Availability: Equatable, Sendable {
     public var lowestHealthy: Int
     /// When the fleet first came down to `lowestHealthy`, in milliseconds since the run began.
     public var lowestHealthyAt: Millis
+    /// The capacity wanted at `lowestHealthyAt`: what `lowestHealthy.C` requirements measure
+    /// the dip against (the capacity at the end may differ after a scale-out or scale-in).
+    public var capacityAtLowest: Int
     /// Σ over time of (capacity − serving instances), in instance-seconds.
     public var unavailableInstanceSeconds: Double
     /// From the first upgrade activity to its end, in seconds.

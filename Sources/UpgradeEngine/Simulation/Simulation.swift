@@ -227,7 +227,7 @@ extension Simulation {
     func servingMayHaveChanged(_ id: Int, was: Bool, health: HealthState) {
         let serving = isServing(id)
         guard serving != was else { return }
-        meter.servingChanged(by: serving ? 1 : -1, at: now)
+        meter.servingChanged(by: serving ? 1 : -1, at: now, capacity: capacity)
         let state = fleet.instances[id].health.state
         let reason: ServingReason = state != health ? .health(state) : .lifecycle(fleet.instances[id].lifecycle)
         emit(.servingChanged(serving: serving, count: meter.serving, reason: reason), instance: id)
@@ -239,7 +239,7 @@ extension Simulation {
     }
 
     /// Marks the start of upgrade activity, from which availability is measured.
-    func noteActivity() { meter.noteActivity(at: now) }
+    func noteActivity() { meter.noteActivity(at: now, capacity: capacity) }
 
 }
 

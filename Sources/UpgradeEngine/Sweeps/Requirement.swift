@@ -260,6 +260,22 @@ public struct RiskQuestion: Equatable, Sendable {
         self.deadline = deadline
     }
 
+    /// The most requirements one question may hold: each is judged over every run at every
+    /// look, so their number multiplies the gate's work (20,000 of them cost 20,000 × the seeds).
+    public static let mostRequirements = 64
+
+    /// The question with each requirement once (the first of each kept, in order), and the
+    /// repeats it dropped: a requirement given twice is judged once.
+    public func deduplicated() -> (question: RiskQuestion, repeats: [Requirement]) {
+        var copy = self
+        copy.requirements = []
+        var repeats: [Requirement] = []
+        for requirement in requirements {
+            if copy.requirements.contains(requirement) { repeats.append(requirement) } else { copy.requirements.append(requirement) }
+        }
+        return (copy, repeats)
+    }
+
     /// Every requirement judged over `runs`.
     public func judge(_ runs: [RunDigest], keys: [SweepReport.ExpectationKey]) -> [RequirementResult] {
         var tally = RiskTally(self, keys: keys)

@@ -21,8 +21,9 @@ public struct RunDigest: Equatable, Sendable {
     public var failed: [Int]
     /// Instances that exist at the end on an older model, ascending.
     public var leftBehind: [Int]
-    /// The capacity the run ended with (what `lowestHealthy.C` requirements measure against);
-    /// nil when not known (a part written without it).
+    /// The capacity wanted when the run came down to its lowest healthy (what `lowestHealthy.C`
+    /// requirements measure against: a scale after the dip does not change it); the capacity
+    /// the run ended with when there was no upgrade activity; nil when not known.
     public var capacity: Int?
     /// Lifecycle hooks (SPEC §6b): whether any event was raised, whether a `defaultAction`
     /// fired in one, how long the latest upgrade's batches waited in all (seconds), and the
@@ -55,7 +56,8 @@ public struct RunDigest: Equatable, Sendable {
                   timeToFinish: summary.availability?.timeToFinishSeconds, lowestHealthy: summary.availability?.lowestHealthy,
                   unavailable: summary.availability?.unavailableInstanceSeconds, hitTimeLimit: summary.hitTimeLimit,
                   held: record.expectations.map { HeldKey($0.key, $0.held) }, failed: summary.failed.sorted(),
-                  leftBehind: record.instances.filter { $0.leftBehind != nil }.map(\.id), capacity: summary.capacity)
+                  leftBehind: record.instances.filter { $0.leftBehind != nil }.map(\.id),
+                  capacity: summary.availability?.capacityAtLowest ?? summary.capacity)
         let hooks = summary.hooks
         hooksRaised = hooks.events > 0
         defaultActionFired = hooks.defaultedEvents > 0

@@ -18,14 +18,25 @@ public struct SweepPart: Equatable, Sendable {
     public var untilDecided: Bool
     /// The version of rehearse that ran it; parts of different versions are not merged.
     public var binary: String?
+    /// Every other input that changes the runs (parameters, limits, time limit, strict wire, the
+    /// plugin lock, the scenario's bytes, a comparison's grid): parts whose identities differ
+    /// are not merged, and a tune state takes no part of another identity.
+    public var identity: SweepIdentity
 
-    /// Part `shard` holding `report`'s runs, asked `question`, run by `binary`.
-    public init(report: SweepReport, shard: Shard, question: RiskQuestion? = nil, untilDecided: Bool = false, binary: String? = nil) {
+    /// The format `SweepJSON.part` writes and `read` reads: 2 carries the lifecycle hook
+    /// measures of every run and the identity (format 1 parts had neither, so a sharded gate
+    /// read `hookRejected` as 0 of N).
+    public static let format = 2
+
+    /// Part `shard` holding `report`'s runs, asked `question`, run by `binary` with `identity`.
+    public init(report: SweepReport, shard: Shard, question: RiskQuestion? = nil, untilDecided: Bool = false, binary: String? = nil,
+                identity: SweepIdentity = SweepIdentity()) {
         self.report = report
         self.shard = shard
         self.question = question
         self.untilDecided = untilDecided
         self.binary = binary
+        self.identity = identity
     }
 
     /// Why a part cannot be read, or parts cannot be merged: where (a field path such as
@@ -91,8 +102,18 @@ public struct SweepPart: Equatable, Sendable {
     /// Reads a part `SweepJSON.part` wrote.
     public static func read(_ value: JSON) throws(Failure) -> SweepPart {
         func fail<T>(_ field: String, _ problem: String) throws(Failure) -> T { throw Failure(field: field, problem) }
-        guard value.field("rehearseSweepPart") == .int(1) else {
-            return try fail("rehearseSweepPart", "missing: this is not a part of a sharded sweep printed as JSON")
+        switch value.field("rehearseSweepPart") {
+        case .int(format)?: break
+        case .int(let older)? where older >= 1 && older < format:
+            return try fail("rehearseSweepPart", "is format \(older), written by an older rehearse without every run's lifecycle hook measures "
+                                + "and the run identity; allowed format \(format): run the part again with this rehearse")
+        case nil: return try fail("rehearseSweepPart", "missing: this is not a part of a sharded sweep printed as JSON")
+        default: return try fail("rehearseSweepPart", "expected the part format \(format)")
+        }
+        let identity: SweepIdentity
+        switch SweepIdentity.read(value.field("identity")) {
+        case .success(let read): identity = read
+        case .failure(let failure): throw failure
         }
         guard case .string(let scenario)? = value.field("scenario") else { return try fail("scenario", "expected a string") }
         guard case .string(let seedText)? = value.field("seeds"), let parsed = SeedRange(parsing: seedText) else {
@@ -140,7 +161,8 @@ public struct SweepPart: Equatable, Sendable {
         default: return try fail("binary", "expected the version of rehearse as a string")
         }
         return SweepPart(report: SweepReport(scenario: scenario, seeds: seeds, overrides: overrides, runs: runs, expectations: keys,
-                                             deadline: deadline), shard: shard, question: question, untilDecided: untilDecided, binary: binary)
+                                             deadline: deadline), shard: shard, question: question, untilDecided: untilDecided, binary: binary,
+                         identity: identity)
     }
 
     /// The question a part carries (`requirements`, `confidence`, `untilDecided`), if any.
@@ -155,8 +177,8 @@ public struct SweepPart: Equatable, Sendable {
             guard !untilDecided else { throw Failure(field: "requirements", "missing: a sequential gate's part needs its requirements") }
             return (nil, false)
         }
-        guard case .array(let items) = requirementItems, !items.isEmpty else {
-            throw Failure(field: "requirements", "expected a list of at least one requirement such as \"Faulted <= 1%\"")
+        guard case .array(let items) = requirementItems, !items.isEmpty, items.count <= RiskQuestion.mostRequirements else {
+            throw Failure(field: "requirements", "expected a list of 1 to \(RiskQuestion.mostRequirements) requirements such as \"Faulted <= 1%\"")
         }
         var requirements: [Requirement] = []
         for (i, item) in items.enumerated() {
@@ -235,14 +257,24 @@ public struct SweepPart: Equatable, Sendable {
         if item.member("capacity") != nil, let d = try number("capacity", in: 0...Double(Int32.max)) {
             capacity = try CheckedNumber.whole(d, field: "capacity", in: 0...Int(Int32.max))
         }
-        return RunDigest(seed: seed, code: code, errorCode: errorCode, timeToFinish: time, lowestHealthy: lowest, unavailable: unavailable,
-                         hitTimeLimit: hit, held: held, failed: try ids("failed"), leftBehind: try ids("leftBehind"), capacity: capacity)
+        var digest = RunDigest(seed: seed, code: code, errorCode: errorCode, timeToFinish: time, lowestHealthy: lowest, unavailable: unavailable,
+                               hitTimeLimit: hit, held: held, failed: try ids("failed"), leftBehind: try ids("leftBehind"), capacity: capacity)
+        // Lifecycle hooks (format 2): every measure a requirement can name travels with the run.
+        guard case .bool(let raised)? = item.member("hooksRaised") else { throw wrong("hooksRaised", "true or false") }
+        guard case .bool(let defaulted)? = item.member("defaultActionFired") else { throw wrong("defaultActionFired", "true or false") }
+        digest.hooksRaised = raised
+        digest.defaultActionFired = defaulted
+        digest.hookWait = try number("hookWaitSeconds", in: 0...longestSeconds)
+        digest.hookRejected = try ids("hookRejected")
+        if defaulted && !raised { throw wrong("defaultActionFired", "false when hooksRaised is false") }
+        if !digest.hookRejected.isEmpty && !raised { throw wrong("hookRejected", "[] when hooksRaised is false") }
+        return digest
     }
 
     /// The report of one sweep from its parts, `name` saying where each came from (its file):
     /// the same parts give the same report in any order. The parts may cover adjacent blocks of
     /// seeds (`0..99` in 2 shards, `100..199` in 3), each block whole. Refused: parts of different
-    /// sweeps (scenario, overrides, deadline, expectations, question, binary), a part missing or
+    /// sweeps (scenario, overrides, deadline, expectations, question, binary, identity), a part missing or
     /// given twice, blocks that overlap or leave a gap, a seed outside its block, a seed whose runs
     /// in two parts (or twice in one) differ (naming both), seeds left without a run.
     public static func merge(_ given: [(name: String, part: SweepPart)]) throws(Failure) -> SweepReport {
@@ -260,6 +292,10 @@ public struct SweepPart: Equatable, Sendable {
                                ("binary", a.binary != b.binary)].filter(\.1).map(\.0)
             guard differences.isEmpty else {
                 throw Failure(.file(name), "not a part of the same sweep as \(first.name): its \(differences.joined(separator: ", ")) differ")
+            }
+            guard a.identity == b.identity else {
+                throw Failure(.file(name), "not a part of the same sweep as \(first.name): its run inputs differ: "
+                                  + b.identity.describeDifferences(from: a.identity, here: name, there: first.name))
             }
         }
         var blocks: [[(name: String, part: SweepPart)]] = []

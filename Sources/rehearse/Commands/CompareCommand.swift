@@ -38,10 +38,12 @@ struct CompareCommand: ParsableCommand {
         guard !set.isEmpty else { throw InputError(.command("compare"), problem: "needs at least one --set", allowed: "--set PATH=V1,V2,…") }
         let (loaded, candidates) = try PolicyGrid(set, option: "--set", seedsEach: range.count).candidates(scenario, seed: range.first)
         if let part = try parseShard(shard) {
-            let document = try candidateParts(loaded, candidates, scenario: scenario.scenario, seeds: range, shard: part, jobs: jobs, deadline: deadline) {
+            let document = try candidateParts(loaded, candidates, scenario: scenario, seeds: range, shard: part, jobs: jobs, deadline: deadline) {
                 try risk.question(script: $0.risk, deadline: deadline, expectations: ExpectationText.keys(of: $0.expectations))
             }
-            print(document.serialized())
+            let text = document.serialized()
+            try checkPartSize(text, shard: part)
+            print(text)
             return
         }
         let seeds = range.seeds()

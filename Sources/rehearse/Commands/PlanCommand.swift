@@ -23,7 +23,7 @@ struct PlanCommand: ParsableCommand {
     /// The seed of the plan and of the first run that measures the boot.
     var seed: UInt64 { seeded.seed }
 
-    @Option(name: .customLong("boot-runs"), help: ArgumentHelp("Runs (seeds from --seed on) that measure the scenario's own boot for the duration's range; 0: the arithmetic alone.", discussion: "Each run stops when its first rolling upgrade ends, 24 h of virtual time after it started, or after 50,000,000 script instructions; no run starts once 600 upgraded instances are measured."))
+    @Option(name: .customLong("boot-runs"), help: ArgumentHelp("Runs (seeds from --seed on) that measure the scenario's own boot for the duration's range; 0: the arithmetic alone.", discussion: "Each run stops when its first rolling upgrade ends, 24 h of virtual time after it started, or after 50,000,000 script instructions (all runs together at most 1,000,000,000: past 20 runs each gets its share); no run starts once 600 upgraded instances are measured."))
     var bootRuns: Int = 20
 
     func validate() throws {

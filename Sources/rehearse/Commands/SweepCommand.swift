@@ -117,8 +117,9 @@ struct SweepCommand: ParsableCommand {
         if format.output == .table && !format.jsonFlag {
             for line in Tables.runs(digests) { printText(line) }
         } else if json {
-            var document = part.map {
-                SweepJSON.part(SweepPart(report: report, shard: $0, question: question, untilDecided: untilDecided, binary: rehearseVersion))
+            var document = try part.map {
+                SweepJSON.part(SweepPart(report: report, shard: $0, question: question, untilDecided: untilDecided, binary: rehearseVersion,
+                                         identity: try scenario.identity(definition, inputs)))
             } ?? SweepJSON.report(report)
             if let judged, let question, case .ordered(var fields) = document {
                 // A part's `requirements` are its question (what merge judges); its own judgement is `verdicts`.
@@ -126,7 +127,9 @@ struct SweepCommand: ParsableCommand {
                 fields.append(JSONField("passed", .bool(RiskVerdict(judged, partial: partial).passed)))
                 document = .ordered(fields)
             }
-            print(document.serialized())
+            let text = document.serialized()
+            if let part { try checkPartSize(text, shard: part) }
+            print(text)
         } else {
             if let part { printText("Part \(part) of the seeds") }
             for line in SweepText.report(report) { printText(line) }
@@ -170,4 +173,14 @@ func writePage(_ file: OutputFile, _ make: () throws -> String) throws {
     let page: String
     do { page = try make() } catch { throw InputError(option: "--report", file.path, problem: "cannot be made: \(error)") }
     try finishOutput(file, option: "--report", writing: page)
+}
+
+/// A part (or a file of parts) as `merge` and `tune --tell` read it: no larger than their reader
+/// takes (`SweepPart.maxBytes`), or exit 2 saying how many shards would do, nothing printed.
+func checkPartSize(_ text: String, shard: Shard) throws {
+    let size = text.utf8.count
+    guard size > SweepPart.maxBytes else { return }
+    let needed = (size / SweepPart.maxBytes + 1).multipliedReportingOverflow(by: shard.count).partialValue
+    throw InputError(option: "--shard", shard.description, problem: "this part would be \(size) bytes, more than merge reads (\(SweepPart.maxBytes))",
+                     allowed: "more shards, about \(needed) or more")
 }

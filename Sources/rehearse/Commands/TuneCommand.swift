@@ -63,10 +63,12 @@ struct TuneCommand: ParsableCommand {
         let distributed = state != nil || ask || result || !tell.isEmpty
         if let part = try parseShard(shard) {
             guard !distributed else { throw InputError(option: "--shard", problem: "goes with none of --state, --ask, --tell, --result", allowed: "--shard alone, its parts told later") }
-            let document = try candidateParts(loaded, candidates, scenario: scenario.scenario, seeds: range, shard: part, jobs: jobs, deadline: deadline) {
+            let document = try candidateParts(loaded, candidates, scenario: scenario, seeds: range, shard: part, jobs: jobs, deadline: deadline) {
                 try risk.question(script: $0.risk, deadline: deadline, expectations: ExpectationText.keys(of: $0.expectations))
             }
-            print(document.serialized())
+            let text = document.serialized()
+            try checkPartSize(text, shard: part)
+            print(text)
             return
         }
         var told: TuneState?
@@ -76,15 +78,20 @@ struct TuneCommand: ParsableCommand {
                 throw InputError(option: "--state", problem: "needs one of --ask, --tell PARTS…, --result", allowed: "exactly one of them")
             }
             guard (1...1_000).contains(parts) else { throw InputError(option: "--parts", String(parts), allowed: "a whole number from 1 to 1000") }
-            var loadedState = try loadState(state, scenario: scenario.scenario, seeds: range, labels: labels, keys: keys)
+            let fresh = TuneState(scenario: scenario.scenario, seeds: range, candidates: labels,
+                                  identities: try candidates.map { try scenario.identity($0.definition, $0.inputs) }, binary: rehearseVersion)
             if !tell.isEmpty {
-                for (name, part, _) in try readParts(tell) {
-                    do throws(SweepPart.Failure) { try loadedState.record(part, name: name, keys: keys) } catch { throw InputError(.file(name), problem: error.problem) }
+                let given = try readParts(tell)
+                try withStateLock(state) {
+                    var loadedState = try loadState(state, fresh: fresh, keys: keys)
+                    for (name, part, _) in given {
+                        do throws(SweepPart.Failure) { try loadedState.record(part, name: name, keys: keys) } catch { throw InputError(.file(name), problem: error.problem) }
+                    }
+                    try saveState(loadedState, to: state)
                 }
-                try saveState(loadedState, to: state)
                 return
             }
-            told = loadedState
+            told = try withStateLock(state) { try loadState(state, fresh: fresh, keys: keys) }
         }
         let pageFile = try page.reportFile.map { try openOutput($0, option: "--report", role: "the report") }
         let outcome: Tune.Outcome
@@ -97,7 +104,7 @@ struct TuneCommand: ParsableCommand {
                 guard ask else {
                     throw InputError(option: "--result", problem: "the search needs \(error.work.count) more blocks of runs", allowed: "their parts told first: --ask lists them")
                 }
-                if !stateExists(state!) { try saveState(told, to: state!) }
+                try withStateLock(state!) { if !stateExists(state!) { try saveState(told, to: state!) } }
                 print(workJSON(error.work, labels: labels, parts: parts).serialized())
                 return
             }

@@ -20,15 +20,23 @@ func readJSONDocument(_ path: String, maxBytes: Int = JSONDocument.maxBytes) thr
 func importScaleSet(_ path: String, resource: String?, parameters: String?, context settings: [String] = []) throws -> ImportedScaleSet {
     let document = try readJSONDocument(path)
     let values = try parameters.map { try readJSONDocument($0) }
+    let imported: ImportedScaleSet
     do {
         let context = try ARMDeploymentContext.parse(settings, field: "--context", option: .deploymentContext)
-        let imported = try ScaleSetImport.read(document, resource: resource, parameters: values, context: context, parametersPath: parameters)
-        for warning in imported.warnings { warn(Diagnostics.message(warning), location: inDocument(path, warning)) }
-        return imported
+        imported = try ScaleSetImport.read(document, resource: resource, parameters: values, context: context, parametersPath: parameters)
     } catch {
         throw CommandFailure(error.problems.map { Diagnostic(Diagnostics.message($0), location: inDocument(path, $0)) },
                              header: error.problems.count > 1 ? "\(path): " : nil, exitCode: 2)
     }
+    // One resource check for every kind of document: a template or plan refuses a name it does
+    // not hold; a resource document (az vmss show, REST) holds one scale set, named once.
+    if let resource, [.azResource, .restExample].contains(imported.format), resource.lowercased() != imported.resource.lowercased() {
+        throw InputError(option: "--resource", ScriptText.escaped(resource), problem: "names no scale set of \(path): it is one resource, "
+                             + "\(ScriptText.escaped(imported.resource)) (\(imported.format.rawValue))",
+                         allowed: "its name, \(ScriptText.escaped(imported.resource)), or no --resource")
+    }
+    for warning in imported.warnings { warn(Diagnostics.message(warning), location: inDocument(path, warning)) }
+    return imported
 }
 
 /// The fleet `az vmss list-instances` lists; exit 2 with every problem's path otherwise.

@@ -32,6 +32,13 @@ struct RiskArguments: ParsableArguments {
         }
         if let deadline { question.deadline = deadline }
         guard !question.requirements.isEmpty else { return nil }
+        let (once, repeats) = question.deduplicated()
+        for repeated in Set(repeats.map(\.description)).sorted() { warn("--require \(repeated): given more than once; judged once") }
+        question = once
+        guard question.requirements.count <= RiskQuestion.mostRequirements else {
+            throw InputError(option: "--require", problem: "\(question.requirements.count) different requirements (with the script's risk { }); "
+                                 + "each is judged over every run", allowed: "at most \(RiskQuestion.mostRequirements) requirements")
+        }
         let scenario = candidate.map { "the scenario with \($0)" } ?? "the script"
         for requirement in question.requirements {
             switch requirement.measure {
