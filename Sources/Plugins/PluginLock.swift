@@ -69,8 +69,19 @@ public struct PluginLock: Sendable, Equatable {
             let name = try text("name"), versionText = try text("version")
             guard let version = SemVer(versionText) else { throw PluginProblem("\(path): bundles[\(i)].version \"\(versionText)\" is not SemVer") }
             let folder = try text("folder")
-            guard !folder.hasPrefix("/"), !folder.split(separator: "/").contains("..") else {
-                throw PluginProblem("\(path): bundles[\(i)].folder \"\(folder)\" must be a path inside the project")
+            // A folder install, verify and install --locked write or compare: a relative path of
+            // plain parts (not the project itself, nothing hidden, no '.' or '..').
+            let parts = folder.split(separator: "/", omittingEmptySubsequences: false)
+            guard !folder.isEmpty, !folder.hasPrefix("/"), parts.allSatisfy({ !$0.isEmpty && !$0.hasPrefix(".") }) else {
+                throw PluginProblem("\(path): bundles[\(i)].folder \"\(folder)\" must be a path inside the project (such as plugins/NAME-VERSION: "
+                    + "no leading '/', no empty, '.', '..' or hidden part)")
+            }
+            guard !entries.contains(where: { $0.name == name }) else {
+                throw PluginProblem("\(path): bundles[\(i)] locks \(name) a second time; a lock holds one entry per bundle")
+            }
+            let digest = try text("sha256")
+            guard digest.count == 64, digest.allSatisfy({ "0123456789abcdef".contains($0) }) else {
+                throw PluginProblem("\(path): bundles[\(i)].sha256 \"\(digest)\" is not a SHA-256 (64 lowercase hex digits)")
             }
             guard case .object(let fileMembers)? = item.field("files") else { throw PluginProblem("\(path): bundles[\(i)].files is missing") }
             var files: [String: String] = [:]
@@ -78,7 +89,7 @@ public struct PluginLock: Sendable, Equatable {
                 guard case .string(let h) = hash else { throw PluginProblem("\(path): bundles[\(i)].files.\(file) is not a hash") }
                 files[file] = h
             }
-            var entry = Entry(name: name, version: version, source: try text("source"), archiveSHA256: try text("sha256"),
+            var entry = Entry(name: name, version: version, source: try text("source"), archiveSHA256: digest,
                               folder: folder, files: files)
             switch item.field("range") {
             case nil, .null?: break

@@ -196,24 +196,16 @@ public enum PluginRepository {
             try resolver.select(requirement.name, range: range, by: requirement.range == nil && range != nil ? "the lock's range" : "the install request")
             if let range = requirement.range { asked[requirement.name] = range }
         }
+        // Before anything is downloaded: no locked bundle moves below its lock unless asked for
+        // by a range, and no locked version comes back with other bytes.
+        try checkAgainstLock(resolver.selected, lock: lock, asked: Set(asked.keys), index: index, source: source, lockPath: lockPath)
         // All or nothing: every archive is downloaded, checked and read before anything is
         // written; every new bundle is unpacked into a staging folder before any is moved into
         // place; a failure anywhere removes what this install wrote, and the lock is written last.
         var fetched: [(entry: PluginLock.Entry, files: [String: [UInt8]])] = []
         for name in resolver.selected.keys.sorted() {
             let entry = resolver.selected[name]!
-            let location = try archiveLocation(entry.url, in: source, entry: "\(indexURL): \(entry.manifest.label)")
-            let url = location.description
-            let bytes: [UInt8]
-            do { bytes = try fetch(location) } catch { throw PluginProblem("cannot download \(entry.manifest.label): \(error); nothing was installed") }
-            let digest = PluginArchive.sha256(bytes)
-            guard digest == entry.sha256 else {
-                throw PluginProblem("\(url): sha256 \(digest) does not match the index's \(entry.sha256); nothing was installed")
-            }
-            let (manifest, files) = try PluginArchive.read(bytes, source: url)
-            guard manifest.label == entry.manifest.label else {
-                throw PluginProblem("\(url): the archive holds \(manifest.label), the index says \(entry.manifest.label); nothing was installed")
-            }
+            let (url, digest, manifest, files) = try download(entry, from: source, indexURL: indexURL, fetch: fetch)
             let folder = "plugins/\(manifest.name)-\(manifest.version)"
             var locked = PluginLock.Entry(name: manifest.name, version: manifest.version, source: url, archiveSHA256: digest,
                                           folder: folder, files: files.mapValues { PluginArchive.sha256($0) })
@@ -229,38 +221,7 @@ public enum PluginRepository {
                 fetched.append((locked, files))
             }
         }
-        var staged: [(staging: String, destination: String)] = []
-        var placed: [String] = []
-        let pluginsFolder = project + "/plugins"
-        let pluginsExisted = FileManager.default.fileExists(atPath: pluginsFolder)
-        func undo() {
-            for (staging, _) in staged { try? FileManager.default.removeItem(atPath: staging) }
-            for destination in placed { try? FileManager.default.removeItem(atPath: destination) }
-            // A plugins/ folder this install made goes too, if nothing else is in it.
-            if !pluginsExisted, (try? FileManager.default.contentsOfDirectory(atPath: pluginsFolder))?.isEmpty == true {
-                try? FileManager.default.removeItem(atPath: pluginsFolder)
-            }
-        }
-        do {
-            for (entry, files) in fetched where !files.isEmpty {
-                let staging = project + "/plugins/.\(entry.name)-\(entry.version).partial-\(ProcessInfo.processInfo.processIdentifier)"
-                try? FileManager.default.removeItem(atPath: staging)
-                staged.append((staging, project + "/" + entry.folder))
-                try PluginArchive.unpack(files, into: staging)
-            }
-            for (staging, destination) in staged {
-                do { try FileManager.default.moveItem(atPath: staging, toPath: destination) } catch {
-                    throw PluginProblem("cannot move the bundle into \(destination): \(error.localizedDescription)")
-                }
-                placed.append(destination)
-            }
-        } catch let problem as PluginProblem {
-            undo()
-            throw PluginProblem("\(problem.message); nothing was installed")
-        } catch {
-            undo()
-            throw PluginProblem("\(error); nothing was installed")
-        }
+        let placed = try place(fetched, project: project)
         var changes: [Change] = []
         let before = lock
         for (entry, _) in fetched {
@@ -268,7 +229,7 @@ public enum PluginRepository {
             lock.entries.append(entry)
         }
         do { try OutputFile.write(lock.text, to: lockPath, role: "the lock file") } catch {
-            for (_, destination) in staged { try? FileManager.default.removeItem(atPath: destination) }
+            for destination in placed { try? FileManager.default.removeItem(atPath: destination) }
             throw PluginProblem("\(error); nothing was installed")
         }
         for (entry, _) in fetched {

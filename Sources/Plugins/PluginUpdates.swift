@@ -55,9 +55,14 @@ extension PluginRepository {
         /// Newer versions whose host API this rehearse does not provide.
         public var incompatible: [SemVer]
 
+        /// Whether the repository lists a newer version this host's API accepts, inside the
+        /// range or outside it: what makes `plugins outdated` exit 1.
+        public var isOutdated: Bool { (inRange + outsideRange).contains { !incompatible.contains($0) } }
+
         /// As `--output json` gives it.
         public var json: JSON {
             .object(["name": .string(entry.name), "version": .string(entry.version.description), "range": .string(entry.allowedRange.text),
+                     "outdated": .bool(isOutdated),
                      "repository": entry.repository.map(JSON.string) ?? .null,
                      "inRange": .array(inRange.map { .string($0.description) }), "outsideRange": .array(outsideRange.map { .string($0.description) }),
                      "incompatible": .array(incompatible.map { .string($0.description) })])
@@ -122,7 +127,7 @@ extension PluginRepository {
     }
 
     /// The lock's entries named `names` (all when empty); a name not locked is refused.
-    private static func chosen(_ lock: PluginLock, names: [String], lockPath: String) throws(PluginProblem) -> [PluginLock.Entry] {
+    static func chosen(_ lock: PluginLock, names: [String], lockPath: String) throws(PluginProblem) -> [PluginLock.Entry] {
         for name in names where lock.entry(named: name) == nil {
             throw PluginProblem("\(lockPath) locks no bundle \(name); it locks \(lock.entries.map(\.name).sorted().joined(separator: ", "))")
         }

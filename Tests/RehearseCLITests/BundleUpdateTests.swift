@@ -83,12 +83,16 @@ final class BundleUpdateTests: XCTestCase {
         try publish("2.0.0", option: "hang_probability", repo: repo)
         XCTAssertEqual(try runRehearse(["plugins", "index", repo, "--url", base]).status, 0)
 
-        let outdated = try json(try runRehearse(["plugins", "outdated", "--project", project, "--json"]))
+        // Something is outdated: exit 1, a status a CI step can act on, with the JSON still printed.
+        let asked = try runRehearse(["plugins", "outdated", "--project", project, "--json"])
+        XCTAssertEqual(asked.status, 1, asked.stderr)
+        let outdated = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(asked.stdout.utf8)) as? [String: Any], asked.stdout)
         let flaky = try XCTUnwrap((outdated["bundles"] as? [[String: Any]])?.first)
         XCTAssertEqual(flaky["version"] as? String, "1.0.0")
         XCTAssertEqual(flaky["range"] as? String, "^1.0.0")
         XCTAssertEqual(flaky["inRange"] as? [String], ["1.1.0"])
         XCTAssertEqual(flaky["outsideRange"] as? [String], ["2.0.0"])
+        XCTAssertEqual(flaky["outdated"] as? Bool, true)
 
         let updated = try json(try runRehearse(["plugins", "update", "flaky", "--project", project, "--json"]))
         let change = try XCTUnwrap((updated["changes"] as? [[String: Any]])?.first)

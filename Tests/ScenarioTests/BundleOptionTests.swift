@@ -50,6 +50,29 @@ final class BundleOptionTests: XCTestCase {
         XCTAssertTrue(try refusal("fault(sb.fault { failure_rate = \"often\" })").message.contains("takes a number, not a string"))
     }
 
+    /// Options given through a table with a metatable passed the guard: `__pairs` hid the typo
+    /// from its walk and `__index` answered the bundle's reads. Both are refused at the script's
+    /// line, naming the export's option table; a `__metatable` field does not hide one.
+    func testAnOptionTableWithAMetatableIsRefused() throws {
+        let cases = [
+            "fault(sb.fault(setmetatable({}, { __index = { hang_rate = 0.05 } })))",
+            "fault(sb.fault(setmetatable({ hang_rate = 0.05 }, { __pairs = function(t) return next, {}, nil end })))",
+            "fault(sb.fault(setmetatable({ duration = \"PT4M\" }, { __metatable = false })))",
+        ]
+        for body in cases {
+            let error = try refusal(body)
+            XCTAssertEqual(error.location.map { URL(fileURLWithPath: $0).lastPathComponent }, "scenario.lua:7", body)
+            XCTAssertTrue(error.message.hasPrefix("slow-boot 1.2.0: the option table passed to fault has a metatable; metatables are not allowed"),
+                          error.message)
+        }
+    }
+
+    /// A positional value is no option: it was skipped by the walk, now refused naming its key.
+    func testAPositionalValueIsRefused() throws {
+        let error = try refusal("fault(sb.fault { \"PT4M\", failure_rate = 0.1 })")
+        XCTAssertTrue(error.message.hasPrefix("slow-boot 1.2.0: fault has no option [1]: options are named"), error.message)
+    }
+
     func testManifestOptionsAreChecked() throws {
         let manifest = #"""
             {"name": "x", "version": "1.0.0", "api": "^1", "description": "d", "exports": {"f": "f{}"},

@@ -136,17 +136,48 @@ struct PluginsCommand: ParsableCommand {
     }
 
     struct Install: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "install", abstract: "Install bundles (NAME@RANGE) and their dependencies from a repository into ./plugins, recording them and the range in rehearse.lock; NAME alone stays inside the range locked.")
-        @Argument(help: "What to install, e.g. 'slow-boot@^1.1'.") var requirements: [String]
-        @Option(help: "The repository: an http(s) URL or a folder holding rehearse-index.json.") var repo: String
+        static let configuration = CommandConfiguration(
+            commandName: "install",
+            abstract: "Install bundles (NAME@RANGE) and their dependencies from a repository into ./plugins, recording them and the range in rehearse.lock; NAME alone stays inside the range locked.",
+            discussion: """
+                A locked bundle never moves below its lock unless asked for with a range, and a locked version whose \
+                archive has another sha256 than the lock records is refused (exit 2; the lock is not rewritten).
+                --locked (for CI) installs exactly what rehearse.lock names, with its hashes, from each bundle's \
+                recorded repository (or --repo); it names no bundle and never writes the lock. It exits 2 when the \
+                lock is missing or anything would differ from it: a version the repository no longer lists or \
+                lists with other bytes, an archive whose files are not the lock's, a folder already there that differs.
+                A plain http:// repository is warned about (stderr, and "warnings" in --json).
+                """)
+        @Argument(help: "What to install, e.g. 'slow-boot@^1.1' (none with --locked).") var requirements: [String] = []
+        @Option(help: "The repository: an http(s) URL or a folder holding rehearse-index.json (with --locked, default: each bundle's recorded one).") var repo: String?
+        @Flag(name: .customLong("locked"), help: "Install exactly what rehearse.lock names, with its hashes; fail (exit 2) when the lock is missing or anything would differ; never write the lock.")
+        var locked = false
         @Option(help: "The project folder (plugins/ and rehearse.lock go there).") var project = "."
         @OptionGroup var format: JSONOutputOptions
 
+        func validate() throws { try format.format.refuseTable("plugins install") }
+
         func run() throws {
+            let lockPath = PluginRepository.join(project, PluginLock.fileName)
+            let source = try repo.map { text throws(PluginProblem) in try PluginRepository.Source(parsing: text) }
+            if locked {
+                guard requirements.isEmpty else {
+                    throw InputError(option: "--locked", problem: "--locked installs exactly what \(lockPath) names; it takes no bundle (given \(requirements.joined(separator: " ")))",
+                                     allowed: "plugins install --locked [--repo URL|DIR] [--project DIR], or plugins install NAME@RANGE… without --locked")
+                }
+                let warnings = PluginsCommand.plainHTTPWarnings(try PluginRepository.repositories(project: project, override: source))
+                let changes = try PluginRepository.installLocked(project: project, repository: source, fetch: PluginsCommand.fetch)
+                PluginsCommand.report(changes, json: format.json, lockPath: lockPath, warnings: warnings, wroteLock: false)
+                return
+            }
+            guard let source else {
+                throw InputError(option: "--repo", problem: "plugins install needs a repository", allowed: "--repo URL|DIR, or --locked to install what rehearse.lock names")
+            }
             let wanted = try requirements.map { text throws(PluginProblem) in try PluginRepository.Requirement(parsing: text) }
-            guard !wanted.isEmpty else { throw PluginProblem("name at least one bundle, e.g. slow-boot@^1.1") }
-            let changes = try PluginRepository.install(wanted, from: try PluginRepository.Source(parsing: repo), project: project, fetch: PluginsCommand.fetch)
-            PluginsCommand.report(changes, json: format.json, lockPath: PluginRepository.join(project, PluginLock.fileName))
+            guard !wanted.isEmpty else { throw PluginProblem("name at least one bundle, e.g. slow-boot@^1.1 (or give --locked)") }
+            let warnings = PluginsCommand.plainHTTPWarnings([source])
+            let changes = try PluginRepository.install(wanted, from: source, project: project, fetch: PluginsCommand.fetch)
+            PluginsCommand.report(changes, json: format.json, lockPath: lockPath, warnings: warnings, wroteLock: true)
         }
     }
 

@@ -33,18 +33,33 @@ function M.guard(exports, label, declared, listing)
     if type(inner) == "function" then
       rawset(exports, export, function(opts, ...)
         if type(opts) == "table" then
-          for key, value in pairs(opts) do
-            if type(key) == "string" then
-              local kind = options[key]
-              if kind == nil then
-                error(label .. ": " .. export .. " has no option '" .. key .. "'; " .. listing[export], 2)
-              end
-              if not fits(kind, value) then
-                error(label .. ": option '" .. key .. "' of " .. export .. " takes a " .. kind .. ", not a "
-                  .. kind_of(value) .. "; " .. listing[export], 2)
-              end
-            end
+          -- A metatable could answer the bundle's reads (__index) or hide keys from this walk
+          -- (__pairs) that the bundle then reads: the table checked must be the table read.
+          -- getmetatable is never nil when a metatable is set (__metatable = false included).
+          if getmetatable(opts) ~= nil then
+            error(label .. ": the option table passed to " .. export .. " has a metatable; metatables are not allowed on a bundle's "
+              .. "option table (pass a plain table such as { name = value }); " .. listing[export], 2)
           end
+          -- next, not pairs: the walk sees every key the table holds. The bundle gets a copy of
+          -- what was checked, so a change the script makes to its table later reaches nothing.
+          local checked = {}
+          for key, value in next, opts do
+            if type(key) ~= "string" then
+              local shown = math.type(key) and tostring(key) or type(key)
+              error(label .. ": " .. export .. " has no option [" .. shown .. "]: options are named (name = value); "
+                .. listing[export], 2)
+            end
+            local kind = options[key]
+            if kind == nil then
+              error(label .. ": " .. export .. " has no option '" .. key .. "'; " .. listing[export], 2)
+            end
+            if not fits(kind, value) then
+              error(label .. ": option '" .. key .. "' of " .. export .. " takes a " .. kind .. ", not a "
+                .. kind_of(value) .. "; " .. listing[export], 2)
+            end
+            checked[key] = value
+          end
+          opts = checked
         end
         return inner(opts, ...)
       end)
