@@ -1,10 +1,42 @@
 public import Formats
 public import UpgradeEngine
 
-/// What a client of one Compute api-version may be shown (SPEC §6b).
+/// What a client of one Compute api-version may be shown, and which api-versions are served:
+/// every api-version rule of the wire lives in this one table, each with its source.
 public enum APIVersion {
-    /// The first api-version whose `RollingUpgradeStatusCode` has `RollingBack` (2026-09-01).
-    public static let rollingBackSince = "2026-09-01"
+    /// The api-versions of Microsoft.Compute's `virtualMachineScaleSets`, newest first, as ARM lists
+    /// them in `InvalidApiVersionParameter`. Source: the version folders of
+    /// azure-rest-api-specs `specification/compute/resource-manager/Microsoft.Compute/ComputeRP`
+    /// (`stable/2015-06-15` … `stable/2026-09-01`, and the previews 2016-04-30-preview and
+    /// 2015-05-01-preview); 2026-03-01, 2026-04-01 and 2026-09-01 per SPEC §6b/§6c. The clients'
+    /// own (SPEC §6c, azure-cli 2.91.0 and azure-mgmt-compute 39.0.0): 2023-09-01 (`rolling-upgrade`),
+    /// 2024-11-01 (`list-instances`), 2025-11-01 (`lifecycle-hook-event`), 2026-04-01 (`create/
+    /// update/show`, the SDK).
+    public static let served: [String] = [
+        "2026-09-01", "2026-04-01", "2026-03-01", "2025-11-01", "2025-04-01", "2024-11-01", "2024-07-01", "2024-03-01",
+        "2023-09-01", "2023-07-01", "2023-03-01", "2022-11-01", "2022-08-01", "2022-03-01", "2021-11-01", "2021-07-01",
+        "2021-04-01", "2021-03-01", "2020-12-01", "2020-06-01", "2019-12-01", "2019-07-01", "2019-03-01", "2018-10-01",
+        "2018-06-01", "2018-04-01", "2017-12-01", "2017-03-30", "2016-04-30-preview", "2016-03-30", "2015-06-15",
+        "2015-05-01-preview",
+    ]
+
+    /// The first api-version whose `RollingUpgradeStatusCode` and `UpgradeState` list `RollingBack`
+    /// (`modelAsString: false`). Source: stable `2026-04-01` ComputeRP.json (not in 2026-03-01);
+    /// azure-mgmt-compute 38.2.0 added `ROLLING_BACK` on api 2026-04-01 (SPEC §6c, correcting §6b).
+    /// An older client sees `RollingForward` (our decision, SPEC §6b).
+    public static let rollingBackSince = "2026-04-01"
+
+    /// The first api-version whose lifecycle hook event `state` and target `actionState` list
+    /// `Abandoned`. Source: stable `2026-09-01`, Azure/azure-rest-api-specs #45614 (SPEC §6c).
+    /// An older client sees the event `Completed` and each target as it stood when the platform
+    /// superseded the event (Waiting when nobody answered it): values its enum has (our decision).
+    public static let abandonedSince = "2026-09-01"
+
+    /// The first api-version whose scale set carries `etag` and whose PUT/PATCH take `If-Match` /
+    /// `If-None-Match`. Source: Azure/azure-rest-api-specs #26368 ("Etag support in crp", stable
+    /// `2023-09-01`); SDK 38+ passes `etag`/`match_condition` (SPEC §6c). The headers are obeyed
+    /// whatever the version (a condition is never dropped); `etag` is shown from this version on.
+    public static let etagSince = "2023-09-01"
 
     /// Whether `apiVersion` (`YYYY-MM-DD`, perhaps with a `-preview` suffix; nil: the newest)
     /// is at least `since`.
@@ -12,11 +44,22 @@ public enum APIVersion {
         guard let apiVersion else { return true }
         return apiVersion.prefix(10) >= since.prefix(10)
     }
+
+    /// Whether ARM serves `apiVersion` for the scale set's routes (case as ARM reads it: any).
+    public static func isServed(_ apiVersion: String) -> Bool { served.contains(apiVersion.lowercased()) }
+
+    /// ARM's message for an api-version it does not serve (400 `InvalidApiVersionParameter`):
+    /// "The api-version '…' is invalid. The supported versions are '…'." (its shape in ARM's answers).
+    public static func invalidMessage(_ apiVersion: String) -> String {
+        let shown = String(apiVersion.prefix(64).unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F })
+        return "The api-version '\(shown)' is invalid. The supported versions are '\(served.joined(separator: ","))'."
+    }
 }
 
 extension RunningCode {
-    /// The code a client reading `apiVersion` is shown: `RollingBack` only from 2026-09-01 on;
-    /// an older client, whose SDK cannot read it, sees `RollingForward` (our decision, SPEC §6b).
+    /// The code a client reading `apiVersion` is shown: `RollingBack` only from
+    /// `APIVersion.rollingBackSince` on; an older client, whose SDK cannot read it, sees
+    /// `RollingForward` (our decision, SPEC §6b).
     public func shown(toAPIVersion apiVersion: String?) -> RunningCode {
         self == .rollingBack && !APIVersion.isAtLeast(apiVersion, APIVersion.rollingBackSince) ? .rollingForward : self
     }

@@ -54,11 +54,15 @@ public enum LifecycleHooksWire {
     /// `waitUntil`, `maxWaitUntil`, `defaultAction`, `targetResources[]` with `resource.id` and
     /// `actionState`, `state`), times as ISO 8601 instants after `epoch`. `scaleSetID` is the
     /// scale set's ARM id; a target's id is `…/virtualMachines/{instance id or VM name}`.
+    /// `abandoned`: the platform superseded the event and the client reads an api-version that
+    /// has `Abandoned` (`APIVersion.abandonedSince`): its `state` and its undecided targets'
+    /// `actionState` are `Abandoned`; without it, `Completed` and the targets as they stood.
     public static func eventJSON(_ event: LifecycleHookEvent, scaleSetID: String, orchestration: Orchestration,
-                                 epoch: Int = Timestamp.defaultEpoch) -> JSON {
+                                 epoch: Int = Timestamp.defaultEpoch, abandoned: Bool = false) -> JSON {
         let targets = event.targets.map { target -> JSON in
             let id = target.instance.map { "\(scaleSetID)/virtualMachines/\(orchestration == .flexible ? target.name : String($0))" } ?? scaleSetID
-            return .object(["resource": .object(["id": .string(id)]), "actionState": .string(target.actionState.rawValue)])
+            let state = abandoned && target.actionState == .waiting ? "Abandoned" : target.actionState.rawValue
+            return .object(["resource": .object(["id": .string(id)]), "actionState": .string(state)])
         }
         let properties: [String: JSON] = [
             "type": .string(event.type.rawValue),
@@ -67,7 +71,7 @@ public enum LifecycleHooksWire {
             "maxWaitUntil": .string(Timestamp.format(event.maxWaitUntil, epoch: epoch)),
             "defaultAction": .string(event.defaultAction.rawValue),
             "targetResources": .array(targets),
-            "state": .string(event.state),
+            "state": .string(abandoned && !event.isActive ? "Abandoned" : event.state),
         ]
         return .object(["name": .string(event.name), "id": .string("\(scaleSetID)/lifecycleHookEvents/\(event.name)"),
                         "properties": .object(properties)])
@@ -75,10 +79,11 @@ public enum LifecycleHooksWire {
 
     /// LIST's body: `{"value": [event…], "nextLink": null}` (the List example's shape), only Active ones when `$filter` is
     /// `properties/state eq 'Active'`.
+    /// `abandoned`: the names of the events shown `Abandoned` (see `eventJSON`).
     public static func listJSON(_ events: [LifecycleHookEvent], activeOnly: Bool, scaleSetID: String, orchestration: Orchestration,
-                                epoch: Int = Timestamp.defaultEpoch) -> JSON {
+                                epoch: Int = Timestamp.defaultEpoch, abandoned: Set<String> = []) -> JSON {
         .object(["value": .array(events.filter { !activeOnly || $0.isActive }.map {
-            eventJSON($0, scaleSetID: scaleSetID, orchestration: orchestration, epoch: epoch)
+            eventJSON($0, scaleSetID: scaleSetID, orchestration: orchestration, epoch: epoch, abandoned: abandoned.contains($0.name))
         }), "nextLink": .null])
     }
 

@@ -79,6 +79,16 @@ struct ScaleSetUpdate {
                 if text != current { update.changes[key] = text }
             }
         }
+        // The VM size and tier are model attributes: a change is a model update (instances upgrade to it).
+        for part in ["name", "tier"] {
+            guard let value = body.field("sku")?.field(part) else { continue }
+            guard case .string(let text) = value, !text.isEmpty, !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw ARMError(.badRequest, code: "InvalidParameter", message: "sku.\(part) \(value.brief()) is not a VM \(part == "name" ? "size such as Standard_D2s_v3" : "tier such as Standard"); expected a non-empty string",
+                               target: "sku.\(part)")
+            }
+            let current = model["sku.\(part)"] ?? (part == "name" ? ScaleSetShapes.vmSize : "Standard")
+            if text != current { update.changes["sku.\(part)"] = text }
+        }
         if let sku = body.field("sku"), let count = sku.field("capacity") {
             guard case .int(let n) = count, (0...100_000).contains(n) else {
                 let what: String

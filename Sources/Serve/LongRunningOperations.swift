@@ -71,10 +71,10 @@ struct LongRunningOperation {
         endTime = progress.clock
     }
 
-    /// The operation status resource.
-    var json: JSON {
-        var fields: [String: JSON] = ["name": .string(id), "status": .string(state.text), "startTime": .string(Timestamp.format(startTime))]
-        if let endTime { fields["endTime"] = .string(Timestamp.format(endTime)) }
+    /// The operation status resource, its times counted from `epoch` (Unix seconds).
+    func json(epoch: Int) -> JSON {
+        var fields: [String: JSON] = ["name": .string(id), "status": .string(state.text), "startTime": .string(Timestamp.format(startTime, epoch: epoch))]
+        if let endTime { fields["endTime"] = .string(Timestamp.format(endTime, epoch: epoch)) }
         if case .failed(let code, let message) = state { fields["error"] = .object(["code": .string(code), "message": .string(message)]) }
         return .object(fields)
     }

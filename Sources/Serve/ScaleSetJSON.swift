@@ -13,6 +13,10 @@ struct ScaleSetShapes {
     let capacity: Int
     let instances: [InstanceView]
     let provisioningState: String
+    /// The Unix second virtual time 0 stands for (`ServedRun.epoch`).
+    let epoch: Int
+    /// The scale set's etag (`"3"`); nil for a client of an api-version before ETags.
+    let etag: String?
 
     static let vmSize = "Standard_D2s_v3"
     /// The image when the scenario's model names none of its parts.
@@ -64,13 +68,18 @@ struct ScaleSetShapes {
             "orchestrationMode": .string(scaleSet.orchestration.rawValue),
             "platformFaultDomainCount": .int(scaleSet.effectiveFaultDomains),
             "uniqueId": .string(Self.uuid(0)),
-            "timeCreated": .string(Timestamp.format(0)),
+            "timeCreated": .string(Timestamp.format(0, epoch: epoch)),
         ]
         var shown = properties
         if !scaleSet.lifecycleHooks.isEmpty { shown["lifecycleHooksProfile"] = LifecycleHooksWire.profileJSON(scaleSet.lifecycleHooks) }
+        if let repairs = scaleSet.automaticRepairs {
+            shown["automaticRepairsPolicy"] = .object(["enabled": .bool(repairs.enabled), "gracePeriod": .string(ISODuration.format(repairs.gracePeriod)),
+                                                       "repairAction": .string(repairs.repairAction.rawValue)])
+        }
         var root: [String: JSON] = ["id": .string(id), "name": .string(scaleSet.name), "type": .string("Microsoft.Compute/virtualMachineScaleSets"),
                                     "location": .string(scaleSet.location), "sku": sku, "properties": .object(shown)]
         if !scaleSet.zones.isEmpty { root["zones"] = .array(scaleSet.zones.map(JSON.string)) }
+        if let etag { root["etag"] = .string(etag) }
         return .object(root)
     }
 

@@ -18,7 +18,8 @@ extension ScaleSetRoutes {
             if !run.hookEvents.contains(where: \.isActive) { try run.polled() }
             let scaleSet = run.scaleSet
             guard case .object(var body) = LifecycleHooksWire.listJSON(run.hookEvents, activeOnly: activeOnly, scaleSetID: c.id,
-                                                                        orchestration: scaleSet.orchestration) else { return Answer() }
+                                                                        orchestration: scaleSet.orchestration, epoch: run.epoch,
+                                                                        abandoned: abandoned(c, run)) else { return Answer() }
             if case .array(let events)? = body["value"] { body["value"] = .array(events.map(typed)) }
             return Answer(body: .object(body))
         },
@@ -37,9 +38,10 @@ extension ScaleSetRoutes {
             }
             let response = try read(body, found, run)
             guard found.isActive else {
-                throw ARMError.notAllowed("The lifecycle hook event \(found.name) is Completed (since \(Timestamp.format(found.completedAt ?? run.now))); only an Active event can be updated.")
+                let state = abandoned(c, run).contains(found.name) ? "Abandoned" : "Completed"
+                throw ARMError.notAllowed("The lifecycle hook event \(found.name) is \(state) (since \(Timestamp.format(found.completedAt ?? run.now, epoch: run.epoch))); only an Active event can be updated.")
             }
-            try check(response, against: found, now: run.now)
+            try check(response, against: found, now: run.now, epoch: run.epoch)
             // The event sent back unchanged answers nothing: a step with no action, as any
             // PATCH that changes nothing.
             try run.perform(response.isEmpty ? [] : [.answerHook(event: found.name, response)])
@@ -91,7 +93,7 @@ extension ScaleSetRoutes {
         let instances = run.instances
         var response: HookResponse
         do {
-            response = try LifecycleHooksWire.patch(rest, event: event, checkingEcho: event.isActive, scaleSetName: run.scaleSet.name) { name in
+            response = try LifecycleHooksWire.patch(rest, event: event, epoch: run.epoch, checkingEcho: event.isActive, scaleSetName: run.scaleSet.name) { name in
                 instances.first { $0.name == name }?.id
             }
         } catch {
@@ -129,7 +131,14 @@ extension ScaleSetRoutes {
 
     /// One event as GET and PATCH answer it.
     private static func shown(_ event: LifecycleHookEvent, _ c: ScaleSetCall, _ run: isolated ServedRun) -> JSON {
-        typed(LifecycleHooksWire.eventJSON(event, scaleSetID: c.id, orchestration: run.scaleSet.orchestration))
+        typed(LifecycleHooksWire.eventJSON(event, scaleSetID: c.id, orchestration: run.scaleSet.orchestration, epoch: run.epoch,
+                                           abandoned: abandoned(c, run).contains(event.name)))
+    }
+
+    /// The events shown `Abandoned` to this client: those the platform superseded, to an
+    /// api-version that has the state (`APIVersion.abandonedSince`); none to an older one.
+    private static func abandoned(_ c: ScaleSetCall, _ run: isolated ServedRun) -> Set<String> {
+        APIVersion.isAtLeast(c.call.apiVersion, APIVersion.abandonedSince) ? run.abandonedHookEvents : []
     }
 
     /// The resource with its `type` (the 2026-09-01 examples show it; the resource has it in every version).
@@ -141,7 +150,7 @@ extension ScaleSetRoutes {
 
     /// What the engine would refuse, refused here as a bad parameter (400) naming the field: an id that is
     /// not a target of the event, a `waitUntil` before now or past `maxWaitUntil`.
-    private static func check(_ response: HookResponse, against event: LifecycleHookEvent, now: Millis) throws(ARMError) {
+    private static func check(_ response: HookResponse, against event: LifecycleHookEvent, now: Millis, epoch: Int) throws(ARMError) {
         let targets = event.targets.compactMap(\.instance)
         for selection in [response.reject, response.approve] {
             guard case .instances(let ids)? = selection else { continue }
@@ -156,7 +165,7 @@ extension ScaleSetRoutes {
             let until = event.timeCreated + wait
             guard until >= now, until <= event.maxWaitUntil else {
                 throw ARMError(.badRequest, code: "InvalidParameter",
-                               message: "waitUntil \(Timestamp.format(until)) is out of range; allowed from now (\(Timestamp.format(now))) up to maxWaitUntil (\(Timestamp.format(event.maxWaitUntil))).",
+                               message: "waitUntil \(Timestamp.format(until, epoch: epoch)) is out of range; allowed from now (\(Timestamp.format(now, epoch: epoch))) up to maxWaitUntil (\(Timestamp.format(event.maxWaitUntil, epoch: epoch))).",
                                target: "properties.waitUntil")
             }
         }

@@ -1,5 +1,6 @@
 import AzureWire
 import Formats
+import Foundation
 import HTTPTypes
 import Scenario
 import UpgradeEngine
@@ -85,7 +86,7 @@ func accepted(_ c: ScaleSetCall, op: String) -> Answer {
 extension ScaleSetRoutes {
     /// The scale set resource: GET, PATCH and PUT (one step: every change at one instant, or none).
     static let model: [ScaleSetRoute] = [
-        ScaleSetRoute(.get, "") { c, run in Answer(body: run.shapes(id: c.id).resource) },
+        ScaleSetRoute(.get, "") { c, run in Answer(body: run.shapes(id: c.id, apiVersion: c.call.apiVersion).resource) },
         ScaleSetRoute(.patch, "") { c, run in try update(c, run) },
         ScaleSetRoute(.put, "") { c, run in try update(c, run) },
         ScaleSetRoute(.get, "instanceView") { c, run in Answer(body: run.shapes(id: c.id).scaleSetInstanceView) },
@@ -95,10 +96,29 @@ extension ScaleSetRoutes {
         guard let body = c.body else {
             throw ARMError(.badRequest, code: "InvalidRequestContent", message: "The request content is empty; expected a virtualMachineScaleSet object.")
         }
+        try checkConditions(c, etag: run.etag)
         let update = try ScaleSetUpdate.read(body, scaleSet: run.scaleSet, policy: run.policy, model: run.model)
+        let unapplied = ScaleSetUpdateFields.problems(body, served: run.shapes(id: c.id).resource)
+        if !unapplied.isEmpty { throw ARMError.invalid(ValidationFailure(unapplied)) }
         try run.perform(try update.actions(run))
         let op = run.begin(.immediate)
-        return Answer(body: run.shapes(id: c.id).resource, headers: lroHeaders(c, op: op, location: false))
+        return Answer(body: run.shapes(id: c.id, apiVersion: c.call.apiVersion).resource, headers: lroHeaders(c, op: op, location: false))
+    }
+
+    /// `If-Match` and `If-None-Match` against the scale set's `etag` (SPEC §6c): `If-Match` with
+    /// another value (`*` matches the scale set, which exists), and `If-None-Match: *` or naming
+    /// the etag, are 412 `PreconditionFailed`, nothing changed. The text of Compute's answer to a
+    /// stale If-Match ("Etag provided in if-match header …", kubernetes-sigs/cloud-provider-azure#9728).
+    private static func checkConditions(_ c: ScaleSetCall, etag: String) throws(ARMError) {
+        func tags(_ header: String) -> [String] { header.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+        if let header = c.call.ifMatch, !tags(header).contains(where: { $0 == "*" || $0 == etag }) {
+            throw ARMError(.preconditionFailed, code: "PreconditionFailed",
+                           message: "Etag provided in if-match header \(JSON.string(header).brief(100)) does not match etag \(etag) of resource.")
+        }
+        if let header = c.call.ifNoneMatch, tags(header).contains(where: { $0 == "*" || $0 == etag }) {
+            throw ARMError(.preconditionFailed, code: "PreconditionFailed",
+                           message: "Etag provided in if-none-match header \(JSON.string(header).brief(100)) matches etag \(etag) of the existing resource; if-none-match \"*\" allows only the creation of a new one.")
+        }
     }
 
     /// The instances: list (with `$expand=instanceView`), one, its instance view.
@@ -127,7 +147,7 @@ extension ScaleSetRoutes {
             let id = "\(c.id)/rollingUpgrades/latest"
             // Polls between two events read the same status: its text is made once.
             return Answer(text: run.latestText(status, id: id) {
-                guard case .object(var fields) = status.restJSON(scaleSet: run.name) else { return status.restJSON(scaleSet: run.name) }
+                guard case .object(var fields) = status.restJSON(scaleSet: run.name, epoch: run.epoch) else { return status.restJSON(scaleSet: run.name, epoch: run.epoch) }
                 fields["id"] = .string(id)
                 return .object(fields)
             })
@@ -152,7 +172,7 @@ extension ScaleSetRoutes {
             return Answer(body: .object(["value": .array(run.history.map { record in
                 var shown = record
                 shown.code = record.code.shown(toAPIVersion: c.call.apiVersion)
-                return shown.json(location: location)
+                return shown.json(location: location, epoch: run.epoch)
             })]))
         },
     ]

@@ -13,7 +13,7 @@ import UpgradeEngine
 /// spelling whatever their case; the router skips empty segments (a doubled slash).
 /// Middleware: errors in ARM's shape (`ARMErrors`), the clock starting at the first request
 /// (`ClockStart`), a bearer token on every ARM route (`BearerToken`) and an `api-version` on
-/// the scale set's (`APIVersion`).
+/// the scale set's, one Compute serves (`APIVersionCheck`).
 final class ServeAPI: Sendable {
     /// The resource group the subscription-wide list names (any group serves the scale set).
     static let resourceGroup = "rehearse"
@@ -88,6 +88,9 @@ final class ServeAPI: Sendable {
         let host: String
         let apiVersion: String
         let body: Body?
+        /// `If-Match` and `If-None-Match` as sent (ETags, SPEC §6c).
+        var ifMatch: String?
+        var ifNoneMatch: String?
 
         /// A parameter of the route's path ("" when the route has none of that name).
         func parameter(_ name: String) -> String { parameters[name] ?? "" }
@@ -109,7 +112,8 @@ final class ServeAPI: Sendable {
         for (key, value) in context.parameters { parameters[String(key)] = String(value) }
         let payload = try await readBody(&request, form: form)
         let call = Call(method: request.method, path: request.uri.path, query: query, parameters: parameters, base: "\(scheme)://\(host)",
-                        host: host, apiVersion: query["api-version"] ?? "2024-07-01", body: payload)
+                        host: host, apiVersion: query["api-version"] ?? "2024-07-01", body: payload,
+                        ifMatch: request.headers[.ifMatch], ifNoneMatch: request.headers[.ifNoneMatch])
         return try await body(call)
     }
 
@@ -243,7 +247,7 @@ final class ServeAPI: Sendable {
             return Reply.json(.object(["id": .string("/subscriptions/\(call.parameter("subscription"))/resourceGroups/\(group)"), "name": .string(group),
                                        "location": .string(location), "properties": .object(["provisioningState": .string("Succeeded")])]))
         } }
-        let sets = arm.group(book.path(":subscription/resourceGroups/:group/providers/Microsoft.Compute/virtualMachineScaleSets")).add(middleware: APIVersion())
+        let sets = arm.group(book.path(":subscription/resourceGroups/:group/providers/Microsoft.Compute/virtualMachineScaleSets")).add(middleware: APIVersionCheck())
         sets.get { request, context in try await self.answer(request, context) { call in
             let answer = try await self.run.transact { run in
                 Answer(body: .object(["value": .array([run.shapes(id: "\(Self.listID(call))/\(run.scaleSet.name)").resource])]))
@@ -287,7 +291,7 @@ final class ServeAPI: Sendable {
                 guard op.state == .inProgress else { return Answer() }
                 return Answer(status: .accepted, headers: [(.location, "\(call.base)\(call.path)?monitor=true&api-version=\(call.apiVersion)"), (.retryAfter, "1")])
             }
-            return Answer(body: op.json, headers: op.state == .inProgress ? [(.retryAfter, "1")] : [])
+            return Answer(body: op.json(epoch: run.epoch), headers: op.state == .inProgress ? [(.retryAfter, "1")] : [])
         }
         return Reply.answer(answer)
     }
@@ -301,7 +305,7 @@ final class ServeAPI: Sendable {
         let answer = try await run.transact { run in
             if call.method == .post { try Self.moveClock(run, json) }
             let now = run.now, next = run.nextEventTime, status = run.status
-            var fields: [String: JSON] = ["now": .int(now), "time": .string(ISODuration.format(now)), "timestamp": .string(Timestamp.format(now)),
+            var fields: [String: JSON] = ["now": .int(now), "time": .string(ISODuration.format(now)), "timestamp": .string(Timestamp.format(now, epoch: run.epoch)),
                                           "nextEvent": next.map(JSON.int) ?? .null, "rollingUpgrade": status.map { .string($0.code.rawValue) } ?? .null]
             switch run.mode {
             case .speed(let factor): fields["mode"] = .string("speed"); fields["speed"] = .double(factor)

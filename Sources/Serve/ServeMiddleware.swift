@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import Synchronization
+import AzureWire
 
 /// Every error a route or the router ends with, answered in ARM's shape: an `ARMError` as it
 /// is; the router's own 404 (no route for the path and method) as ARM's `NotFound` naming them;
@@ -70,15 +71,30 @@ struct BearerToken<Context: RequestContext>: RouterMiddleware {
     }
 }
 
-/// The scale set's routes need `?api-version=` (any version), as ARM answers without one.
-struct APIVersion<Context: RequestContext>: RouterMiddleware {
+/// The scale set's routes need `?api-version=` naming a version Compute serves, as ARM answers:
+/// none is 400 `MissingApiVersionParameter`; one it does not serve (`2099-01-01`, `1`) is 400
+/// `InvalidApiVersionParameter` listing the versions served (`AzureWire.APIVersion.served`).
+struct APIVersionCheck<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        // The query's names as sent, without decoding them all (`uri.queryParameters` would).
-        let query = request.uri.query ?? ""
-        guard query.utf8.split(separator: UInt8(ascii: "&")).contains(where: { $0.starts(with: "api-version".utf8) && ($0.count == 11 || $0.dropFirst(11).first == UInt8(ascii: "=")) }) else {
+        guard let version = Self.version(request.uri.query ?? "") else {
             throw ARMError(.badRequest, code: "MissingApiVersionParameter", message: "The api-version query parameter (?api-version=) is required for all requests.")
         }
+        guard AzureWire.APIVersion.isServed(version) else {
+            throw ARMError(.badRequest, code: "InvalidApiVersionParameter", message: AzureWire.APIVersion.invalidMessage(version))
+        }
         return try await next(request, context)
+    }
+
+    /// The first `api-version` of the query, percent-decoded (the route reads the same one); nil
+    /// when there is none.
+    static func version(_ query: String) -> String? {
+        for pair in query.utf8.split(separator: UInt8(ascii: "&")) where pair.starts(with: "api-version".utf8) {
+            if pair.count == 11 { return "" }
+            guard pair.dropFirst(11).first == UInt8(ascii: "=") else { continue }
+            let text = String(Substring(pair.dropFirst(12)))
+            return text.contains("%") || text.contains("+") ? text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? text : text
+        }
+        return nil
     }
 }
 

@@ -22,8 +22,12 @@ actor ServedRun {
     /// When the first request arrived: the virtual clock (speed mode) runs from then, so that a
     /// pipeline started some seconds after the server sees the scenario's timeline from its start.
     private var started: ContinuousClock.Instant?
-    /// Virtual milliseconds added by the control route (speed mode).
+    /// Virtual milliseconds added by the control route (speed mode): never more than
+    /// `ServedRun.latest`, checked as it grows (an advance that would pass it is refused).
     private var shift: Millis = 0
+    /// The Unix second virtual time 0 stands for: every instant served (`timeCreated`,
+    /// `waitUntil`, a status's times) and read (a PATCH's `waitUntil`) counts from it.
+    let epoch: Int
     /// The operations clients started, apart from the run (they only read it).
     private var operations = OperationStore()
     private let emitted = Counter()
@@ -32,19 +36,23 @@ actor ServedRun {
 
     final class Counter {
         var value = 0
+        /// The lifecycle hook events the platform superseded (completed as abandoned), by name.
+        var abandoned: Set<String> = []
     }
 
     private let onPerform: (@Sendable (Millis, [SessionAction]) -> Void)?
 
-    init(_ definition: ScenarioDefinition, _ inputs: RunInputs, mode: ClockMode, onEvent: (@Sendable (Event) -> Void)? = nil,
+    init(_ definition: ScenarioDefinition, _ inputs: RunInputs, mode: ClockMode, epoch: Int = Timestamp.defaultEpoch, onEvent: (@Sendable (Event) -> Void)? = nil,
          onPerform: (@Sendable (Millis, [SessionAction]) -> Void)? = nil) throws(RunFailure) {
         self.mode = mode
+        self.epoch = epoch
         self.onPerform = onPerform
         let counter = emitted
         session = try RehearsalSession(definition, inputs, printAt: { time, line in
             StandardStream.error.write("print \(ISODuration.format(time)): \(line)\n")
         }, onEvent: { event in
             counter.value += 1
+            if case .hookCompleted(let outcome) = event.payload, outcome.abandoned { counter.abandoned.insert(outcome.name) }
             onEvent?(event)
         })
     }
@@ -93,8 +101,9 @@ actor ServedRun {
         // A start still to come keeps the clock at zero until it comes.
         let elapsed = max(.zero, now - (started ?? now))
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        // Bounded, so that neither the conversion nor the sum can overflow (shift ≤ latest too).
-        let target = Millis(min((seconds * factor * 1000).rounded(.down), Double(Self.latest))) + shift
+        // Bounded, so that neither the conversion nor the sum can overflow (shift ≤ latest too);
+        // the clock runs on to the latest instant and stays there.
+        let target = min(Millis(min((seconds * factor * 1000).rounded(.down), Double(Self.latest))) + shift, Self.latest)
         try guarded { () throws(RunFailure) in try session.advance(to: target) }
     }
 
@@ -106,17 +115,25 @@ actor ServedRun {
         if started == nil { started = instant }
     }
 
-    /// A client polled: in step mode, the run moves to its next event.
+    /// A client polled: in step mode, the run moves to its next event, but never to an Active
+    /// lifecycle hook event's `waitUntil` or past it: the default action fires only when a client
+    /// moves the clock there (`POST /rehearse/clock`), so that a pipeline can list and answer the
+    /// event first (issue 58).
     func polled() throws(ARMError) {
         try sync()
-        if mode == .step { try stepToNextEvent() }
+        if mode == .step { try stepToNextEvent(before: activeDeadline) }
     }
 
-    /// Handles scheduled things until one emits an event, or nothing is left; returns the clock.
+    /// The earliest `waitUntil` of an Active hook event; nil when none is Active.
+    var activeDeadline: Millis? { session.lifecycleHookEvents.lazy.filter(\.isActive).map(\.waitUntil).min() }
+
+    /// Handles scheduled things until one emits an event, or nothing is left, or the next is due
+    /// at `limit` or later; returns the clock.
     @discardableResult
-    func stepToNextEvent() throws(ARMError) -> Millis {
+    func stepToNextEvent(before limit: Millis? = nil) throws(ARMError) -> Millis {
         let before = emitted.value
         while emitted.value == before {
+            if let limit, let next = session.nextEventTime, next + 1 >= limit { break }
             var moved: Millis?
             try guarded { () throws(RunFailure) in moved = try session.step() }
             if moved == nil { break }
@@ -124,15 +141,30 @@ actor ServedRun {
         return session.clock
     }
 
-    /// The latest virtual time the clock reaches (2⁵² ms, about 142,000 years): every sum of
-    /// clock values stays exact in a Double and far from overflowing.
-    static let latest: Millis = 1 << 52
+    /// The latest virtual time the clock reaches: the session's own latest instant
+    /// (`ISODuration.longest`, 10^12 s), so that every sum of clock values stays exact in a
+    /// Double and far from overflowing.
+    static let latest: Millis = ISODuration.longest
 
-    /// Moves the clock forward by `amount` (control route).
+    /// Moves the clock forward by `amount` (control route); refused (400 naming the bound, the
+    /// clock and the shift unchanged) when the clock or the shift it accumulates would pass
+    /// `latest`: checked arithmetic, never a trap.
     func advance(by amount: Millis) throws(ARMError) {
         try sync()
-        shift += amount
-        try guarded { () throws(RunFailure) in try session.advance(to: session.clock + amount) }
+        guard let target = ISODuration.later(session.clock, by: amount), let shifted = ISODuration.later(shift, by: amount) else {
+            throw Self.pastLatest(amount: amount, from: session.clock)
+        }
+        var refusal: EngineError?
+        try guarded { () throws(RunFailure) in refusal = try session.advance(to: target) }
+        if refusal != nil { throw Self.pastLatest(amount: amount, from: session.clock) }
+        shift = shifted
+    }
+
+    /// The refusal of a move of the clock past `latest`.
+    static func pastLatest(amount: Millis, from clock: Millis) -> ARMError {
+        ARMError(.badRequest, code: "InvalidParameter",
+                 message: "advance: \(ISODuration.format(max(0, amount))) from \(ISODuration.format(clock)) takes the virtual clock past \(ISODuration.format(latest)) (10^12 seconds), the latest instant it reaches; allowed an advance up to \(ISODuration.format(max(0, latest - clock)))",
+                 target: "advance")
     }
 
     private func check() throws(ARMError) {
@@ -148,10 +180,25 @@ actor ServedRun {
 
     // MARK: Snapshots
 
-    func shapes(id: String) -> ScaleSetShapes {
+    /// The scale set's shapes under `id`, as a client of `apiVersion` reads them (nil: the newest).
+    func shapes(id: String, apiVersion: String? = nil) -> ScaleSetShapes {
         let running = session.status?.code == .rollingForward || session.instances.contains { !$0.isSettled }
         return ScaleSetShapes(id: id, scaleSet: scaleSet, model: session.model, capacity: session.capacity, instances: session.instances,
-                              provisioningState: running ? "Updating" : "Succeeded")
+                              provisioningState: running ? "Updating" : "Succeeded", epoch: epoch,
+                              etag: APIVersion.isAtLeast(apiVersion, APIVersion.etagSince) ? etag : nil)
+    }
+
+    /// What the scale set's etag was last made from, and its number.
+    private var revision = (fingerprint: "", number: 0)
+
+    /// The scale set's etag, Compute's shape (`"3"`): a number that grows whenever the model, the
+    /// policy, the hooks or the capacity differ from what the last etag was made from.
+    var etag: String {
+        let fingerprint = JSON.object(["model": .object(session.model.mapValues(JSON.string)), "policy": session.policy.json,
+                                       "hooks": LifecycleHooksWire.profileJSON(session.lifecycleHooks), "capacity": .int(session.capacity)])
+            .serialized(pretty: false)
+        if fingerprint != revision.fingerprint { revision = (fingerprint, revision.number + 1) }
+        return "\"\(revision.number)\""
     }
 
     var status: RollingUpgradeStatus? { session.status }
@@ -163,6 +210,8 @@ actor ServedRun {
     var nextEventTime: Millis? { session.nextEventTime }
     /// The lifecycle hook events so far, oldest first.
     var hookEvents: [LifecycleHookEvent] { session.lifecycleHookEvents }
+    /// The names of the events the platform superseded (`Abandoned` from api 2026-09-01).
+    var abandonedHookEvents: Set<String> { emitted.abandoned }
 
     // MARK: Actions
 

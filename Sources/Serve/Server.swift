@@ -21,6 +21,10 @@ public struct ServeConfiguration: Sendable {
     /// the past, the clock has run since then; in the future, it stands at zero until then. Nil:
     /// the first request's arrival.
     public var startAt: Date?
+    /// The Unix second served times count from (virtual time 0 is served as this instant); nil:
+    /// `startAt`'s second, or, without it, the second the server starts. A pipeline's own
+    /// wall-clock instants (`waitUntil = now + 20 min`) are then instants of the served clock.
+    public var epoch: Int?
     /// HTTPS with the generated CA (the default), or plain HTTP.
     public var tls = true
     /// Where to write the CA certificate (PEM).
@@ -83,9 +87,13 @@ public enum Server {
                            ready: @escaping @Sendable (String) -> Void) async throws -> RunRecord {
         let run: ServedRun
         do {
-            run = try ServedRun(definition, configuration.inputs, mode: configuration.mode, onEvent: configuration.onEvent,
+            let epoch = configuration.epoch ?? Int((configuration.startAt ?? Date()).timeIntervalSince1970.rounded(.down))
+            run = try ServedRun(definition, configuration.inputs, mode: configuration.mode, epoch: epoch, onEvent: configuration.onEvent,
                                 onPerform: configuration.onPerform)
-            if let startAt = configuration.startAt { await run.start(at: ContinuousClock.now.advanced(by: .seconds(startAt.timeIntervalSinceNow))) }
+            // A stepped clock stands still whatever the start: there it only anchors the times served.
+            if let startAt = configuration.startAt, case .speed = configuration.mode {
+                await run.start(at: ContinuousClock.now.advanced(by: .seconds(startAt.timeIntervalSinceNow)))
+            }
         } catch {
             throw ServeError.run(error.error)
         }

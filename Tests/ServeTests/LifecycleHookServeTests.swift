@@ -54,7 +54,7 @@ final class LifecycleHookServeTests: XCTestCase {
 
     /// LISTs the Active events until one is there (a LIST with none Active is a poll: the run steps
     /// to its next event); nil when the run ends first.
-    func nextActive(_ call: Call) async throws -> JSON? {
+    static func nextActive(_ call: Call) async throws -> JSON? {
         for _ in 0..<2_000 {
             let list = try await call(.GET, Self.events + "?" + Self.v2025 + "&$filter=properties/state%20eq%20'Active'", nil)
             XCTAssertEqual(list.status, 200)
@@ -104,7 +104,7 @@ final class LifecycleHookServeTests: XCTestCase {
         var raised: [Millis] = []
         let (record, steps) = try await served(Self.definition(hooked: true)) { call in
             for batch in 1...5 {
-                let active = try await nextActive(call)
+                let active = try await Self.nextActive(call)
                 let event = try XCTUnwrap(active, "no event for batch \(batch)")
                 XCTAssertEqual(event.field("type"), .string("Microsoft.Compute/virtualMachineScaleSets/lifecycleHookEvents"))
                 XCTAssertEqual(event.field("properties")?.field("type"), .string("UpgradeAutoOSRollingBatchStarting"))
@@ -125,7 +125,7 @@ final class LifecycleHookServeTests: XCTestCase {
                 let shown = try await call(.GET, Self.events + "/\(Self.name(event))?" + Self.v2025, nil)
                 XCTAssertEqual(shown.body?.field("properties")?.field("state"), .string("Completed"))
             }
-            let none = try await nextActive(call)
+            let none = try await Self.nextActive(call)
             XCTAssertNil(none)
             let all = try await call(.GET, Self.events + "?" + Self.v2025, nil)
             guard case .array(let every)? = all.body?.field("value") else { return XCTFail("no list") }
@@ -153,7 +153,7 @@ final class LifecycleHookServeTests: XCTestCase {
     /// the hook as its reason: 9 upgraded, 3 skipped, and the VM shows latestModelApplied false.
     func testRejectingInstanceThreeLeavesItOnTheOldImage() async throws {
         let (record, _) = try await served(Self.definition(hooked: true)) { call in
-            while let event = try await nextActive(call) {
+            while let event = try await Self.nextActive(call) {
                 let answers = Self.targets(event).map { ($0.0, $0.0 == "3" ? "Rejected" : "Approved") }
                 let patch = try await call(.PATCH, Self.events + "/\(Self.name(event))?" + Self.v2025, Self.answers(answers))
                 XCTAssertEqual(patch.status, 200)
@@ -176,7 +176,7 @@ final class LifecycleHookServeTests: XCTestCase {
     /// body claiming the event is Completed is 400 naming `properties.state`, and changes nothing.
     func testTheEventSentBackAsReadAnswersOnlyWhatChanged() async throws {
         let (_, steps) = try await served(Self.definition(hooked: true)) { call in
-            let active = try await nextActive(call)
+            let active = try await Self.nextActive(call)
             let event = try XCTUnwrap(active)
             let path = Self.events + "/\(Self.name(event))?" + Self.v2025
             guard case .object(var resource) = event, case .object(var properties)? = resource["properties"],
@@ -204,7 +204,7 @@ final class LifecycleHookServeTests: XCTestCase {
     /// (Approve) and the first batch starts then: 1 min + 45 min.
     func testMovingWaitUntilDelaysTheDefaultAction() async throws {
         let (record, _) = try await served(Self.definition(hooked: true)) { call in
-            let active = try await nextActive(call)
+            let active = try await Self.nextActive(call)
             let event = try XCTUnwrap(active)
             let created = try XCTUnwrap(Self.instant(event, "timeCreated"))
             let until = Timestamp.format(created + 2_700_000)
@@ -230,7 +230,7 @@ final class LifecycleHookServeTests: XCTestCase {
     func testRejectingTheSchedulingEventSchedulesNoUpgrade() async throws {
         let hook = LifecycleHook(type: .upgradeAutoOSScheduling, waitDuration: 3_600_000, defaultAction: .approve)
         let (record, _) = try await served(Self.definition(hooked: false, scheduling: hook)) { call in
-            let active = try await nextActive(call)
+            let active = try await Self.nextActive(call)
             let event = try XCTUnwrap(active)
             XCTAssertEqual(event.field("properties")?.field("type"), .string("UpgradeAutoOSScheduling"))
             guard case .array(let targets)? = event.field("properties")?.field("targetResources") else { return XCTFail("no targets") }
@@ -259,7 +259,7 @@ final class LifecycleHookServeTests: XCTestCase {
     /// is 404 ResourceNotFound, another `$filter` 400, a Completed event 409 OperationNotAllowed.
     func testBadRequestsAreRefusedAndChangeNothing() async throws {
         let (_, steps) = try await served(Self.definition(hooked: true)) { call in
-            let active = try await nextActive(call)
+            let active = try await Self.nextActive(call)
             let event = try XCTUnwrap(active)
             let path = Self.events + "/\(Self.name(event))?" + Self.v2025
             let targets = Self.targets(event)
@@ -333,7 +333,7 @@ final class LifecycleHookServeTests: XCTestCase {
             // The same profile again changes nothing: no second action.
             let same = try await call(.PATCH, Self.scaleSet + "?" + Self.v2025, profile)
             XCTAssertEqual(same.status, 200)
-            let active = try await nextActive(call)
+            let active = try await Self.nextActive(call)
             let event = try XCTUnwrap(active)
             let created = try XCTUnwrap(Self.instant(event, "timeCreated"))
             XCTAssertEqual(Self.instant(event, "waitUntil"), created + 1_200_000)
@@ -376,10 +376,10 @@ final class LifecycleHookServeTests: XCTestCase {
     // MARK: RollingBack by api-version
 
     /// While failed instances roll back (scripts/post-batch-rollback.lua), get-latest says
-    /// RollingBack to api-version 2026-09-01 and RollingForward to 2024-07-01 and 2025-11-01 (SPEC
-    /// §6b). The clock stands still but for the clock route (speed 0), so every read sees one
+    /// RollingBack to api-versions 2026-04-01 and 2026-09-01 and RollingForward to 2024-07-01,
+    /// 2025-11-01 and 2026-03-01 (SPEC §6c, correcting §6b's 2026-09-01). The clock stands still but for the clock route (speed 0), so every read sees one
     /// instant: halfway between the first rollback and the fault, as `Rehearsal.run` places them.
-    func testRollingBackIsAnsweredOnlyToApiVersion20260901() async throws {
+    func testRollingBackIsAnsweredFromApiVersion20260401On() async throws {
         let definition = try Self.shipped("post-batch-rollback.lua")
         let alone = try Rehearsal.run(definition, ServeConfiguration().inputs)
         let rollback = try XCTUnwrap(alone.events.first { if case .rollbackStarted = $0.payload { true } else { false } }).time
@@ -391,11 +391,13 @@ final class LifecycleHookServeTests: XCTestCase {
         let (record, _) = try await served(definition, mode: .speed(0)) { call in
             _ = try await call(.POST, "/rehearse/clock", #"{"to": "\#(ISODuration.format(halfway))"}"#)
             let new = try await call(.GET, latest + "2026-09-01", nil), old = try await call(.GET, latest + "2024-07-01", nil)
-            let hooks = try await call(.GET, latest + "2025-11-01", nil), preview = try await call(.GET, latest + "2026-09-01-preview", nil)
+            let hooks = try await call(.GET, latest + "2025-11-01", nil), april = try await call(.GET, latest + "2026-04-01", nil)
+            let march = try await call(.GET, latest + "2026-03-01", nil)
             XCTAssertEqual(code(new), .string("RollingBack"))
             XCTAssertEqual(code(old), .string("RollingForward"))
             XCTAssertEqual(code(hooks), .string("RollingForward"))
-            XCTAssertEqual(code(preview), .string("RollingBack"))
+            XCTAssertEqual(code(april), .string("RollingBack"))
+            XCTAssertEqual(code(march), .string("RollingForward"))
             let clock = try await call(.GET, "/rehearse/clock", nil)
             XCTAssertEqual(clock.body?.field("now"), .int(halfway))
         }

@@ -195,19 +195,19 @@ final class ServeRoutesTests: XCTestCase {
             let unknown = try await call(.GET, "/nothing/here", nil)
             XCTAssertEqual(unknown.status, 404)
             XCTAssertEqual(unknown.error, "NotFound")
-            let otherSet = try await call(.GET, Self.scaleSet + "x?api-version=1", nil)
+            let otherSet = try await call(.GET, Self.scaleSet + "x?api-version=2024-07-01", nil)
             XCTAssertEqual(otherSet.status, 404)
             XCTAssertEqual(otherSet.error, "ResourceNotFound")
             let noVersion = try await call(.GET, Self.scaleSet, nil)
             XCTAssertEqual(noVersion.status, 400)
             XCTAssertEqual(noVersion.error, "MissingApiVersionParameter")
-            let malformed = try await call(.PATCH, Self.scaleSet + "?api-version=1", #"{"properties": {"#)
+            let malformed = try await call(.PATCH, Self.scaleSet + "?api-version=2024-07-01", #"{"properties": {"#)
             XCTAssertEqual(malformed.status, 400)
             XCTAssertEqual(malformed.error, "InvalidRequestContent")
-            let large = try await call(.PATCH, Self.scaleSet + "?api-version=1", "[" + String(repeating: "1,", count: 40_000) + "1]")
+            let large = try await call(.PATCH, Self.scaleSet + "?api-version=2024-07-01", "[" + String(repeating: "1,", count: 40_000) + "1]")
             XCTAssertEqual(large.status, 413)
             XCTAssertEqual(large.error, "RequestContentTooLarge")
-            let policy = try await call(.PATCH, Self.scaleSet + "?api-version=1",
+            let policy = try await call(.PATCH, Self.scaleSet + "?api-version=2024-07-01",
                                         #"{"properties": {"upgradePolicy": {"mode": "Rolling", "rollingUpgradePolicy": {"maxBatchInstancePercent": 3, "maxUnhealthyInstancePercent": 101}}}}"#)
             XCTAssertEqual(policy.status, 400)
             XCTAssertEqual(policy.error, "InvalidParameter")
@@ -218,7 +218,7 @@ final class ServeRoutesTests: XCTestCase {
             }
             let rolling = "upgradePolicy.rollingUpgradePolicy."
             XCTAssertEqual(targets, [rolling + "maxBatchInstancePercent", rolling + "maxUnhealthyInstancePercent"])
-            let shown = try await call(.GET, Self.scaleSet + "?api-version=1", nil)
+            let shown = try await call(.GET, Self.scaleSet + "?api-version=2024-07-01", nil)
             XCTAssertEqual(shown.status, 200)
         }
     }
@@ -232,7 +232,7 @@ final class ServeRoutesTests: XCTestCase {
             let idle = try await call(.POST, "/rehearse/clock", #"{"step": true}"#)
             XCTAssertEqual(idle.body?.field("now"), .int(0))
             XCTAssertEqual(idle.body?.member("nextEvent"), .null)
-            let patch = try await call(.PATCH, Self.scaleSet + "?api-version=1",
+            let patch = try await call(.PATCH, Self.scaleSet + "?api-version=2024-07-01",
                                        #"{"properties": {"virtualMachineProfile": {"storageProfile": {"imageReference": {"version": "2.0.0"}}}}}"#)
             XCTAssertEqual(patch.status, 200)
             let stepped = try await call(.POST, "/rehearse/clock", #"{"step": true}"#)

@@ -41,6 +41,8 @@ final class ServeStepTests: XCTestCase {
         configuration.port = 0
         configuration.tls = false
         configuration.mode = mode
+        // The instants these tests read count from the scenario epoch, 2024-01-01.
+        configuration.epoch = Timestamp.defaultEpoch
         configuration.onPerform = { steps.add($0, $1) }
         let record = try await ServeRoutesTests.serve(definition, configuration, body)
         return (record, steps.all)

@@ -1,3 +1,4 @@
+import AzureWire
 import Formats
 import LuaHost
 import ArgumentParser
@@ -28,7 +29,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Keep the virtual clock still; each client poll (an operation's status, get-latest, the OS upgrade history) advances it to the next event.")
     var step = false
     @Option(name: .customLong("start-at"),
-            help: "When the virtual clock starts running, as an RFC 3339 UTC time such as 2026-11-26T19:00:00Z (default: the first request). Past: it has run since then; future: it stays at zero until then. Not with --step.")
+            help: "When the virtual clock starts running, as an RFC 3339 UTC time such as 2026-11-26T19:00:00Z (default: the first request). Past: it has run since then; future: it stays at zero until then. Served times count from it (default: the server's start), with --step too, where it only anchors them.")
     var startAt: String?
     @Option(name: .customLong("ca-cert"), help: "Write the generated CA certificate (PEM) here, for clients' CA bundles.") var caCert: String?
     @OptionGroup var eventsOption: EventsOption
@@ -40,21 +41,20 @@ struct ServeCommand: AsyncParsableCommand {
         if let speed, !(speed > 0 && speed <= 1_000_000) { throw ValidationError("--speed \(speed): allowed a factor above 0 and at most 1000000") }
         if !(0...65_535).contains(port) { throw ValidationError("--port \(port): allowed 0–65535") }
         if http && caCert != nil { throw ValidationError("--ca-cert goes with HTTPS; drop --http") }
-        if let startAt {
-            if step { throw ValidationError("--start-at starts a running clock; --step keeps it still: choose one") }
-            if Self.instant(startAt) == nil {
-                throw ValidationError("--start-at \(startAt): not an RFC 3339 UTC time; allowed such as 2026-11-26T19:00:00Z")
-            }
+        if let startAt, case .failure(let problem) = Self.instant(startAt) {
+            throw ValidationError("--start-at \(JSON.string(startAt).brief()): \(problem.text) (give an RFC 3339 UTC time such as 2026-11-26T19:00:00Z, years 1970 to 9999)")
         }
     }
 
-    /// `2026-11-26T19:00:00Z` (fractional seconds allowed) as an instant; nil for anything else.
-    static func instant(_ text: String) -> Date? {
-        guard text.hasSuffix("Z") || text.hasSuffix("z") else { return nil }
-        let plain = ISO8601DateFormatter()
-        let fractional = ISO8601DateFormatter()
-        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return plain.date(from: text) ?? fractional.date(from: text)
+    /// `2026-11-26T19:00:00Z` (fractional seconds allowed) as an instant; an impossible instant
+    /// (30 February, 31 November, hour 24, second 60) or any other text is refused, named.
+    static func instant(_ text: String) -> Result<Date, StartAtProblem> {
+        guard text.hasSuffix("Z") || text.hasSuffix("z") else { return .failure(StartAtProblem(text: "not a UTC time (it must end in Z)")) }
+        let utc = text.dropLast() + "Z"
+        if let ms = LifecycleHooksWire.instant(String(utc), epoch: 0), ms >= 0 {
+            return .success(Date(timeIntervalSince1970: Double(ms) / 1000))
+        }
+        return .failure(StartAtProblem(text: StartAtProblem.impossible(String(utc)) ?? "not an RFC 3339 UTC time"))
     }
 
     func run() async throws {
@@ -73,7 +73,7 @@ struct ServeCommand: AsyncParsableCommand {
         var configuration = ServeConfiguration()
         configuration.port = port
         configuration.mode = step ? .step : .speed(speed ?? 60)
-        configuration.startAt = startAt.flatMap(Self.instant)
+        configuration.startAt = startAt.flatMap { try? Self.instant($0).get() }
         configuration.tls = !http
         configuration.caCertPath = caCert
         // Written by the run's task alone, one event after another, and committed once it ends well.
@@ -98,6 +98,32 @@ struct ServeCommand: AsyncParsableCommand {
             }
             try finishOutput(pageFile, option: "--report", writing: html)
         }
+    }
+}
+
+/// Why a `--start-at` text is not an instant.
+struct StartAtProblem: Error {
+    let text: String
+
+    /// For `YYYY-MM-DDThh:mm:ss…Z` whose fields are out of range, which one and its range (30
+    /// February, 31 November, hour 24); nil when the text is not of that form or is before 1970.
+    static func impossible(_ text: String) -> String? {
+        let parts = text.dropLast().split(separator: "T", omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        let date = parts[0].split(separator: "-", omittingEmptySubsequences: false).map { Int($0) }
+        let clock = parts[1].split(separator: ".", maxSplits: 1).first?.split(separator: ":", omittingEmptySubsequences: false).map { Int($0) } ?? []
+        guard date.count == 3, clock.count == 3, let y = date[0], let m = date[1], let d = date[2], let h = clock[0], let mi = clock[1], let s = clock[2]
+        else { return nil }
+        let months = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
+        if y < 1970 { return "year \(y) is before 1970" }
+        guard (1...12).contains(m) else { return "month \(m) does not exist; allowed 01–12" }
+        let days = Calendar(identifier: .gregorian).range(of: .day, in: .month,
+                                                          for: DateComponents(calendar: Calendar(identifier: .gregorian), timeZone: TimeZone(identifier: "UTC"), year: y, month: m, day: 1).date!)?.count ?? 31
+        guard (1...days).contains(d) else { return "\(d) \(months[m - 1]) \(y) does not exist; \(months[m - 1]) \(y) has \(days) days" }
+        guard (0...23).contains(h) else { return "hour \(h) does not exist; allowed 00–23" }
+        guard (0...59).contains(mi) else { return "minute \(mi) does not exist; allowed 00–59" }
+        guard (0...59).contains(s) else { return "second \(s) does not exist; allowed 00–59" }
+        return nil
     }
 }
 

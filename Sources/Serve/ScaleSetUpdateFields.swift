@@ -1,0 +1,48 @@
+import Formats
+import UpgradeEngine
+
+/// Every field of a PUT or PATCH of the scale set is either applied or refused, never dropped
+/// (issue 55): a field the update applies is read by `ScaleSetUpdate`; any other must say what
+/// GET shows (a client that read the resource and sends it back), else it is refused, 400
+/// `InvalidParameter` naming its path.
+enum ScaleSetUpdateFields {
+    /// The fields (paths from the body's root) whose value the update reads and applies.
+    static let applied: Set<String> = [
+        "sku.capacity", "sku.name", "sku.tier", "properties.upgradePolicy", "properties.lifecycleHooksProfile",
+        "properties.virtualMachineProfile.storageProfile.imageReference.publisher",
+        "properties.virtualMachineProfile.storageProfile.imageReference.offer",
+        "properties.virtualMachineProfile.storageProfile.imageReference.sku",
+        "properties.virtualMachineProfile.storageProfile.imageReference.version",
+    ]
+
+    /// Read-only fields: the platform sets them and ignores what a request says (ARM's rule for
+    /// read-only properties), so a value read earlier and sent back is no change.
+    static let readOnly: Set<String> = [
+        "id", "name", "type", "etag", "properties.provisioningState", "properties.timeCreated", "properties.uniqueId",
+        "properties.virtualMachineProfile.storageProfile.imageReference.exactVersion",
+    ]
+
+    /// Every field of `body` that is neither applied, read-only, nor what `served` (the resource
+    /// as GET shows it now) says; each a problem naming its path, in sorted order.
+    static func problems(_ body: JSON, served: JSON) -> [Problem] {
+        var found: [Problem] = []
+        walk(body, served: served, path: "", into: &found)
+        return found
+    }
+
+    private static func walk(_ value: JSON, served: JSON?, path: String, into found: inout [Problem]) {
+        let lowered = path.lowercased()
+        if applied.contains(where: { $0.lowercased() == lowered }) || readOnly.contains(where: { $0.lowercased() == lowered }) { return }
+        if case .object(let members) = value {
+            for key in members.keys.sorted() {
+                walk(members[key]!, served: served?.member(key), path: path.isEmpty ? key : "\(path).\(key)", into: &found)
+            }
+            return
+        }
+        // Nothing asked: a null or an empty list where GET shows nothing.
+        if served == nil && (value == .null || value == .array([])) { return }
+        if let served, value == served { return }
+        let shown = served.map { "GET shows \($0.brief(120))" } ?? "GET shows nothing there"
+        found.append(Problem(field: path, "\(value.brief(120)) is not applied by rehearse serve (\(shown)); it applies sku.capacity, sku.name, sku.tier, upgradePolicy, lifecycleHooksProfile and imageReference's publisher, offer, sku and version; send any other field as GET shows it, or leave it out"))
+    }
+}
