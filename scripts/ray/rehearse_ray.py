@@ -5,9 +5,12 @@
     python scripts/ray/rehearse_ray.py [driver options] tune    SCENARIO --seeds A..B --vary ... [tune options]
     python scripts/ray/rehearse_ray.py [driver options] compare SCENARIO --seeds A..B --set ... [compare options]
 
-Every piece of work is a Ray Core task that runs the rehearse CLI (retried when the process
-dies, never when rehearse refuses the input with exit 2); its JSON comes back through Ray's
-object store and the driver combines it with `rehearse merge` or `rehearse tune --tell`:
+First rehearse itself checks the question here, before any Ray work: the same command as the
+tasks', for the first seed only. Input it refuses ends the driver as it ends one process: its
+message on standard error, exit 2. Then every piece of work is a Ray Core task that runs the
+rehearse CLI (retried when the process dies, never when rehearse refuses the input); its JSON
+comes back through Ray's object store and `rehearse merge` or `rehearse tune --tell` combines
+it. The driver judges nothing itself:
 
 - gate: the sequential gate (`sweep --until-decided`) in rounds of whole 100-seed looks, each
   round's seeds sharded over the tasks; after each round `merge --until-decided` judges at the
@@ -19,59 +22,104 @@ object store and the driver combines it with `rehearse merge` or `rehearse tune 
 - compare: `compare --shard I/N --json` for every I, merged by `merge`.
 
 The cluster is the one at --address (default: RAY_ADDRESS, else a local one started for the
-run). As a KubeRay RayJob entrypoint the same command runs unchanged (RAY_ADDRESS is set).
-The driver prints what one process prints (pass --json for JSON) and exits with its status.
+run, on 127.0.0.1 only). Ray runs with a HOME and a RAY_TMPDIR of the driver's own, removed at
+the end: no ~/.ray/auth_token is read or left behind. A local cluster gets a fresh token; to
+join a cluster with token authentication pass its token as RAY_AUTH_MODE=token with
+RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH (as KubeRay does). Exit statuses are one process's: 0
+passed, 1 a requirement failed, 2 bad input; a failure of Ray or of the driver is one line on
+standard error and exit 2.
 """
 
 import argparse
+import contextlib
 import json
 import os
+import shutil
+import socket
 import subprocess
 import sys
 import tempfile
 
-import ray
-
 LOOK_EVERY = 100  # the gate's looks: every 100 seeds, as rehearse's Tune.lookEvery
+NAME = "rehearse_ray.py"
+# Options of one process the driver sets for every task itself: refused, never dropped.
+SET_BY_DRIVER = {
+    "--jobs": "--tasks N (each task runs --jobs 1)",
+    "--shard": "the whole question (the driver shards it)",
+    "--runs": "the merged report (no run lines)",
+    "--report": "the merged report (no HTML page)",
+    "--state": "the whole question (the driver keeps the search's state)",
+    "--tell": "the whole question (the driver keeps the search's state)",
+    "--parts": "--tasks N",
+}
+DRIVER_FLAGS = {"--ask": "the whole question (the driver asks)", "--result": "the whole question (the driver prints the result)"}
+LOOPBACK_HOSTS = {"127.0.0.1", "localhost"}
+JOIN_TRIES = 3
+
+
+class Refused(Exception):
+    """rehearse refused the input (exit 2): its message, as one process prints it."""
+
+    def __init__(self, stderr):
+        super().__init__("refused")
+        self.stderr = stderr
+
+
+class DriverFailure(Exception):
+    """The driver or Ray failed (not the input): one line, exit 2."""
 
 
 class RehearseDied(Exception):
     """rehearse ended without a status of its own (a signal, a lost node): worth a retry."""
 
 
-class RehearseRefused(Exception):
-    """rehearse refused the work (exit 2): the same input would be refused again."""
-
-
-@ray.remote(max_retries=3, retry_exceptions=[RehearseDied])
 def run_rehearse(binary, args, cwd):
-    """Runs `binary args` in `cwd`; its standard output as bytes, through the object store."""
+    """A task: `binary args` in cwd; (status, stdout, stderr) for rehearse's statuses 0, 1, 2."""
     done = subprocess.run([binary] + args, cwd=cwd, capture_output=True)
-    if done.returncode in (0, 1):
-        return done.stdout
-    message = f"rehearse {' '.join(args)}: exit {done.returncode}: {done.stderr.decode(errors='replace').strip()}"
-    if done.returncode == 2:
-        raise RehearseRefused(message)
-    raise RehearseDied(message)
+    if done.returncode in (0, 1, 2):
+        return done.returncode, done.stdout, done.stderr
+    raise RehearseDied(f"rehearse {' '.join(args[:2])} … ended with status {done.returncode}: "
+                       f"{first_line(done.stderr.decode(errors='replace'))}")
 
 
-def local(binary, args, check=True):
-    """Runs rehearse here (merge, tune --ask/--tell/--result); (status, stdout bytes)."""
-    done = subprocess.run([binary] + args, capture_output=True)
-    if check and done.returncode not in (0, 1):
-        sys.stderr.write(done.stderr.decode(errors="replace"))
-        sys.exit(done.returncode or 2)
-    return done.returncode, done.stdout
+def first_line(text):
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    return lines[0] if lines else "(no message)"
+
+
+def checked(done):
+    """(status, stdout) of a finished rehearse: exit 2 is Refused, a status not rehearse's fails."""
+    status, stdout, stderr = done
+    if status == 2:
+        raise Refused(stderr)
+    if status not in (0, 1):
+        raise DriverFailure(f"rehearse ended with status {status}: {first_line(stderr.decode(errors='replace'))}")
+    return status, stdout
+
+
+def local(binary, args, warnings=False):
+    """Runs rehearse here (the check, merge, tune --ask/--tell/--result); (status, stdout).
+    With warnings, what it printed on standard error (the scenario's warnings) is passed on."""
+    try:
+        done = subprocess.run([binary] + args, capture_output=True)
+    except OSError as error:
+        raise DriverFailure(f"the rehearse binary {binary}: {error.strerror} (set it with --rehearse or REHEARSE)") from None
+    result = checked((done.returncode, done.stdout, done.stderr))
+    if warnings:
+        sys.stderr.buffer.write(done.stderr)
+        sys.stderr.flush()
+    return result
 
 
 def option(args, name):
-    """The value of `--name V` or `--name=V` in args, or None."""
+    """The value of the last `--name V` or `--name=V` in args (the one rehearse takes), or None."""
+    found = None
     for i, arg in enumerate(args):
         if arg == name and i + 1 < len(args):
-            return args[i + 1]
-        if arg.startswith(name + "="):
-            return arg[len(name) + 1:]
-    return None
+            found = args[i + 1]
+        elif arg.startswith(name + "="):
+            found = arg[len(name) + 1:]
+    return found
 
 
 def without(args, names, flags=()):
@@ -89,16 +137,52 @@ def without(args, names, flags=()):
     return kept
 
 
+def refuse_driver_options(args):
+    """Options the driver sets itself, given anyway: refused (exit 2), never silently dropped."""
+    for arg in args:
+        name = arg.split("=", 1)[0]
+        allowed = SET_BY_DRIVER.get(name) or DRIVER_FLAGS.get(arg)
+        if allowed:
+            raise DriverFailure(f"{name}: the driver sets it for every task; allowed instead: {allowed}")
+    if option(args, "--output") == "table":
+        raise DriverFailure("--output table: the driver prints the merged report; allowed --output text or --output json")
+
+
+def shown(args):
+    """The output options of the question (--json, --output V) for the printed result."""
+    out = ["--json"] if "--json" in args else []
+    return out + (["--output", option(args, "--output")] if option(args, "--output") else [])
+
+
 def seed_range(args):
+    """--seeds as rehearse reads it (A..B or one seed; default 0..99); None when it is not one."""
     text = option(args, "--seeds") or "0..99"
-    first, _, last = text.partition("..")
-    return int(first), int(last or first)
+    first, dots, last = text.partition("..")
+    try:
+        return int(first), int(last if dots else first)
+    except ValueError:
+        return None
 
 
-def gather(refs, folder, stem):
-    """The tasks' outputs written to files in folder, in the order of refs."""
+def check_question(binary, question, args):
+    """rehearse checks the whole question here, for its first seed only (as --shard 1/K of K
+    seeds): what it refuses, one process refuses with the same message, before Ray starts; the
+    scenario's warnings it prints are one process's."""
+    seeds = seed_range(args)
+    count = max(1, min(1_000_000, seeds[1] - seeds[0] + 1)) if seeds else 1
+    command = {"gate": ["sweep"] + without(args, [], ["--until-decided"]) + ["--until-decided"], "tune": ["tune"] + args,
+               "compare": ["compare"] + args}[question]
+    local(binary, command + ["--shard", f"1/{count}", "--json", "--jobs", "1"], warnings=True)
+    if seeds is None or seeds[0] > seeds[1]:
+        raise DriverFailure(f"--seeds {option(args, '--seeds')}: rehearse took it but the driver cannot split it; allowed A..B")
+    return seeds
+
+
+def gather(ray, refs, folder, stem):
+    """The tasks' outputs written to files in folder, in the order of refs; a refusal is Refused."""
     paths = []
-    for i, output in enumerate(ray.get(refs)):
+    for i, done in enumerate(ray.get(refs)):
+        _, output = checked(done)
         path = os.path.join(folder, f"{stem}-{i:05d}.json")
         with open(path, "wb") as f:
             f.write(output)
@@ -124,53 +208,131 @@ def gate_rounds(first, last, tasks, schedule):
             looks = min(tasks, looks * 2)
 
 
-def gate(binary, args, folder, tasks, schedule, stats):
+def decided(merged):
+    """Whether `merge --until-decided --json` decided every requirement (none `undecided`)."""
+    try:
+        return all(r["verdict"] != "undecided" for r in json.loads(merged)["requirements"])
+    except (ValueError, KeyError, TypeError) as error:
+        raise DriverFailure(f"rehearse merge --until-decided --json printed no requirements' verdicts ({error})") from None
+
+
+def gate(ray, task, binary, args, folder, tasks, schedule, stats):
     first, last = seed_range(args)
-    work = without(args, ["--seeds", "--jobs", "--shard", "--runs", "--report", "--output"], ["--json", "--until-decided"])
-    shown = ["--json"] if "--json" in args else []
+    work = without(args, ["--seeds", "--output"], ["--json", "--until-decided"])
     parts, runs, rounds = [], 0, 0
     for a, b, shards in gate_rounds(first, last, tasks, schedule):
-        refs = [run_rehearse.remote(binary, ["sweep"] + work + ["--seeds", f"{a}..{b}", "--shard", f"{i}/{shards}", "--until-decided",
-                                                                 "--json", "--jobs", "1"], os.getcwd()) for i in range(1, shards + 1)]
-        parts += gather(refs, folder, f"gate-{a}")
+        refs = [task.remote(binary, ["sweep"] + work + ["--seeds", f"{a}..{b}", "--shard", f"{i}/{shards}", "--until-decided",
+                                                        "--json", "--jobs", "1"], os.getcwd()) for i in range(1, shards + 1)]
+        parts += gather(ray, refs, folder, f"gate-{a}")
         runs, rounds = runs + b - a + 1, rounds + 1
         _, judged = local(binary, ["merge", "--until-decided", "--json"] + parts)
-        verdicts = [r["verdict"] for r in json.loads(judged)["requirements"]]
-        if "undecided" not in verdicts or b >= last:
+        if decided(judged) or b >= last:
             break
-    if stats:
-        sys.stderr.write(f"gate_schedule={schedule} gate_rounds={rounds} gate_runs={runs} gate_tasks={tasks}\n")
-    return local(binary, ["merge", "--until-decided"] + shown + parts)
+    stats.append(f"gate_schedule={schedule} gate_rounds={rounds} gate_runs={runs} gate_tasks={tasks}")
+    return local(binary, ["merge", "--until-decided"] + shown(args) + parts)
 
 
-def tune(binary, args, folder, parts):
+def tune(ray, task, binary, args, folder, parts):
     state = os.path.join(folder, "tune-state.json")
-    asking = without(args, ["--jobs", "--report", "--state", "--parts", "--shard"], ["--json", "--ask", "--result"])
+    asking = without(args, [], ["--json"])
     scenario_args = without(asking, ["--vary", "--minimize", "--maximize", "--seeds"])
     round_number = 0
     while True:
         _, asked = local(binary, ["tune"] + asking + ["--state", state, "--ask", "--parts", str(parts)])
         work = json.loads(asked)
         if work["done"]:
-            shown = ["--json"] if "--json" in args else []
-            return local(binary, ["tune"] + asking + ["--state", state, "--result"] + shown, check=False)
+            return local(binary, ["tune"] + asking + ["--state", state, "--result"] + shown(args))
         refs = []
         for item in work["work"]:
             sets = [a for o in item["overrides"] for a in ("--set", o)]
-            refs.append(run_rehearse.remote(binary, ["compare"] + scenario_args + sets + ["--seeds", item["seeds"], "--shard", item["shard"],
-                                                                                          "--json", "--jobs", "1"], os.getcwd()))
-        told = gather(refs, folder, f"tune-{round_number:04d}")
+            refs.append(task.remote(binary, ["compare"] + scenario_args + sets + ["--seeds", item["seeds"], "--shard", item["shard"],
+                                                                                  "--json", "--jobs", "1"], os.getcwd()))
+        told = gather(ray, refs, folder, f"tune-{round_number:04d}")
         local(binary, ["tune"] + asking + ["--state", state, "--tell"] + told)
         round_number += 1
 
 
-def compare(binary, args, folder, shards):
-    work = without(args, ["--jobs", "--report", "--shard", "--output"], ["--json"])
-    refs = [run_rehearse.remote(binary, ["compare"] + work + ["--shard", f"{i}/{shards}", "--json", "--jobs", "1"], os.getcwd())
+def compare(ray, task, binary, args, folder, shards):
+    work = without(args, ["--output"], ["--json"])
+    refs = [task.remote(binary, ["compare"] + work + ["--shard", f"{i}/{shards}", "--json", "--jobs", "1"], os.getcwd())
             for i in range(1, shards + 1)]
-    paths = gather(refs, folder, "compare")
-    shown = ["--json"] if "--json" in args else []
-    return local(binary, ["merge"] + shown + paths, check=False)
+    return local(binary, ["merge"] + shown(args) + gather(ray, refs, folder, "compare"))
+
+
+def reachable(address):
+    """A TCP connection to the cluster's GCS, HOST:PORT, within 10 s: else a DriverFailure."""
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=10):
+            pass
+    except ValueError:
+        raise DriverFailure(f"--address {address}: allowed HOST:PORT of the cluster's GCS, such as 127.0.0.1:6379") from None
+    except OSError as error:
+        raise DriverFailure(f"the Ray cluster at {address}: cannot connect ({error.strerror or error})") from None
+
+
+def loopback(address):
+    """Whether a cluster address (HOST:PORT) is on this machine's loopback."""
+    return address is not None and address.rsplit(":", 1)[0].strip("[]") in LOOPBACK_HOSTS
+
+
+@contextlib.contextmanager
+def own_ray(address, folder):
+    """Ray, joined to address or started here for the run, with a HOME and RAY_TMPDIR under folder.
+
+    Ray's own output (its log lines, a C++ warning) goes to folder/ray.log, not to standard error,
+    while the cluster is in use; a failure names that log. A local cluster, or a join to one on
+    127.0.0.1, keeps the address 127.0.0.1 (RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0, else Ray 2.60
+    resolves it to the machine's address and its servers listen on every interface) and a fresh
+    token in the run's HOME (RAY_AUTH_MODE=token, whatever RAY_AUTH_TOKEN* say).
+    """
+    home, log = os.path.join(folder, "home"), os.path.join(folder, "ray.log")
+    os.makedirs(home, mode=0o700)
+    os.environ.update({"HOME": home, "RAY_TMPDIR": folder, "RAY_USAGE_STATS_ENABLED": "0"})
+    if address is None or loopback(address):
+        os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    if address is not None:
+        reachable(address)
+        # A join tries Ray's GCS this many times, about 40 s each (Ray's default: 20).
+        os.environ.setdefault("RAY_gcs_server_port_wait_time_s", str(JOIN_TRIES))
+    if address is None:
+        for name in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
+            os.environ.pop(name, None)
+        os.environ["RAY_AUTH_MODE"] = "token"
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(log, "ab") as sink:
+        os.dup2(sink.fileno(), 2)
+    try:
+        import ray  # Ray reads RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER when it is imported
+        where = f"at {address}" if address else "started here"
+        try:
+            local_only = {} if address else {"_node_ip_address": "127.0.0.1", "include_dashboard": False}
+            ray.init(address=address, log_to_driver=False, logging_level="ERROR", **local_only)
+        except Exception as error:
+            raise DriverFailure(f"the Ray cluster {where}: {type(error).__name__}: {first_line(error)} (Ray's log: {kept(log)})") from None
+        try:
+            yield ray
+        except (Refused, DriverFailure):
+            raise
+        except Exception as error:
+            cause = getattr(error, "cause", None) or error
+            raise DriverFailure(f"the run on the Ray cluster {where}: {type(cause).__name__}: {first_line(cause)} "
+                                f"(Ray's log: {kept(log)})") from None
+        finally:
+            ray.shutdown()
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def kept(log):
+    """A copy of Ray's log outside the run's folder (which is removed), for a failure to name."""
+    handle, path = tempfile.mkstemp(prefix="rehearse-ray-", suffix=".log")
+    with os.fdopen(handle, "wb") as copy, open(log, "rb") as original:
+        shutil.copyfileobj(original, copy)
+    return path
 
 
 def tasks_count(text):
@@ -184,10 +346,10 @@ def tasks_count(text):
     return value
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--address", default=os.environ.get("RAY_ADDRESS"),
-                        help="the Ray cluster (default: RAY_ADDRESS, else a local one for this run)")
+def parser():
+    parser = argparse.ArgumentParser(prog=NAME, description=__doc__.split("\n\n")[0])
+    parser.add_argument("--address", default=os.environ.get("RAY_ADDRESS") or None,
+                        help="the Ray cluster, HOST:PORT (default: RAY_ADDRESS, else a local one on 127.0.0.1 for this run)")
     parser.add_argument("--rehearse", default=os.environ.get("REHEARSE", "rehearse"),
                         help="the rehearse binary, the same path on every node (default: REHEARSE, else rehearse on PATH)")
     parser.add_argument("--tasks", type=tasks_count, default=0,
@@ -197,17 +359,54 @@ def main():
     parser.add_argument("--stats", action="store_true", help="gate: print its rounds and runs to standard error as key=value")
     parser.add_argument("question", choices=["gate", "tune", "compare"])
     parser.add_argument("args", nargs=argparse.REMAINDER, help="the rehearse options, the scenario first")
-    given = parser.parse_args()
-    binary = given.rehearse if os.sep not in given.rehearse else os.path.abspath(given.rehearse)
-    ray.init(address=given.address, log_to_driver=False, logging_level="WARNING")
-    tasks = given.tasks or max(1, int(ray.cluster_resources().get("CPU", 1)))
-    with tempfile.TemporaryDirectory(prefix="rehearse-ray-") as folder:
+    return parser
+
+
+def run(given):
+    """The question's (status, stdout) and the --stats lines; raises Refused or DriverFailure."""
+    found = given.rehearse if os.sep in given.rehearse else shutil.which(given.rehearse)
+    if not found:
+        raise DriverFailure(f"the rehearse binary {given.rehearse}: not found on PATH (set it with --rehearse or REHEARSE)")
+    binary = os.path.abspath(found)
+    if given.address in ("auto", "local"):
+        raise DriverFailure(f"--address {given.address}: the driver runs Ray with a temp dir of its own, where no cluster is "
+                            "found; allowed: HOST:PORT of the cluster's GCS, or none for a local one")
+    refuse_driver_options(given.args)
+    check_question(binary, given.question, given.args)
+    stats = []
+    with tempfile.TemporaryDirectory(prefix="rehearse-ray-", ignore_cleanup_errors=True) as folder, own_ray(given.address, folder) as ray:
+        task = ray.remote(max_retries=3, retry_exceptions=[RehearseDied])(run_rehearse)
+        tasks = given.tasks or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        parts = os.path.join(folder, "parts")
+        os.mkdir(parts)
         if given.question == "gate":
-            status, output = gate(binary, given.args, folder, tasks, given.schedule, given.stats)
+            status, output = gate(ray, task, binary, given.args, parts, tasks, given.schedule, stats)
         elif given.question == "tune":
-            status, output = tune(binary, given.args, folder, tasks)
+            status, output = tune(ray, task, binary, given.args, parts, tasks)
         else:
-            status, output = compare(binary, given.args, folder, tasks)
+            status, output = compare(ray, task, binary, given.args, parts, tasks)
+    return status, output, stats if given.stats else []
+
+
+def main(argv=None):
+    given = parser().parse_args(argv)
+    try:
+        status, output, stats = run(given)
+    except Refused as refusal:
+        sys.stderr.buffer.write(refusal.stderr)
+        sys.stderr.flush()
+        return 2
+    except DriverFailure as failure:
+        print(f"{NAME}: {failure}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{NAME}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:  # the driver's own fault: still one line, never a traceback
+        print(f"{NAME}: {type(error).__name__}: {first_line(error)}", file=sys.stderr)
+        return 2
+    for line in stats:
+        print(line, file=sys.stderr)
     sys.stdout.buffer.write(output)
     sys.stdout.flush()
     return status
