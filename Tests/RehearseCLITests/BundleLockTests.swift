@@ -26,14 +26,16 @@ final class BundleLockTests: XCTestCase {
 
     func rehearse(_ arguments: String...) throws -> CLIOutput { try runRehearse(arguments) }
 
-    /// Packs bundle `drift` at `version` into the repository and indexes it; `note` changes the
-    /// entry module's bytes (a republished version), `api` the host API range it asks for.
-    func publish(_ version: String, note: String = "", api: String = "^1.1") throws {
-        let folder = work + "/src/drift-\(version)-\(UUID().uuidString.prefix(8))"
+    /// Packs bundle `name` (drift) at `version` into the repository and indexes it; `note`
+    /// changes the entry module's bytes (a republished version), `api` the host API range it asks
+    /// for, `dependencies` the bundles it needs (name: range).
+    func publish(_ version: String, name: String = "drift", note: String = "", api: String = "^1.1", dependencies: String = "{}") throws {
+        let folder = work + "/src/\(name)-\(version)-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let manifest = #"{"name": "drift", "version": "\#(version)", "api": "\#(api)", "description": "A bundle that moves.", "exports": {"answer": "answer: a number"}}"#
+        let manifest = #"{"name": "\#(name)", "version": "\#(version)", "api": "\#(api)", "description": "A bundle that moves.", "#
+            + #""exports": {"answer": "answer: a number"}, "dependencies": \#(dependencies)}"#
         try manifest.write(toFile: folder + "/rehearse-plugin.json", atomically: true, encoding: .utf8)
-        try "-- drift \(version)\(note)\nreturn { answer = 1 }\n".write(toFile: folder + "/init.lua", atomically: true, encoding: .utf8)
+        try "-- \(name) \(version)\(note)\nreturn { answer = 1 }\n".write(toFile: folder + "/init.lua", atomically: true, encoding: .utf8)
         let packed = try rehearse("plugins", "pack", folder, "--into", repo)
         XCTAssertEqual(packed.status, 0, packed.stderr)
         XCTAssertEqual(try rehearse("plugins", "index", repo).status, 0)
@@ -198,6 +200,24 @@ final class BundleLockTests: XCTestCase {
                 XCTAssertTrue(out.stderr.contains(message), "\(name) \(command): \(out.stderr)")
             }
         }
+    }
+
+    /// A lock whose bundles do not meet each other's dependencies (base's entry deleted by
+    /// hand): install --locked refuses it before writing anything, naming both bundles.
+    func testInstallLockedRefusesALockMissingADependency() throws {
+        try publish("1.0.0", name: "base")
+        try publish("1.0.0", name: "app", dependencies: #"{"base": "^1.0"}"#)
+        XCTAssertEqual(try rehearse("plugins", "install", "app", "--repo", repo, "--project", project).status, 0)
+        var lock = try XCTUnwrap(JSONSerialization.jsonObject(with: lockBytes()) as? [String: Any])
+        let entries = try XCTUnwrap(lock["bundles"] as? [[String: Any]])
+        XCTAssertEqual(entries.compactMap { $0["name"] as? String }, ["app", "base"])
+        lock["bundles"] = entries.filter { $0["name"] as? String == "app" }
+        try JSONSerialization.data(withJSONObject: lock).write(to: URL(fileURLWithPath: lockPath))
+        try FileManager.default.removeItem(atPath: project + "/plugins")
+        let out = try rehearse("plugins", "install", "--locked", "--project", project)
+        XCTAssertEqual(out.status, 2, out.stderr)
+        XCTAssertTrue(out.stderr.contains("app 1.0.0 depends on base ^1.0, but \(lockPath) does not lock base"), out.stderr)
+        XCTAssertFalse(exists("plugins"))
     }
 
     /// `outdated` exits 1 when a repository lists a newer version this host accepts (inside or

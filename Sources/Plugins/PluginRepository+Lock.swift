@@ -118,6 +118,7 @@ extension PluginRepository {
         let lock = try PluginLock.read(lockPath)
         var indexes: [Source: [String: [Entry]]] = [:]
         var bundles: [(entry: PluginLock.Entry, files: [String: [UInt8]])] = []
+        var manifests: [PluginManifest] = []
         for locked in lock.entries.sorted(by: { $0.name < $1.name }) {
             let source = try repository(of: locked, override: override, lockPath: lockPath)
             if indexes[source] == nil { indexes[source] = try readIndex(source, fetch: fetch) }
@@ -135,6 +136,7 @@ extension PluginRepository {
                 throw PluginProblem("\(locked.name) \(locked.version) is locked, but it needs host API \(entry.manifest.api) and this rehearse "
                     + "provides \(hostAPIVersion); nothing was installed")
             }
+            manifests.append(entry.manifest)
             if FileManager.default.fileExists(atPath: project + "/" + locked.folder) {
                 let differences = PluginLock.differences(locked, project: project)
                 guard differences.isEmpty else {
@@ -153,8 +155,24 @@ extension PluginRepository {
             }
             bundles.append((locked, files))
         }
+        try checkDependencies(of: manifests, lock: lock, lockPath: lockPath)
         _ = try place(bundles, project: project)
         return bundles.map { Change(entry: $0.entry, from: $0.files.isEmpty ? $0.entry.version : nil) }
+    }
+
+    /// Refuses a lock whose bundles do not meet each other's dependencies (each of `manifests`,
+    /// in order, its dependencies by name): a run would fail to resolve what it installs.
+    static func checkDependencies(of manifests: [PluginManifest], lock: PluginLock, lockPath: String) throws(PluginProblem) {
+        for manifest in manifests {
+            for dependency in manifest.dependencies.sorted(by: { $0.name < $1.name }) {
+                let locked = lock.entry(named: dependency.name)
+                guard let locked, dependency.range.contains(locked.version) else {
+                    let has = locked.map { "locks \(dependency.name) \($0.version)" } ?? "does not lock \(dependency.name)"
+                    throw PluginProblem("\(manifest.label) depends on \(dependency.name) \(dependency.range), but \(lockPath) \(has); "
+                        + "the lock cannot be installed as it is (plugins install NAME@RANGE makes a consistent one); nothing was installed")
+                }
+            }
+        }
     }
 
     /// Whether `source` is a plain `http:` URL: nothing checks what it serves on the way.
