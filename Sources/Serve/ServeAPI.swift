@@ -283,7 +283,10 @@ final class ServeAPI: Sendable {
 
     private func operationStatus(_ call: Call, id: String, monitor: Bool) async throws -> Response {
         let answer = try await run.transact { run in
-            try run.polled()
+            // Only an operation still in progress is a poll that may step the clock: one done when
+            // it was accepted (every PATCH's) moves nothing, so az's and the SDK's poll after each
+            // mutating call leaves the clock where the call left it.
+            if run.operation(id)?.state == .inProgress { try run.polled() }
             guard let op = run.operation(id) else {
                 throw ARMError(.notFound, code: "NotFound", message: "The operation \(id) was not found.")
             }

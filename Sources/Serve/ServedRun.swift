@@ -115,25 +115,21 @@ actor ServedRun {
         if started == nil { started = instant }
     }
 
-    /// A client polled: in step mode, the run moves to its next event, but never to an Active
-    /// lifecycle hook event's `waitUntil` or past it: the default action fires only when a client
-    /// moves the clock there (`POST /rehearse/clock`), so that a pipeline can list and answer the
-    /// event first (issue 58).
+    /// A client polled: in step mode, the run moves to its next event, unless a lifecycle hook
+    /// event is Active: then the run waits for the answer, as the platform waits until `waitUntil`,
+    /// and no read moves the clock towards that instant; its default action fires only when a
+    /// client moves the clock there (`POST /rehearse/clock`), so that a pipeline can list and
+    /// answer the event first (issue 58).
     func polled() throws(ARMError) {
         try sync()
-        if mode == .step { try stepToNextEvent(before: activeDeadline) }
+        if mode == .step && !session.lifecycleHookEvents.contains(where: \.isActive) { try stepToNextEvent() }
     }
 
-    /// The earliest `waitUntil` of an Active hook event; nil when none is Active.
-    var activeDeadline: Millis? { session.lifecycleHookEvents.lazy.filter(\.isActive).map(\.waitUntil).min() }
-
-    /// Handles scheduled things until one emits an event, or nothing is left, or the next is due
-    /// at `limit` or later; returns the clock.
+    /// Handles scheduled things until one emits an event, or nothing is left; returns the clock.
     @discardableResult
-    func stepToNextEvent(before limit: Millis? = nil) throws(ARMError) -> Millis {
+    func stepToNextEvent() throws(ARMError) -> Millis {
         let before = emitted.value
         while emitted.value == before {
-            if let limit, let next = session.nextEventTime, next + 1 >= limit { break }
             var moved: Millis?
             try guarded { () throws(RunFailure) in moved = try session.step() }
             if moved == nil { break }

@@ -81,7 +81,7 @@ final class ServedClockTests: XCTestCase {
     }
 
     /// In --step, 40 reads (get-latest, the OS upgrade history, the event list) while a batch
-    /// event is Active leave it Active with the clock before its waitUntil; the pipeline's
+    /// event is Active leave it Active and the clock where it stood (the run waits for the answer); the pipeline's
     /// approval then decides it (Approved, no default Reject). The old get-latest stepped to the
     /// event's waitUntil and the default Reject fired before the pipeline listed the event.
     func testReadsInStepModeNeverReachAnActiveEventsWaitUntil() async throws {
@@ -89,12 +89,14 @@ final class ServedClockTests: XCTestCase {
             let active = try await LifecycleHookServeTests.nextActive(call)
             let event = try XCTUnwrap(active)
             let waitUntil = try XCTUnwrap(LifecycleHookServeTests.instant(event, "waitUntil"))
+            let raised = try await Self.clock(call)
             for round in 0..<40 {
                 let path = ["/rollingUpgrades/latest", "/osUpgradeHistory", "/lifecycleHookEvents"][round % 3]
                 let read = try await call(.GET, LifecycleHookServeTests.scaleSet + path + "?api-version=2025-11-01", nil)
                 XCTAssertEqual(read.status, 200, path)
             }
             let now = try await Self.clock(call)
+            XCTAssertEqual(now, raised)
             XCTAssertLessThan(now, waitUntil)
             let name = LifecycleHookServeTests.name(event)
             let shown = try await call(.GET, Self.hookEvents + "/\(name)?" + LifecycleHookServeTests.v2025, nil)
@@ -111,17 +113,17 @@ final class ServedClockTests: XCTestCase {
         XCTAssertEqual(outcome.rejected, 0)
     }
 
-    /// A PATCH that is done when it is accepted (a policy change) answers an operation that is
-    /// Succeeded at once; polling it, as az and the SDK do after every mutating call, leaves the
-    /// clock where it was (0 ms), though the first boot still has events to come. The old poll
-    /// stepped the run to its next event (`az vmss lifecycle-hook remove`: PT1M → PT3H1M).
+    /// `az vmss lifecycle-hook remove` while a batch event is Active: its PUT is done when it is
+    /// accepted, and polling that operation (az and the SDK poll after every mutating call) leaves
+    /// the clock where it was, the event still Active. The old poll stepped the run to its next
+    /// event, the default Reject at waitUntil (PT1M → PT3H1M in the issue's pipeline).
     func testPollingAFinishedOperationDoesNotStepTheClock() async throws {
-        _ = try await ServeStepTests.served(try ServeRoutesTests.definition(), .step) { call in
-            let before = try await call(.GET, "/rehearse/clock", nil)
-            XCTAssertEqual(before.body?.field("now"), .int(0))
-            XCTAssertNotEqual(before.body?.field("nextEvent"), .null)
-            let patch = try await call(.PATCH, Self.scaleSet + "?api-version=2026-04-01",
-                                       #"{"properties": {"upgradePolicy": {"rollingUpgradePolicy": {"maxBatchInstancePercent": 25}}}}"#)
+        _ = try await ServeStepTests.served(Self.rejectingFleet(), .step) { call in
+            let active = try await LifecycleHookServeTests.nextActive(call)
+            let event = try XCTUnwrap(active)
+            let before = try await Self.clock(call)
+            let patch = try await call(.PATCH, LifecycleHookServeTests.scaleSet + "?api-version=2026-04-01",
+                                       #"{"properties": {"lifecycleHooksProfile": {"lifecycleHooks": []}}}"#)
             XCTAssertEqual(patch.status, 200)
             let operation = try XCTUnwrap(patch.headers.first(name: "Azure-AsyncOperation"))
             let path = String(operation.drop { $0 != "/" }.dropFirst(2).drop { $0 != "/" })
@@ -130,7 +132,10 @@ final class ServedClockTests: XCTestCase {
                 XCTAssertEqual(status.body?.field("status"), .string("Succeeded"))
             }
             let after = try await Self.clock(call)
-            XCTAssertEqual(after, 0)
+            XCTAssertEqual(after, before)
+            let name = LifecycleHookServeTests.name(event)
+            let shown = try await call(.GET, Self.hookEvents + "/\(name)?" + LifecycleHookServeTests.v2025, nil)
+            XCTAssertEqual(shown.body?.field("properties")?.field("state"), .string("Active"))
         }
     }
 
