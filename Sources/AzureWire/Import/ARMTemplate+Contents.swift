@@ -91,7 +91,8 @@ extension ARMTemplate {
             seen[name.lowercased()] = name
             guard !known.contains(name.lowercased()) else {
                 let entry = given[name]!
-                if entry.member("value") == nil && entry.member("reference") == nil {
+                let expression = if case .string(let text) = entry { ARMEvaluator.expressionText(text) != nil } else { false }
+                if entry.member("value") == nil && entry.member("reference") == nil && !expression {
                     problems.append(Problem(at: place, "is \(entry.kindName) without a value; expected {\"value\": …} or a Key Vault {\"reference\": …}"))
                 }
                 continue

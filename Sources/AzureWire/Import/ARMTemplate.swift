@@ -304,6 +304,11 @@ enum ARMTemplate {
                     for (name, entry) in properties.member("parameters")?.object ?? [:] {
                         if let value = entry.member("value") {
                             given[name] = .expression(value, scope: scope, copy: loopCopy, path: "\(path).properties.parameters.\(name).value")
+                        } else if case .string(let text) = entry, let expression = ARMEvaluator.expressionText(text) {
+                            // Compiled Bicep passes a parameter as one expression that ARM evaluates to
+                            // {"value": …} (`[if(c, createObject('value', a), createObject('value', b))]`):
+                            // its value is that expression's `value`.
+                            given[name] = .expression(.string("[\(expression).value]"), scope: scope, copy: loopCopy, path: "\(path).properties.parameters.\(name)")
                         } else if entry.member("reference") != nil {
                             given[name] = .keyVault
                         } else {

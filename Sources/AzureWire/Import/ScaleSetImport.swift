@@ -31,6 +31,7 @@ public enum ScaleSetDocumentFormat: String, Sendable {
 public enum ScaleSetImport {
     /// What kind of document `value` is; nil when it is none of them.
     public static func format(of value: JSON) -> ScaleSetDocumentFormat? {
+        if listedResources(value) != nil { return .azResource }
         guard value.object != nil else { return nil }
         if restExampleBody(value) != nil { return .restExample }
         if value.member("format_version") != nil, value.member("planned_values") != nil || value.member("resource_changes") != nil
@@ -62,6 +63,13 @@ public enum ScaleSetImport {
 
     static func readDocument(_ value: JSON, resource: String?, parameters: JSON?, context: ARMDeploymentContext,
                              parametersPath: String? = nil) throws(ValidationFailure) -> ImportedScaleSet {
+        if let (items, prefix) = listedResources(value) {
+            let (item, at) = try ScaleSetListing.pick(items, prefix: prefix, resource: resource)
+            var reader = ScaleSetResource(prefix: at)
+            let definition = reader.read(item)
+            guard reader.problems.isEmpty else { throw ValidationFailure(reader.problems) }
+            return ImportedScaleSet(definition: definition, warnings: reader.warnings, format: .azResource, resource: definition.name, document: item)
+        }
         switch format(of: value) {
         case .azResource?:
             var reader = ScaleSetResource(prefix: "")
@@ -100,6 +108,17 @@ public enum ScaleSetImport {
         }
         if let request = parameters.member("parameters"), request.object != nil { return (request, "parameters.parameters") }
         return (.object([:]), "responses")
+    }
+
+    /// The scale sets of a list document and the path of its list: `az vmss list` (an array of
+    /// resources) or a REST list page (`{"value": [...], "nextLink": …}`); nil for any other document.
+    static func listedResources(_ value: JSON) -> ([JSON], String)? {
+        func scaleSets(_ items: [JSON]) -> Bool { !items.isEmpty && items.allSatisfy { format(of: $0) == .azResource } }
+        if case .array(let items) = value, scaleSets(items) { return (items, "") }
+        if let members = value.object, Set(members.keys).isSubset(of: ["value", "nextLink"]), case .array(let items)? = members["value"], scaleSets(items) {
+            return (items, "value")
+        }
+        return nil
     }
 
     /// Replaces a name that is not a scale set name (a placeholder such as `{vmss-name}`, a

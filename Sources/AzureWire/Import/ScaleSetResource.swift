@@ -30,7 +30,9 @@ public struct ScaleSetResource {
     mutating func warn(_ field: String, _ message: String) { warnings.append(Problem(field: path(field), message)) }
 
     /// The definition `value` describes.
-    public mutating func read(_ value: JSON) -> ScaleSetDefinition {
+    public mutating func read(_ given: JSON) -> ScaleSetDefinition {
+        let (value, lenient) = LenientScalars.normalize(given, prefix: prefix)
+        warnings += lenient
         let properties = value.field("properties") ?? value
         let inner = value.field("properties") == nil ? "" : "properties."
         var name = "vmss"

@@ -33,8 +33,21 @@ indirect enum ARMExpression: Equatable, Sendable {
         let bytes: [UInt8]
         var i = 0
 
+        /// Skips white space as ARM's tokenizer does (.NET's `char.IsWhiteSpace`: the ASCII
+        /// spaces and controls 0x09–0x0D, and Unicode's: U+0085, U+00A0, U+1680, U+2000–U+200A,
+        /// U+2028, U+2029, U+202F, U+205F, U+3000), here as their UTF-8 bytes.
         mutating func skipSpace() {
-            while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x09 || bytes[i] == 0x0A || bytes[i] == 0x0D { i += 1 }
+            while i < bytes.count {
+                let b = bytes[i]
+                if b == 0x20 || (0x09...0x0D).contains(b) { i += 1; continue }
+                let next = i + 1 < bytes.count ? bytes[i + 1] : 0, third = i + 2 < bytes.count ? bytes[i + 2] : 0
+                if b == 0xC2, next == 0x85 || next == 0xA0 { i += 2; continue }
+                if b == 0xE1, next == 0x9A, third == 0x80 { i += 3; continue }
+                if b == 0xE2, next == 0x80, (0x80...0x8A).contains(third) || third == 0xA8 || third == 0xA9 || third == 0xAF { i += 3; continue }
+                if b == 0xE2, next == 0x81, third == 0x9F { i += 3; continue }
+                if b == 0xE3, next == 0x80, third == 0x80 { i += 3; continue }
+                return
+            }
         }
 
         func unexpected(_ wanted: String) -> ARMFailure {
