@@ -47,16 +47,6 @@ def short_folder():
 
 
 def processes_under(prefix):
-    """Processes whose RAY_TMPDIR lies under prefix (a driver's own Ray, whatever its folder)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                values = [v for v in f.read().split(b"\0") if v.startswith(b"RAY_TMPDIR=")]
-        except OSError:
-            continue
-        if any(v[len(b"RAY_TMPDIR="):].decode(errors="replace").startswith(prefix + os.sep) for v in values):
-            found.append(int(entry))
-    return sorted(found)
+    """Processes of a Ray whose RAY_TMPDIR lies under prefix (a driver's own, whatever its folder)."""
+    import local_cluster
+    return local_cluster.marked(prefix)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A Ray cluster of its own on 127.0.0.1, and stopping exactly that cluster.
 
-    python scripts/ray/local_cluster.py start ROOT [--nodes N]   # blocks; ROOT/address once up
+    python scripts/ray/local_cluster.py start ROOT [--nodes N]   # blocks; ROOT/address once up (2 nodes)
     python scripts/ray/local_cluster.py stop ROOT                # that cluster only
     python scripts/ray/local_cluster.py listening ROOT           # its listening sockets, one a line
 
@@ -16,8 +16,9 @@ listen on 127.0.0.1 only. `ray start` refuses a second node in that mode, so the
 started as ray.cluster_utils.Cluster starts them: a head, then each further node joining its
 GCS, every process a child of this one (Ray's reaper ends them if this process dies).
 
-`stop` ends the processes whose environment holds RAY_TMPDIR=ROOT/tmp, every Ray process of
-this cluster and of no other (`ray stop` ends every Ray process of the machine).
+`stop` ends the processes whose environment holds RAY_TMPDIR=ROOT/tmp or that hold a file under
+ROOT/tmp open: every Ray process of this cluster and of no other (`ray stop` ends every Ray
+process of the machine).
 """
 
 import os
@@ -37,7 +38,8 @@ def own_environment(root):
 
 
 def start(root, nodes):
-    """Starts the cluster, writes ROOT/address, and keeps it until SIGTERM, SIGINT or SIGHUP."""
+    """Makes ROOT's home, temp dir and token, then becomes the keeper with ROOT's environment
+    (exec: /proc/PID/environ then names RAY_TMPDIR, so `stop` finds the keeper too)."""
     import secrets
     os.makedirs(os.path.join(root, "home"), mode=0o700, exist_ok=True)
     os.makedirs(os.path.join(root, "tmp"), mode=0o700, exist_ok=True)
@@ -45,6 +47,11 @@ def start(root, nodes):
         f.write(secrets.token_hex(32))
     os.environ.pop("RAY_AUTH_TOKEN", None)
     os.environ.update(own_environment(root))
+    os.execv(sys.executable, [sys.executable, os.path.abspath(__file__), "keep", root, "--nodes", str(nodes)])
+
+
+def keep(root, nodes):
+    """Starts the cluster, writes ROOT/address, and keeps it until SIGTERM, SIGINT or SIGHUP."""
     import ray  # noqa: F401  (read after the environment: Ray reads it at import)
     from ray.cluster_utils import Cluster
     node = {"node_ip_address": "127.0.0.1", "num_cpus": 1, "object_store_memory": 100_000_000}
@@ -63,33 +70,57 @@ def start(root, nodes):
 
 
 def processes(root):
-    """The ids of the processes whose environment holds RAY_TMPDIR=ROOT/tmp exactly, sorted."""
-    marker = ("RAY_TMPDIR=" + os.path.join(root, "tmp")).encode()
+    """The ids of this cluster's processes (marked by ROOT/tmp), sorted."""
+    return marked(os.path.join(root, "tmp"))
+
+
+def marked(folder):
+    """The ids of the processes whose RAY_TMPDIR is folder or lies in it, or that hold a file in
+    it open (a Ray process that renamed itself, as ray::DashboardAgent does, may have written its
+    title over its environment), sorted; this process left out."""
+    inside = folder.rstrip(os.sep) + os.sep
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():
             continue
         try:
             with open(f"/proc/{entry}/environ", "rb") as f:
-                if marker in f.read().split(b"\0"):
-                    found.append(int(entry))
+                values = [v[11:].decode(errors="replace") + os.sep for v in f.read().split(b"\0") if v.startswith(b"RAY_TMPDIR=")]
         except OSError:  # ended meanwhile, or another user's
             continue
+        if any(v.startswith(inside) for v in values) or any(p.startswith(inside) for p in open_files(int(entry))):
+            found.append(int(entry))
     return sorted(found)
 
 
-def stop(root, grace=5.0):
-    """Ends this cluster's processes: SIGTERM, then SIGKILL for those left after grace seconds."""
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 2.0)):
-        for pid in processes(root):
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
+def open_files(pid):
+    """What the process's file descriptors point at (paths, socket:[inode], pipe:[…])."""
+    targets = []
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return targets
+    for fd in fds:
+        try:
+            targets.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
+        except OSError:
+            continue
+    return targets
+
+
+def stop(root, grace=10.0):
+    """Ends this cluster's processes: SIGTERM (again to any found later), then SIGKILL for those
+    left after grace seconds; done once none is found. The ids still running: none, or a failure."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 3.0)):
         deadline = time.monotonic() + wait
-        while processes(root) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        if not processes(root):
+        while (left := processes(root)) and time.monotonic() < deadline:
+            for pid in left:
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.2)
+        if not left:
             return []
     return processes(root)
 
@@ -99,17 +130,18 @@ def listening(pids):
     inodes = {}
     for pid in pids:
         try:
-            name = open(f"/proc/{pid}/comm").read().strip()
-            for fd in os.listdir(f"/proc/{pid}/fd"):
-                target = os.readlink(f"/proc/{pid}/fd/{fd}")
-                if target.startswith("socket:["):
-                    inodes[target[8:-1]] = (pid, name)
+            with open(f"/proc/{pid}/comm") as f:
+                name = f.read().strip()
         except OSError:
             continue
+        for target in open_files(pid):
+            if target.startswith("socket:["):
+                inodes[target[8:-1]] = (pid, name)
     found = []
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
-            lines = open(table).read().splitlines()[1:]
+            with open(table) as f:
+                lines = f.read().splitlines()[1:]
         except OSError:
             continue
         for line in lines:
@@ -126,13 +158,13 @@ def exposed(pids):
 
 
 def main(argv):
-    if len(argv) < 2 or argv[0] not in ("start", "stop", "listening"):
+    if len(argv) < 2 or argv[0] not in ("start", "keep", "stop", "listening"):
         print("usage: local_cluster.py start ROOT [--nodes N] | stop ROOT | listening ROOT", file=sys.stderr)
         return 2
     root = os.path.abspath(argv[1])
-    if argv[0] == "start":
+    if argv[0] in ("start", "keep"):
         nodes = int(argv[3]) if argv[2:3] == ["--nodes"] and len(argv) > 3 else 2
-        start(root, nodes)
+        (start if argv[0] == "start" else keep)(root, nodes)
         return 0
     if argv[0] == "stop":
         left = stop(root)
