@@ -90,6 +90,20 @@ struct DiffReport {
         }
     }
 
+    /// What the deadline is measured against, as `terraform apply` waits (azurerm's update code):
+    /// under Rolling it returns once the model is updated, without waiting for the rolling
+    /// upgrade; under Manual with its defaults it waits for every instance it rolls.
+    var deadlineRow: String {
+        let limit = ISODuration.format(deadline)
+        if diff.consequences.contains(.terraformRollsEachInstance) {
+            return "terraform apply's roll of every instance ended within \(limit) (apply waits for it; past its update timeout apply fails)"
+        }
+        if diff.consequences.contains(.rollingUpgradeNow) {
+            return "Rolling upgrade ended within \(limit) (terraform apply and a deployment do not wait for it)"
+        }
+        return "Ended within \(limit)"
+    }
+
     static func duration(_ seconds: Double?) -> String { seconds.map { ISODuration.format(Millis($0 * 1000)) } ?? "—" }
 
     static func percentText(_ fraction: Double) -> String { String(format: "%.1f%%", fraction * 100) }
@@ -140,7 +154,7 @@ struct DiffReport {
         lines.append("| Duration p50 / p95 / max | \(Self.duration(durations.percentile(50))) / \(Self.duration(durations.percentile(95))) / \(Self.duration(durations.percentile(100))) |")
         lines.append("| P(Faulted) | \(Self.percent(runs.faulted)) |")
         lines.append("| Lowest healthy p5 / min | \(lowest.percentile(5).map { String(Int($0)) } ?? "—") / \(lowest.percentile(0).map { String(Int($0)) } ?? "—") of \(capacity) |")
-        lines.append("| Ended within \(ISODuration.format(deadline)) | \(Self.percent(withinDeadline)) |")
+        lines.append("| \(deadlineRow) | \(Self.percent(withinDeadline)) |")
         lines.append("| Instances restart | \(restarts ? "yes" : "no") |")
         for fault in faults {
             lines.append("| Faulted \(fault.runs) of \(runs.count): \(fault.code.rawValue) | \(why(fault.code)) |")
