@@ -19,7 +19,7 @@ struct Rehearse: AsyncParsableCommand {
             failed, 2 for a bad scenario, a policy error or a script error.
             """,
         version: rehearseVersion,
-        subcommands: [RunCommand.self, PlanCommand.self, DiffCommand.self, SweepCommand.self, CompareCommand.self, TuneCommand.self, MergeCommand.self, ImportCommand.self, TestCommand.self, ValidateCommand.self, PluginsCommand.self, ProbeCommand.self, APICommand.self, ServeCommand.self]
+        subcommands: [RunCommand.self, PlanCommand.self, ExplainCommand.self, DiffCommand.self, SweepCommand.self, CompareCommand.self, TuneCommand.self, MergeCommand.self, ImportCommand.self, TestCommand.self, ValidateCommand.self, PluginsCommand.self, ProbeCommand.self, APICommand.self, ServeCommand.self]
     )
 
     /// Runs the command line. A bad option or argument is bad input like any other: exit 2 with

@@ -66,11 +66,20 @@ struct SweepCommand: ParsableCommand {
     /// `--json` or `--output json` (with `--shard`, the part for `merge`).
     var json: Bool { format.json }
     @Option(help: "Write one JSON line per run to this file (seed, code, error code, figures).") var runs: String?
+    @Flag(help: "Explain the failing seeds: every single policy change rehearse explain tries, run on each of them (at most --explain-seeds), and how many each would have passed.")
+    var explain = false
+    @Option(name: .customLong("explain-seeds"), help: "With --explain: the most failing seeds explained, the lowest first (1 to 1000).") var explainSeeds = 20
     @OptionGroup var page: ReportOption
 
     func run() throws {
         let (range, jobs, deadline) = try sweep.checked()
         let part = try parseShard(shard)
+        if explain {
+            guard part == nil else { throw InputError(option: "--explain", problem: "does not go with --shard", allowed: "--explain on a whole sweep") }
+            guard (1...1_000).contains(explainSeeds) else { throw InputError(option: "--explain-seeds", String(explainSeeds), allowed: "a whole number from 1 to 1000") }
+        } else if explainSeeds != 20 {
+            throw InputError(option: "--explain-seeds", problem: "goes with --explain", allowed: "--explain --explain-seeds N")
+        }
         let overrides = try policy.overrides()
         let runsFile = try runs.map { try openOutput($0, option: "--runs", role: "the runs file") }
         let pageFile = try page.reportFile.map { try openOutput($0, option: "--report", role: "the report") }
@@ -113,6 +122,7 @@ struct SweepCommand: ParsableCommand {
             for digest in digests { runsFile.writeLine(SweepJSON.run(digest).serialized(pretty: false)) }
             try finishOutput(runsFile, option: "--runs")
         }
+        let explained = try explain ? explainFailures(definition, inputs, digests: digests, overrides: overrides) : nil
         if let pageFile { try writePage(pageFile) { try SweepReportPage.html(entries: [SweepReportPage.Entry(report: report, requirements: judged ?? [])]) } }
         if format.output == .table && !format.jsonFlag {
             for line in Tables.runs(digests) { printText(line) }
@@ -127,6 +137,10 @@ struct SweepCommand: ParsableCommand {
                 fields.append(JSONField("passed", .bool(RiskVerdict(judged, partial: partial).passed)))
                 document = .ordered(fields)
             }
+            if let explained, case .ordered(var fields) = document {
+                fields.append(JSONField("explain", ExplainText.json(explained)))
+                document = .ordered(fields)
+            }
             let text = document.serialized()
             if let part { try checkPartSize(text, shard: part) }
             print(text)
@@ -138,10 +152,31 @@ struct SweepCommand: ParsableCommand {
                 for line in RiskText.requirements(judged, confidence: question.confidence) { printText(line) }
                 if untilDecided { printText("Stopped after \(digests.count) of \(range.count) seeds.") }
             }
+            if let explained {
+                printText("")
+                for line in ExplainText.lines(explained) { printText(line) }
+            }
         }
         // A gate: every requirement held, or exit 1. A part fails when a requirement failed on its
         // runs; undecided ones are decided when the parts are merged.
         if let judged, case let verdict = RiskVerdict(judged, partial: partial), !verdict.passed { throw CommandFailure.shown(exitCode: verdict.exitCode) }
+    }
+}
+
+extension SweepCommand {
+    /// `--explain`: the failing seeds among `digests` (the lowest `explainSeeds` of them) and
+    /// every single change `explain` tries, run on each.
+    func explainFailures(_ definition: ScenarioDefinition, _ inputs: RunInputs, digests: [RunDigest],
+                         overrides: [PolicyOverride]) throws -> SweepExplanation {
+        let failing = digests.filter { !Rehearsal.passed($0) }.map(\.seed)
+        let seeds = Array(failing.prefix(explainSeeds))
+        let rolling = try Rehearsal.scaleSet(definition, overrides: overrides).policy.rolling
+        do {
+            let scores = try Rehearsal.scores(definition, inputs, seeds: seeds, fields: ExplainCandidates.fields(rolling))
+            return SweepExplanation(failing: failing.count, explained: seeds, scores: scores)
+        } catch {
+            throw error.error
+        }
     }
 }
 
