@@ -16,7 +16,8 @@ enum ScaleSetUpdateFields {
     ]
 
     /// Read-only fields: the platform sets them and ignores what a request says (ARM's rule for
-    /// read-only properties), so a value read earlier and sent back is no change.
+    /// read-only properties), so a value read earlier and sent back is no change; so is every
+    /// `provisioningState` (the extensions' too).
     static let readOnly: Set<String> = [
         "id", "name", "type", "etag", "properties.provisioningState", "properties.timeCreated", "properties.uniqueId",
         "properties.virtualMachineProfile.storageProfile.imageReference.exactVersion",
@@ -32,11 +33,17 @@ enum ScaleSetUpdateFields {
 
     private static func walk(_ value: JSON, served: JSON?, path: String, into found: inout [Problem]) {
         let lowered = path.lowercased()
-        if applied.contains(where: { $0.lowercased() == lowered }) || readOnly.contains(where: { $0.lowercased() == lowered }) { return }
+        if applied.contains(where: { $0.lowercased() == lowered }) || readOnly.contains(where: { $0.lowercased() == lowered })
+            || lowered.hasSuffix(".provisioningstate") { return }
         if case .object(let members) = value {
             for key in members.keys.sorted() {
                 walk(members[key]!, served: served?.member(key), path: path.isEmpty ? key : "\(path).\(key)", into: &found)
             }
+            return
+        }
+        // A list as GET shows it, item by item (a client drops an item's read-only members).
+        if case .array(let items) = value, case .array(let shown)? = served, items.count == shown.count, !items.isEmpty {
+            for (index, item) in items.enumerated() { walk(item, served: shown[index], path: "\(path)[\(index)]", into: &found) }
             return
         }
         // Nothing asked: a null or an empty list where GET shows nothing.

@@ -143,6 +143,8 @@ final class ServeWireVersionTests: XCTestCase {
             (#"{"properties": {"virtualMachineProfile": {"networkProfile": {"networkInterfaceConfigurations": [{"name": "nic"}]}}}}"#,
              "\(profile).networkProfile.networkInterfaceConfigurations"),
             (#"{"properties": {"virtualMachineProfile": {"extensionProfile": {"extensions": []}}}}"#, "\(profile).extensionProfile.extensions"),
+            (#"{"properties": {"virtualMachineProfile": {"extensionProfile": {"extensions": [{"name": "HealthExtension", "properties": {"settings": {"port": 9000}}}]}}}}"#,
+             "\(profile).extensionProfile.extensions[0].properties.settings.port"),
             (#"{"properties": {"frobnicate": 1}}"#, "properties.frobnicate"),
             (#"{"location": "westeurope"}"#, "location"),
         ]
