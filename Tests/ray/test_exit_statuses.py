@@ -82,6 +82,15 @@ class StatusesFromParts(unittest.TestCase):
         with self.assertRaises(rehearse_ray.DriverFailure):
             rehearse_ray.checked((-9, b"", b""))
 
+    def test_the_last_seeds_given_count_as_for_rehearse(self):
+        import rehearse_ray
+        args = ["s.lua", "--seeds", "0..9", "--seeds=5..7", "--set", "a=1"]
+        self.assertEqual(rehearse_ray.option(args, "--seeds"), "5..7")
+        self.assertEqual(rehearse_ray.seed_range(args), (5, 7))
+        self.assertEqual(rehearse_ray.seed_range(["s.lua", "--seeds", "12"]), (12, 12))
+        self.assertEqual(rehearse_ray.seed_range(["s.lua"]), (0, 99))
+        self.assertIsNone(rehearse_ray.seed_range(["s.lua", "--seeds", "x..3"]))
+
     def test_decided_reads_merges_verdicts(self):
         import rehearse_ray
         self.assertTrue(rehearse_ray.decided(b'{"requirements": [{"verdict": "held"}, {"verdict": "failed"}]}'))

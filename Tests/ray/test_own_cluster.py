@@ -72,6 +72,23 @@ class OwnCluster(unittest.TestCase):
             self.assertEqual(f.read(), STALE)
         self.assertEqual(self.home_files(), [os.path.join(".ray", "auth_token")])
 
+    def test_a_rehearse_that_dies_in_every_task_is_one_line_exit_2(self):
+        # rehearse answers the driver's own check (--shard 1/100) but is killed by SIGKILL in every task:
+        # Ray retries each task 3 times, then the driver ends with one line and exit 2, no traceback.
+        wrapper = os.path.join(self.folder, "rehearse")
+        with open(wrapper, "w") as f:
+            f.write(f'#!/bin/sh\ncase " $* " in *" 1/100 "*) exec "{rehearse_binary()}" "$@";; esac\nkill -9 $$\n')
+        os.chmod(wrapper, 0o755)
+        status, stdout, stderr = driver(["--rehearse", wrapper, "compare"] + COMPARE[:-1], env={"HOME": self.home, "RAY_ADDRESS": ""})
+        lines = stderr.decode().splitlines()
+        self.assertEqual((status, stdout, len(lines)), (2, b"", 1), stderr)
+        self.assertTrue(lines[0].startswith("rehearse_ray.py: the run on the Ray cluster started here: RehearseDied: "), lines[0])
+        self.assertIn("ended with status -9", lines[0])
+        log = lines[0].rsplit("Ray's log: ", 1)[1].rstrip(")")
+        self.assertTrue(os.path.isfile(log), log)
+        os.remove(log)
+        self.assertEqual(self.home_files(), [])
+
     def start(self, name, nodes):
         root, log = os.path.join(self.folder, name), open(os.path.join(self.folder, name + ".log"), "wb")
         keeper = subprocess.Popen([sys.executable, CLUSTER, "start", root, "--nodes", str(nodes)], env=dict(os.environ, HOME=self.home),

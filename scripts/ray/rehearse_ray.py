@@ -263,6 +263,8 @@ def reachable(address):
     """A TCP connection to the cluster's GCS, HOST:PORT, within 10 s: else a DriverFailure."""
     host, _, port = address.rpartition(":")
     try:
+        if "://" in address or not host:
+            raise ValueError(address)
         with socket.create_connection((host.strip("[]"), int(port)), timeout=10):
             pass
     except ValueError:
@@ -280,8 +282,8 @@ def loopback(address):
 def own_ray(address, folder):
     """Ray, joined to address or started here for the run, with a HOME and RAY_TMPDIR under folder.
 
-    Ray's own output (its log lines, a C++ warning) goes to folder/ray.log, not to standard error,
-    while the cluster is in use; a failure names that log. A local cluster, or a join to one on
+    Ray's own output (its log lines, a C++ warning, a failed task's report) goes to folder/ray.log,
+    not to standard output or error, while the cluster is in use; a failure names that log. A local cluster, or a join to one on
     127.0.0.1, keeps the address 127.0.0.1 (RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0, else Ray 2.60
     resolves it to the machine's address and its servers listen on every interface) and a fresh
     token in the run's HOME (RAY_AUTH_MODE=token, whatever RAY_AUTH_TOKEN* say).
@@ -299,10 +301,12 @@ def own_ray(address, folder):
         for name in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
             os.environ.pop(name, None)
         os.environ["RAY_AUTH_MODE"] = "token"
+    sys.stdout.flush()
     sys.stderr.flush()
-    saved = os.dup(2)
-    with open(log, "ab") as sink:
-        os.dup2(sink.fileno(), 2)
+    saved = {fd: os.dup(fd) for fd in (1, 2)}
+    with open(log, "ab") as sink:  # Ray prints on both: a failed task's "(raylet) Task … failed" on stdout
+        for fd in saved:
+            os.dup2(sink.fileno(), fd)
     try:
         import ray  # Ray reads RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER when it is imported
         where = f"at {address}" if address else "started here"
@@ -322,9 +326,11 @@ def own_ray(address, folder):
         finally:
             ray.shutdown()
     finally:
+        sys.stdout.flush()
         sys.stderr.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
+        for fd, copy in saved.items():
+            os.dup2(copy, fd)
+            os.close(copy)
 
 
 def kept(log):
