@@ -128,6 +128,34 @@ final class ServeWireVersionTests: XCTestCase {
         }
     }
 
+    // MARK: Determinism
+
+    /// The same scenario and requests, served twice with one epoch: the same bytes in every
+    /// answer (the scale set with its etag, the hook event, get-latest, the clock).
+    func testTheSameRequestsGiveTheSameBytes() async throws {
+        func session() async throws -> [String] {
+            var configuration = ServeConfiguration()
+            configuration.port = 0
+            configuration.tls = false
+            configuration.mode = .step
+            configuration.epoch = 1_795_719_600
+            var bodies: [String] = []
+            _ = try await ServeRoutesTests.serve(LifecycleHookServeTests.definition(hooked: true), configuration) { call in
+                let active = try await LifecycleHookServeTests.nextActive(call)
+                let name = LifecycleHookServeTests.name(try XCTUnwrap(active))
+                for path in [LifecycleHookServeTests.scaleSet + "?api-version=2026-04-01", LifecycleHookServeTests.events + "/\(name)?api-version=2026-09-01",
+                             LifecycleHookServeTests.scaleSet + "/rollingUpgrades/latest?api-version=2023-09-01", "/rehearse/clock"] {
+                    bodies.append(try await call(.GET, path, nil).body?.serialized(pretty: false) ?? "")
+                }
+            }
+            return bodies
+        }
+        let first = try await session(), second = try await session()
+        XCTAssertEqual(first.count, 4)
+        XCTAssertTrue(first[1].contains("2026-11-26T19:"), first[1])
+        XCTAssertEqual(first, second)
+    }
+
     // MARK: Every field applied or refused
 
     /// Each profile part a PATCH may send: `sku.name` is applied (a model change: GET shows it and
