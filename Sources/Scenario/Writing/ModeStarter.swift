@@ -9,10 +9,12 @@ import UpgradeEngine
 ///   new model, checked every `wait`; after `patience` without an answer the team stops; with no
 ///   health source to ask, each batch starts `settle` after the one before); `rolling`
 ///   is seed 001's adoption of Rolling (the Application Health extension added to the model when
-///   the document has none, every instance upgraded to install it, the policy switched to Rolling
+///   the document has none and installed a fifth of the fleet at a time, each fifth once the one
+///   before answers Healthy, never all at once; the policy switched to Rolling
 ///   with the seeds' 20% batches and 20% budgets, then the same model change rolled out).
 /// - Automatic: `automatic` is the model change upgrading every instance at once; `rolling` is
-///   the same change after switching to Rolling with that policy.
+///   the same change after switching to Rolling with that policy (with no health source, the
+///   extension is installed by fifths under Manual first).
 /// Both expect the whole fleet on the new model at the end but the instances protected from scale
 /// set actions (`leftBehind` = how many), so a rollout that stops partway fails its run, and count the rolling upgrades: one for `rolling`, plus one per
 /// platform image the automatic OS upgrades roll out (`osUpgrades`).
@@ -105,13 +107,41 @@ enum ModeStarter {
             w.code("  at(\"PT1M\", function() update_policy \(rollingPolicy) end)")
             w.code("  at(\"PT2M\", function() \(change) end)")
         } else {
-            w.code("  -- Rolling needs a health source: add the extension, install it everywhere, then switch.")
+            // Installed on every instance at once, the new extension would hold them all
+            // Initializing together (0 healthy): it goes in by fifths, each once the one before
+            // answers Healthy, under Manual (an Automatic scale set is switched to Manual first).
+            w.code("  -- Rolling needs a health source: add the extension to the model, install it a fifth of the")
+            w.code("  -- fleet at a time (each once the one before answers Healthy), then switch to Rolling.")
+            w.code("  local step = math.max(1, math.ceil(#ids / 5))")
+            w.code("  local function install(from, time)")
+            w.code("    if from > #ids then")
+            w.code("      at(time + 60, function() update_policy \(rollingPolicy) end)")
+            w.code("      at(time + 120, function() \(change) end)")
+            w.code("      return")
+            w.code("    end")
+            w.code("    at(time, function()")
+            w.code("      local chosen = {}")
+            w.code("      for i = from, math.min(from + step - 1, #ids) do chosen[#chosen + 1] = ids[i] end")
+            w.code("      manual_upgrade(chosen)")
+            w.code("      local function check(t)")
+            w.code("        at(t, function()")
+            w.code("          for _, id in ipairs(chosen) do")
+            w.code("            if answered[id] ~= 2 then")
+            w.code("              if t - time < 1800 then check(t + 10) else print(\"instance \" .. id .. \" never answered: the install stops\") end")
+            w.code("              return")
+            w.code("            end")
+            w.code("          end")
+            w.code("          install(from + step, t)")
+            w.code("        end)")
+            w.code("      end")
+            w.code("      check(time + 10)")
+            w.code("    end)")
+            w.code("  end")
             w.code("  at(\"PT1M\", function()")
+            if mode == .automatic { w.code("    update_policy { mode = \"Manual\" }") }
             w.code("    update_model { healthExtension = { protocol = \"http\", port = 80, requestPath = \"/health\", gracePeriod = 600 } }")
             w.code("  end)")
-            if mode == .manual { w.code("  at(\"PT2M\", function() manual_upgrade(\"*\") end)") }
-            w.code("  at(\"PT10M\", function() update_policy \(rollingPolicy) end)")
-            w.code("  at(\"PT11M\", function() \(change) end)")
+            w.code("  install(1, 90)")
         }
         w.code("end")
         w.blank()
