@@ -72,6 +72,22 @@ class OwnCluster(unittest.TestCase):
             self.assertEqual(f.read(), STALE)
         self.assertEqual(self.home_files(), [os.path.join(".ray", "auth_token")])
 
+    def test_a_script_error_past_the_deciding_look_is_not_reached_and_one_inside_it_is_one_process_refusal(self):
+        late = "Tests/ray/fixtures/late-error.lua"
+        self.assertEqual(one_process("sweep", [late, "--seeds", "0..399"])[2].splitlines()[-1][:26], b"rehearse: error: seed 333:")
+        env = {"HOME": self.home, "RAY_ADDRESS": ""}
+        # One process decides at its first look (seeds 0..99) and never runs seed 333; the driver's
+        # one round of 4 looks (0..399) meets it, runs its looks again here and stops where one process does.
+        gate = [late, "--seeds", "0..999", "--require", "Faulted <= 50%", "--json"]
+        one = one_process("sweep", gate + ["--until-decided"])
+        self.assertEqual(one[0], 0)
+        self.assertEqual(driver(["--schedule", "blocks", "--tasks", "4", "gate"] + gate, env=env), one)
+        # From seed 300 on, the first look holds seed 333: exit 2 and rehearse's message, the warning once.
+        gate[2] = "300..999"
+        one = one_process("sweep", gate + ["--until-decided"])
+        self.assertEqual(one[0], 2)
+        self.assertEqual(driver(["gate"] + gate, env=env), one)
+
     def test_a_rehearse_that_dies_in_every_task_is_one_line_exit_2(self):
         # rehearse answers the driver's own check (--shard 1/100) but is killed by SIGKILL in every task:
         # Ray retries each task 3 times, then the driver ends with one line and exit 2, no traceback.

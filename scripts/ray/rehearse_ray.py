@@ -97,18 +97,18 @@ def checked(done):
     return status, stdout
 
 
-def local(binary, args, warnings=False):
-    """Runs rehearse here (the check, merge, tune --ask/--tell/--result); (status, stdout).
-    With warnings, what it printed on standard error (the scenario's warnings) is passed on."""
+def here(binary, args):
+    """Runs rehearse here: (status, stdout, stderr); exit 2 is Refused, a status not rehearse's fails."""
     try:
         done = subprocess.run([binary] + args, capture_output=True)
     except OSError as error:
         raise DriverFailure(f"the rehearse binary {binary}: {error.strerror} (set it with --rehearse or REHEARSE)") from None
-    result = checked((done.returncode, done.stdout, done.stderr))
-    if warnings:
-        sys.stderr.buffer.write(done.stderr)
-        sys.stderr.flush()
-    return result
+    return checked((done.returncode, done.stdout, done.stderr)) + (done.stderr,)
+
+
+def local(binary, args):
+    """Runs rehearse here (merge, tune --ask/--tell/--result, a look again); (status, stdout)."""
+    return here(binary, args)[:2]
 
 
 def option(args, name):
@@ -172,10 +172,12 @@ def check_question(binary, question, args):
     count = max(1, min(1_000_000, seeds[1] - seeds[0] + 1)) if seeds else 1
     command = {"gate": ["sweep"] + without(args, [], ["--until-decided"]) + ["--until-decided"], "tune": ["tune"] + args,
                "compare": ["compare"] + args}[question]
-    local(binary, command + ["--shard", f"1/{count}", "--json", "--jobs", "1"], warnings=True)
+    warnings = here(binary, command + ["--shard", f"1/{count}", "--json", "--jobs", "1"])[2]
+    sys.stderr.buffer.write(warnings)
+    sys.stderr.flush()
     if seeds is None or seeds[0] > seeds[1]:
         raise DriverFailure(f"--seeds {option(args, '--seeds')}: rehearse took it but the driver cannot split it; allowed A..B")
-    return seeds
+    return warnings
 
 
 def gather(ray, refs, folder, stem):
@@ -223,13 +225,34 @@ def gate(ray, task, binary, args, folder, tasks, schedule, stats):
     for a, b, shards in gate_rounds(first, last, tasks, schedule):
         refs = [task.remote(binary, ["sweep"] + work + ["--seeds", f"{a}..{b}", "--shard", f"{i}/{shards}", "--until-decided",
                                                         "--json", "--jobs", "1"], os.getcwd()) for i in range(1, shards + 1)]
-        parts += gather(ray, refs, folder, f"gate-{a}")
         runs, rounds = runs + b - a + 1, rounds + 1
+        try:
+            parts += gather(ray, refs, folder, f"gate-{a}")
+        except Refused:
+            replay_looks(binary, work, parts, folder, a, b)
+            break
         _, judged = local(binary, ["merge", "--until-decided", "--json"] + parts)
         if decided(judged) or b >= last:
             break
     stats.append(f"gate_schedule={schedule} gate_rounds={rounds} gate_runs={runs} gate_tasks={tasks}")
     return local(binary, ["merge", "--until-decided"] + shown(args) + parts)
+
+
+def replay_looks(binary, work, parts, folder, a, b):
+    """A round of the gate in which rehearse refused a seed (a script error): its looks again, here,
+    one at a time as one process runs them. A look that fails is one process's refusal (rehearse
+    names its lowest failing seed, whatever the jobs); a look whose merge decides ends the gate
+    before the seed that failed, as one process stops there. Either way parts ends where one
+    process would."""
+    for start in range(a, b + 1, LOOK_EVERY):
+        _, output = local(binary, ["sweep"] + work + ["--seeds", f"{start}..{min(b, start + LOOK_EVERY - 1)}", "--shard", "1/1",
+                                                      "--until-decided", "--json"])
+        parts.append(os.path.join(folder, f"gate-{start}-look.json"))
+        with open(parts[-1], "wb") as f:
+            f.write(output)
+        if decided(local(binary, ["merge", "--until-decided", "--json"] + parts)[1]):
+            return
+    raise DriverFailure(f"seeds {a}..{b}: a task refused a seed that rehearse, run here look by look, did not refuse")
 
 
 def tune(ray, task, binary, args, folder, parts):
@@ -378,7 +401,17 @@ def run(given):
         raise DriverFailure(f"--address {given.address}: the driver runs Ray with a temp dir of its own, where no cluster is "
                             "found; allowed: HOST:PORT of the cluster's GCS, or none for a local one")
     refuse_driver_options(given.args)
-    check_question(binary, given.question, given.args)
+    warned = check_question(binary, given.question, given.args)
+    try:
+        return on_ray(given, binary)
+    except Refused as refusal:  # the scenario's warnings, printed by the check, once as one process prints them
+        if warned and refusal.stderr.startswith(warned):
+            refusal.stderr = refusal.stderr[len(warned):]
+        raise
+
+
+def on_ray(given, binary):
+    """The question on Ray, checked: (status, stdout, --stats lines)."""
     stats = []
     with tempfile.TemporaryDirectory(prefix="rehearse-ray-", ignore_cleanup_errors=True) as folder, own_ray(given.address, folder) as ray:
         task = ray.remote(max_retries=3, retry_exceptions=[RehearseDied])(run_rehearse)
