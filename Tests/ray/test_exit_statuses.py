@@ -82,6 +82,16 @@ class StatusesFromParts(unittest.TestCase):
         with self.assertRaises(rehearse_ray.DriverFailure):
             rehearse_ray.checked((-9, b"", b""))
 
+    def test_of_several_refused_tasks_the_lowest_failing_seed_is_reported(self):
+        import rehearse_ray
+        warning = b"rehearse: warning: s.lua: no health(...) function\n"
+        results = [(0, b"{}", b""), (2, b"", warning + b"rehearse: error: seed 340: boom\n"),
+                   (2, b"", b"rehearse: error: s.lua: cannot load\n"), (2, b"", warning + b"rehearse: error: seed 333: boom\n")]
+        self.assertEqual(rehearse_ray.refusal(results), results[3])
+        self.assertEqual(rehearse_ray.refusal(results[:3]), results[1])
+        self.assertEqual(rehearse_ray.refusal([results[0], results[2]]), results[2])
+        self.assertIsNone(rehearse_ray.refusal([results[0]]))
+
     def test_the_last_seeds_given_count_as_for_rehearse(self):
         import rehearse_ray
         args = ["s.lua", "--seeds", "0..9", "--seeds=5..7", "--set", "a=1"]

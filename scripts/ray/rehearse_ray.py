@@ -34,6 +34,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -180,10 +181,27 @@ def check_question(binary, question, args):
     return warnings
 
 
+def failing_seed(done):
+    """The seed a refusal names (`rehearse: error: seed N: …`, rehearse's lowest failing seed in
+    that task), else None."""
+    match = re.search(rb"^rehearse: error: seed (\d+): ", done[2], re.MULTILINE)
+    return int(match.group(1)) if match else None
+
+
+def refusal(results):
+    """Of the tasks' results, the refusal to report: the one naming the lowest failing seed (one
+    process names its lowest), else the first refused; None when none refused."""
+    refused = [done for done in results if done[0] == 2]
+    named = [done for done in refused if failing_seed(done) is not None]
+    return min(named, key=failing_seed) if named else (refused[0] if refused else None)
+
+
 def gather(ray, refs, folder, stem):
     """The tasks' outputs written to files in folder, in the order of refs; a refusal is Refused."""
-    paths = []
-    for i, done in enumerate(ray.get(refs)):
+    paths, results = [], ray.get(refs)
+    if refusal(results):
+        checked(refusal(results))
+    for i, done in enumerate(results):
         _, output = checked(done)
         path = os.path.join(folder, f"{stem}-{i:05d}.json")
         with open(path, "wb") as f:
