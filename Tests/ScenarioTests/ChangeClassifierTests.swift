@@ -151,3 +151,25 @@ func imported(_ document: [String: JSON]) throws -> ImportedScaleSet { try Scale
 func diffOf(_ before: [String: JSON], _ after: [String: JSON]) throws -> ScaleSetDiff {
     ScaleSetDiff(before: try imported(before), after: try imported(after))
 }
+
+/// An `az vmss show` document against a shorter document of another kind: the fields Azure
+/// fills in are not changes; what the shorter one changes, and an extension it drops, are.
+final class MixedDocumentDiffTests: XCTestCase {
+    func testWhatThePlatformFillsInIsNoChange() throws {
+        let base = try azDocument()
+        let profile = try XCTUnwrap(base["virtualMachineProfile"]?.object)
+        var image = try XCTUnwrap(profile["storageProfile"]?.member("imageReference")?.object)
+        image["version"] = .string("22.04.202411010")
+        // A REST API example: the request body with only the sku, zones, policy, image and probe.
+        let body = JSON.object(["location": base["location"]!, "sku": base["sku"]!, "zones": base["zones"]!, "properties": .object([
+            "upgradePolicy": base["upgradePolicy"]!,
+            "virtualMachineProfile": .object(["storageProfile": .object(["imageReference": .object(image)]), "networkProfile": profile["networkProfile"]!]),
+        ])])
+        let example = JSON.object(["parameters": .object(["vmScaleSetName": base["name"]!, "parameters": body]), "responses": .object([:])])
+        let after = try ScaleSetImport.read(example)
+        XCTAssertEqual(after.format, .restExample)
+        let d = ScaleSetDiff(before: try imported(base), after: after)
+        XCTAssertEqual(d.changes.map(\.field), ["virtualMachineProfile.storageProfile.imageReference.version"])
+        XCTAssertEqual(d.consequences, [.rollingUpgradeNow])
+    }
+}

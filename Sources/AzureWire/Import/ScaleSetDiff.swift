@@ -79,7 +79,12 @@ public struct ScaleSetDiff: Equatable, Sendable {
         let old = DocumentLeaves.leaves(before.document ?? .null, terraform: terraform)
         let new = DocumentLeaves.leaves(after.document ?? .null, terraform: terraform)
         var found: [Change] = []
+        // Two kinds of document (az vmss show against a template): what the platform fills in
+        // (defaults, computed fields) is absent from the template without being removed, so a
+        // field absent from AFTER is a change only when its whole extension is gone.
+        let mixed = before.format != after.format
         for field in Set(old.keys).union(new.keys).sorted() where old[field] != new[field] {
+            if mixed, new[field] == nil, !Self.wholeExtensionRemoved(field, from: new) { continue }
             // Name and location tell the scale set apart (checked before a diff is made).
             if !terraform, ["name", "location"].contains(field.lowercased()) { continue }
             let rule = ChangeClassifier.rule(for: field, in: table)
@@ -162,6 +167,16 @@ public struct ScaleSetDiff: Equatable, Sendable {
         }
         if bare == "sku.name" || bare == "sku.tier" { return bare == "sku.name" ? "sku.name" : "sku.tier" }
         return field
+    }
+
+    /// Whether `field` lies in an extension (`…extensions[NAME]…`) none of whose fields `leaves` has.
+    static func wholeExtensionRemoved(_ field: String, from leaves: [String: String]) -> Bool {
+        let marker = Array("extensions[")
+        let characters = Array(field)
+        guard let start = (0...max(0, characters.count - marker.count)).first(where: { characters.count >= marker.count && Array(characters[$0..<$0 + marker.count]) == marker }),
+              let close = characters[(start + marker.count)...].firstIndex(of: "]") else { return false }
+        let prefix = String(characters[...close])
+        return !leaves.keys.contains { $0.hasPrefix(prefix) }
     }
 
     /// Why `after` is not another version of `before`: another name or location (each named),
