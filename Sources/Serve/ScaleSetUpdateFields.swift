@@ -33,8 +33,14 @@ enum ScaleSetUpdateFields {
 
     private static func walk(_ value: JSON, served: JSON?, path: String, into found: inout [Problem]) {
         let lowered = path.lowercased()
-        if applied.contains(where: { $0.lowercased() == lowered }) || readOnly.contains(where: { $0.lowercased() == lowered })
-            || lowered.hasSuffix(".provisioningstate") { return }
+        if applied.contains(where: { $0.lowercased() == lowered }) {
+            // A null where GET shows a value would remove it: nothing the update applies.
+            if value == .null, let served, served != .null {
+                found.append(Problem(field: path, "null would remove it (GET shows \(served.brief(120))), which rehearse serve does not apply; send a value, or leave it out"))
+            }
+            return
+        }
+        if readOnly.contains(where: { $0.lowercased() == lowered }) || lowered.hasSuffix(".provisioningstate") { return }
         if case .object(let members) = value {
             for key in members.keys.sorted() {
                 walk(members[key]!, served: served?.member(key), path: path.isEmpty ? key : "\(path).\(key)", into: &found)

@@ -160,7 +160,8 @@ final class ServeWireVersionTests: XCTestCase {
 
     /// Each profile part a PATCH may send: `sku.name` is applied (a model change: GET shows it and
     /// the instances are out of date); `automaticRepairsPolicy`, `osProfile.customData`, a disk's
-    /// caching, the network and extension profiles and an unknown field are 400 naming the field,
+    /// caching, the network and extension profiles, an unknown field and a null that would remove
+    /// an applied part are 400 naming the field,
     /// with nothing changed (etag "1"); the resource sent back as GET showed it is 200, no change.
     func testEveryFieldOfAPATCHIsAppliedOrRefusedNamed() async throws {
         let profile = "properties.virtualMachineProfile"
@@ -175,6 +176,7 @@ final class ServeWireVersionTests: XCTestCase {
              "\(profile).extensionProfile.extensions[0].properties.settings.port"),
             (#"{"properties": {"frobnicate": 1}}"#, "properties.frobnicate"),
             (#"{"location": "westeurope"}"#, "location"),
+            (#"{"properties": {"upgradePolicy": null}}"#, "properties.upgradePolicy"), (#"{"sku": {"capacity": null}}"#, "sku.capacity"),
         ]
         _ = try await ServeStepTests.served(try ServeRoutesTests.definition(), .step) { call in
             let read = try await call(.GET, Self.scaleSet + "?api-version=2026-04-01", nil)
