@@ -116,5 +116,25 @@ final class DiffGateCLITests: XCTestCase {
         }
         for markup in ["<!--", "<img", "](", "@octocat"] { XCTAssertFalse(outside.contains(markup), "\(markup) outside code in \(out.stdout)") }
         XCTAssertTrue(out.stdout.contains("'tick'"))
+        // Zones named with markup, one removed: the replacement's reason and the policy's
+        // warnings (which name a zone) carry none of it outside code either.
+        let before = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(folder)/before.json"))) as? [String: Any])
+        var zoned = before
+        zoned["zones"] = ["<img src=x>", "@octocat", "[a](https://evil.example)"]
+        try write(zoned, "zoned.json")
+        zoned["zones"] = ["<img src=x>", "@octocat"]
+        try write(zoned, "fewer.json")
+        for pair in [("zoned.json", "fewer.json"), ("zoned.json", "after.json")] {
+            var after = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: "\(folder)/\(pair.1)"))) as? [String: Any])
+            after["zones"] = pair.1 == "after.json" ? zoned["zones"] : after["zones"]
+            try write(after, "pair-after.json")
+            let zones = try runRehearse(["diff", "\(folder)/\(pair.0)", "\(folder)/pair-after.json", "--seeds", "0..1", "--jobs", "1"])
+            XCTAssertEqual(zones.status, 0, zones.stderr)
+            var plain = "", code = false
+            for c in zones.stdout {
+                if c == "`" { code.toggle() } else if !code { plain.append(c) }
+            }
+            for markup in ["<img", "](", "@octocat"] { XCTAssertFalse(plain.contains(markup), "\(markup) outside code in \(zones.stdout)") }
+        }
     }
 }

@@ -95,9 +95,10 @@ public struct ScaleSetDiff: Equatable, Sendable {
                 let removed = Set(before.definition.zones).subtracting(after.definition.zones)
                 if !removed.isEmpty {
                     change.kind = .replacement
+                    // The zones are the field's values; the sentence holds no document text.
                     change.why = terraform
-                        ? "zone \(removed.sorted().joined(separator: ", ")) removed: azurerm forces a new scale set when a zone is removed"
-                        : "zone \(removed.sorted().joined(separator: ", ")) removed: Azure adds zones to a scale set but does not remove them"
+                        ? "a zone is removed: azurerm forces a new scale set when a zone is removed"
+                        : "a zone is removed: Azure adds zones to a scale set but does not remove them"
                 }
             }
             found.append(change)

@@ -139,7 +139,8 @@ struct DiffReport {
             lines += RunText.arithmetic(arithmetic, policy: policy).map { $0.replacingOccurrences(of: "```", with: "'''") }
             lines.append("```")
             if !arithmetic.fragilities.isEmpty {
-                lines += ["", "#### Warnings"] + arithmetic.fragilities.map { "- \($0.field): \($0.message)" }
+                // A warning names a zone as the document does: code, as every document text.
+                lines += ["", "#### Warnings"] + arithmetic.fragilities.map { "- \(code($0.field, false)): \(code($0.message, false))" }
             }
         }
         if let runs = rehearsalLines { lines += runs }
