@@ -39,7 +39,7 @@ struct DiffCommand: ParsableCommand {
     var context: [String] = []
     @Option(name: .customLong("param"), help: "A value for the scenario's param(NAME, default): NAME=VALUE (repeatable).")
     var scenarioParameters: [String] = []
-    @Option(help: "The seeds of the rehearsal: A..B, both included (default 0..199; with --require, the budget 0..9999).") var seeds: String?
+    @Option(help: "The seeds of the rehearsal: A..B, both included (default 0..199; with --require and --until-decided, the budget 0..9999).") var seeds: String?
     @Flag(name: .customLong("until-decided"), inversion: .prefixedNo,
           help: "With --require: stop as soon as every requirement is held or failed (looks every 100 seeds).")
     var untilDecided = true
@@ -65,7 +65,7 @@ struct DiffCommand: ParsableCommand {
     func compare() throws {
         let (old, new, actions, label) = try versions()
         let diff = ScaleSetDiff(before: old, after: new, actions: actions)
-        let budget = seeds ?? (risk.require.isEmpty ? "0..199" : "0..9999")
+        let budget = seeds ?? (risk.require.isEmpty || !untilDecided ? "0..199" : "0..9999")
         let (range, jobs, limit) = try SweepArguments.checked(seeds: budget, jobs: jobs, deadline: deadline)
         var team: ScenarioDefinition?
         var inputs = DiffRehearsal.inputs()
