@@ -22,24 +22,25 @@ public enum Figures {
         }
     }
 
-    /// A duration as a person reads it: `1 h 10 min`, `4 min 30 s`, `2 d 3 h`, `0.5 s`; the two
-    /// largest units, rounded to whole seconds from a minute up.
+    /// A duration as a person reads it, exact to the second from a minute up: `1 h 10 min`,
+    /// `1 h 30 min 50 s` (5,450 s beside a `PT1H30M` deadline it misses must not read as
+    /// `1 h 30 min`), `4 min 30 s`, `2 d 3 h`, `0.5 s`; units that are zero are left out.
     public static func human(seconds: Double) -> String {
         guard seconds.isFinite else { return "-" }
         if abs(seconds) < 60 {
             return seconds == seconds.rounded() ? "\(Int(seconds)) s" : String(format: "%.1f s", seconds)
         }
+        // Beyond Int's range a duration is only its order of magnitude.
+        guard abs(seconds) < 9e15 else { return String(format: "%.3g s", seconds) }
         let total = Int(seconds.rounded())
-        let units = [(86_400, "d"), (3_600, "h"), (60, "min"), (1, "s")]
         var rest = abs(total)
         var parts: [String] = []
-        for (size, name) in units where rest >= size || !parts.isEmpty {
-            guard parts.count < 2 else { break }
+        for (size, name) in [(86_400, "d"), (3_600, "h"), (60, "min"), (1, "s")] {
             let value = rest / size
             rest -= value * size
-            if value > 0 { parts.append("\(value) \(name)") } else if !parts.isEmpty { parts.append("") }
+            if value > 0 { parts.append("\(value) \(name)") }
         }
-        let text = parts.filter { !$0.isEmpty }.joined(separator: " ")
+        let text = parts.joined(separator: " ")
         return total < 0 ? "-" + text : text
     }
 

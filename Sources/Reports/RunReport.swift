@@ -17,8 +17,9 @@ public enum RunReport {
     }
 
     /// Where each instance was when, from the run's events: `busy` (an operation, named),
-    /// `initializing`, `unhealthy` (Unhealthy or Unknown), `old` (healthy on an older model),
-    /// `current` (healthy on the newest model); a lane ends when the instance is deleted.
+    /// `initializing`, `unhealthy` (Unhealthy or Unknown), `hook-wait` (healthy, a target of a
+    /// lifecycle hook event not yet completed), `old` (healthy on an older model), `current`
+    /// (healthy on the newest model); a lane ends when the instance is deleted.
     static func lanes(_ record: RunRecord) -> [Int: [Segment]] {
         struct Now {
             var version = 1
@@ -28,6 +29,8 @@ public enum RunReport {
             var state = ""
             var cause = "start"
             var alive = true
+            /// The lifecycle hook event it waits on, while one does.
+            var hook: String?
         }
         // Each instance as the run found it: its model from the first second; an id that did not
         // exist then (one an `instances` list skips) has no lane until something creates it.
@@ -47,7 +50,7 @@ public enum RunReport {
             if let op = n.operation { return "busy-\(op.kind.rawValue)" }
             switch n.health {
             case .initializing: return "initializing"
-            case .healthy: return n.version < latest ? "old" : "current"
+            case .healthy: return n.hook != nil ? "hook-wait" : n.version < latest ? "old" : "current"
             default: return "unhealthy"
             }
         }
@@ -87,6 +90,16 @@ public enum RunReport {
                 guard let id = event.instance else { break }
                 now[id]?.health = to
                 settle(id, at: t, cause: cause)
+            case .hookRaised(let name, _, let targets, _, _, _):
+                for id in targets where now[id] != nil {
+                    now[id]?.hook = name
+                    settle(id, at: t, cause: cause)
+                }
+            case .hookCompleted(let outcome):
+                for id in now.keys.sorted() where now[id]?.hook == outcome.name {
+                    now[id]?.hook = nil
+                    settle(id, at: t, cause: cause)
+                }
             case .instanceDeleted:
                 guard let id = event.instance, var n = now[id], n.alive else { break }
                 if t > n.since { segments[id, default: []].append(Segment(start: n.since, end: t, state: n.state, cause: n.cause)) }
@@ -113,6 +126,34 @@ public enum RunReport {
             if steps.last!.time == event.time { steps[steps.count - 1].serving = count } else { steps.append((event.time, count)) }
         }
         return steps
+    }
+
+    /// Every lifecycle hook event's wait, from its raising to its completion (or the run's end):
+    /// `{"start", "end", "event", "type", "targets", "outcome"}`; targets empty: the scale set.
+    static func hookWaits(_ record: RunRecord) -> [JSON] {
+        var open: [(start: Millis, name: String, type: String, targets: [Int])] = []
+        var waits: [JSON] = []
+        func wait(_ raised: (start: Millis, name: String, type: String, targets: [Int]), end: Millis, outcome: String) -> JSON {
+            .ordered([JSONField("start", .int(raised.start)), JSONField("end", .int(end)), JSONField("event", .string(raised.name)),
+                      JSONField("type", .string(raised.type)), JSONField("targets", .array(raised.targets.map(JSON.int))),
+                      JSONField("waited", .string(Figures.human(seconds: Double(end - raised.start) / 1000))),
+                      JSONField("outcome", .string(outcome))])
+        }
+        for event in record.events {
+            switch event.payload {
+            case .hookRaised(let name, let type, let targets, _, _, _):
+                open.append((event.time, name, type.rawValue, targets))
+            case .hookCompleted(let c):
+                guard let i = open.firstIndex(where: { $0.name == c.name }) else { break }
+                let outcome = c.abandoned ? "abandoned: the upgrade ended first"
+                    : "\(c.approved) approved, \(c.rejected) rejected, \(c.defaulted) by the default action"
+                waits.append(wait(open.remove(at: i), end: event.time, outcome: outcome))
+            default:
+                break
+            }
+        }
+        waits += open.map { wait($0, end: record.summary.endTime, outcome: "not completed when the run ended") }
+        return waits
     }
 
     /// The data the page draws, as JSON.
@@ -175,6 +216,7 @@ public enum RunReport {
                 ?? .null),
             JSONField("ticks", .array(TimeAxis.ticks(end: record.summary.endTime).map { .array([.int($0.time), .string($0.label)]) })),
             JSONField("expectations", .array(record.expectations.map(\.json))),
+            JSONField("hookWaits", .array(hookWaits(record))),
         ])
     }
 

@@ -35,8 +35,11 @@ extension SweepReportPage {
         return .array(rows)
     }
 
-    /// The figures the page's tables print for one sweep, as the text prints them.
+    /// The figures the page's tables print for one sweep, as the text prints them. Each
+    /// percentile table comes with its column heads (`SweepText.percentileHead`): the lowest
+    /// healthy row's p10, p5, p1 and min sit under heads that say so, never under p90…max.
     static func figures(_ r: SweepReport) -> JSON {
+        let high = SweepText.highPercentiles, low = SweepText.lowPercentiles
         func values(_ d: Distribution, _ percentiles: [Double], human: Bool) -> JSON {
             .array(percentiles.map { p in human ? seconds(d.percentile(p)) : .string(SweepText.figure(d.percentile(p))) })
         }
@@ -46,9 +49,14 @@ extension SweepReportPage {
             JSONField("lowestP5", .string(SweepText.figure(r.lowestHealthy.percentile(5)))),
             JSONField("withinDeadline", r.pastDeadline.map { .string(SweepText.percent(1 - $0.fraction)) } ?? .null),
             JSONField("deadline", r.deadline.map { .string(Figures.both($0)) } ?? .null),
-            JSONField("timeToFinish", values(r.timeToFinish, [50, 90, 95, 99, 100], human: true)),
-            JSONField("unavailable", values(r.unavailable, [50, 90, 95, 99, 100], human: false)),
-            JSONField("lowestHealthy", values(r.lowestHealthy, [50, 10, 5, 1, 0], human: false)),
+            JSONField("highHeads", .array(high.map { .string(SweepText.percentileHead($0)) })),
+            JSONField("timeToFinish", values(r.timeToFinish, high, human: true)),
+            JSONField("unavailable", values(r.unavailable, high, human: false)),
+            // A lifecycle hook's batch waits per upgrade, when the scenario has hooks.
+            JSONField("hookWait", r.defaultActionFired == nil ? .null : values(r.hookWait, high, human: true)),
+            JSONField("hookDefaulted", r.defaultActionFired.map(shown) ?? .null),
+            JSONField("lowHeads", .array(low.map { .string(SweepText.percentileHead($0)) })),
+            JSONField("lowestHealthy", values(r.lowestHealthy, low, human: false)),
         ])
     }
 

@@ -51,6 +51,15 @@ public enum SweepText {
         return (table.string(for: rows, style: Style.simple) ?? "").split(separator: "\n").map(String.init)
     }
 
+    /// The percentiles of a figure whose bad tail is high (times, lost capacity), and of one whose
+    /// bad tail is low (lowest healthy, a minimum); the text and the page head their columns with
+    /// `percentileHead`, so a column is always named as what it holds.
+    static let highPercentiles: [Double] = [50, 90, 95, 99, 100]
+    static let lowPercentiles: [Double] = [50, 10, 5, 1, 0]
+
+    /// `p50`, `p10`, `max` (100) or `min` (0).
+    static func percentileHead(_ p: Double) -> String { p == 100 ? "max" : p == 0 ? "min" : "p" + figure(p) }
+
     /// The whole report.
     public static func report(_ r: SweepReport) -> [String] {
         var lines = ["Sweep of \(r.scenario), seeds \(r.seeds) (\(r.total) run\(r.total == 1 ? "" : "s"))"]
@@ -68,16 +77,16 @@ public enum SweepText {
             })
         }
         lines.append("")
-        let high: [Double] = [50, 90, 95, 99, 100]
-        lines += figureTable(["p50", "p90", "p95", "p99", "max"], [
+        let high = highPercentiles
+        lines += figureTable(high.map(percentileHead), [
             FigureRow(label: "Time to finish (s)", values: high.map { figure(r.timeToFinish.percentile($0)) }),
             FigureRow(label: "Time to finish", values: high.map { r.timeToFinish.percentile($0).map { Figures.human(seconds: $0) } ?? "-" }),
             FigureRow(label: "Unavailable (instance-s)", values: high.map { figure(r.unavailable.percentile($0)) }),
         ])
         lines.append("")
         // Lowest healthy is a minimum: its bad tail is the low end.
-        lines += figureTable(["p50", "p10", "p5", "p1", "min"], [
-            FigureRow(label: "Lowest healthy", values: [50, 10, 5, 1, 0].map { figure(r.lowestHealthy.percentile($0)) }),
+        lines += figureTable(lowPercentiles.map(percentileHead), [
+            FigureRow(label: "Lowest healthy", values: lowPercentiles.map { figure(r.lowestHealthy.percentile($0)) }),
         ])
         if let deadline = r.deadline, let past = r.pastDeadline {
             let row = ShareRow(label: "", share: past)
