@@ -36,6 +36,7 @@ stds.rehearse = {
     -- the scenario API
     "scaleset",
     "health",
+    "health_model",
     "phase",
     "fault",
     "deferral",

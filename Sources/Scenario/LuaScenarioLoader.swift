@@ -82,7 +82,13 @@ extension ScenarioDefinition {
         let scaleSet = reader.read(value)
         var problems = reader.problems
         var warnings: [String] = []
-        if session.health == nil && scaleSet.hasHealthSource && scaleSet.healthExtension != nil {
+        if let model = session.healthModel {
+            if let health = session.health {
+                problems.append(Problem(call: "health_model", at: model.location,
+                                        "the health(...) function at \(health.location) also answers every probe; a scenario describes its application one way: a function or a model"))
+            }
+            if case .failure(let failure) = model.model { problems += failure.problems.map { Problem(call: "health_model", at: model.location, "\($0.field): \($0.message)") } }
+        } else if session.health == nil && scaleSet.hasHealthSource && scaleSet.healthExtension != nil {
             warnings.append("\(path): no health(...) function: every probe answers Healthy")
         }
         if let phase = session.phase, scaleSet.hasHealthSource, !(scaleSet.healthExtension?.richStates ?? false) {
@@ -121,7 +127,7 @@ extension ScenarioDefinition {
 extension ScriptSession {
     /// Where each callback was registered.
     var hooks: LuaProgram.Hooks {
-        LuaProgram.Hooks(health: health?.location, phase: phase?.location, fault: fault?.location, deferral: deferral?.location,
+        LuaProgram.Hooks(health: health?.location ?? healthModel?.location, phase: phase?.location, fault: fault?.location, deferral: deferral?.location,
                          onHook: onHook?.location)
     }
 

@@ -16,6 +16,15 @@ extension ScriptSession {
             return []
         }
         registerCallback("health", \.health)
+        state.register("health_model") { [unowned self] args in
+            try requireTopLevel("health_model")
+            let location = args.callerLocation ?? path
+            if let first = healthModel {
+                throw LuaError(kind: .runtime, message: "health_model is already described at \(first.location); a scenario has one")
+            }
+            healthModel = (HealthModelReader.read(try args.value(1)), location)
+            return []
+        }
         registerCallback("phase", \.phase)
         registerCallback("fault", \.fault)
         registerCallback("deferral", \.deferral)
@@ -84,12 +93,12 @@ extension ScriptSession {
         }
         state.register("expect") { [unowned self] args in
             try requireTopLevel("expect")
-            expectationTables.append((try args.table(1), args.callerLocation ?? path))
+            asked.expectations.append((try args.table(1), args.callerLocation ?? path))
             return []
         }
         state.register("risk") { [unowned self] args in
             try requireTopLevel("risk")
-            riskTables.append((try args.table(1), args.callerLocation ?? path))
+            asked.risk.append((try args.table(1), args.callerLocation ?? path))
             return []
         }
         for name in SessionAction.Name.allCases { registerAction(name) }

@@ -25,10 +25,19 @@ final class ScriptSession {
     var deferral: Callback?
     /// `on_hook(function(event, now) … end)`: answers lifecycle hook events.
     var onHook: Callback?
+    /// `health_model { … }`: the application as a value (no function called per probe), read.
+    var healthModel: (model: Result<HealthModel, ValidationFailure>, location: String)?
     var timeline: [(time: Millis, callback: Callback)] = []
-    var expectationTables: [(table: LuaValue, location: String)] = []
-    /// What `risk { … }` said, with where (a script has at most one).
-    var riskTables: [(table: LuaValue, location: String)] = []
+    /// What `expect { … }` and `risk { … }` said, each with where (a script has at most one risk).
+    var asked = Asked()
+    var expectationTables: [(table: LuaValue, location: String)] { asked.expectations }
+    var riskTables: [(table: LuaValue, location: String)] { asked.risk }
+
+    /// The tables of `expect` and `risk` calls, in order, with where each was made.
+    struct Asked {
+        var expectations: [(table: LuaValue, location: String)] = []
+        var risk: [(table: LuaValue, location: String)] = []
+    }
     /// `--param` values given, by name, as written.
     let parameterValues: [String: String]
     /// The parameters the script declared with `param(name, default)`, by name.
@@ -110,7 +119,13 @@ final class ScriptSession {
         let sim: Simulation
         do {
             runtime.reset(model: scaleSet.model, healthExtension: scaleSet.healthExtension != nil)
-            sim = try Simulation(scaleSet, health: health.map { LuaHealthSource(runtime, $0, definition: scaleSet) },
+            let source: (any HealthSource)?
+            if case .success(let model)? = healthModel?.model {
+                source = ModelHealthSource(model, seed: inputs.seed)
+            } else {
+                source = health.map { LuaHealthSource(runtime, $0, definition: scaleSet) }
+            }
+            sim = try Simulation(scaleSet, health: source,
                                  phases: phase.map { LuaPhaseSource(runtime, $0) }, faults: fault.map { LuaFaultInjector(runtime, $0) },
                                  deferrals: deferral.map { LuaDeferralSource(runtime, $0) })
             sim.hookAnswers = onHook.map { LuaHookAnswerSource(runtime, $0) }

@@ -8,7 +8,7 @@ struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rehearse-bench",
         abstract: "Measure rehearse's hot paths; prints key=value lines (build with -c release).",
-        subcommands: [LuaCommand.self, EngineCommand.self, ScenarioCommand.self, InstructionCommand.self, SweepBenchCommand.self, StartupCommand.self, RiskBenchCommand.self, ServeBenchCommand.self]
+        subcommands: [LuaCommand.self, EngineCommand.self, ScenarioCommand.self, ModelBenchCommand.self, InstructionCommand.self, SweepBenchCommand.self, StartupCommand.self, RiskBenchCommand.self, ServeBenchCommand.self]
     )
 
     /// The benchmarks run as `rehearse` does: freed memory kept for the next run.

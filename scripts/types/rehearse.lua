@@ -121,6 +121,19 @@
 ---@field after? string|number  on_hook only: the answer arrives this much later
 ---@field event? string  answer_hook only: the event's name
 
+---@class rehearse.HealthBehaviour
+---@field boot? string|number|{min: string, max: string}|{median: string, p95: string}|string[]  from a restart to Healthy: fixed, uniform, log-normal by median and p95, or observed values
+---@field neverHealthy? number  share of boots (0-1) that never answer Healthy
+---@field before? "refused"|"Unhealthy"|"timeout"  the answer until Healthy (default refused)
+---@field episodes? {every: string, lasting: string}  once healthy, Unhealthy for lasting in every window of every
+
+---@class rehearse.HealthModel
+---@field boot string|number|{min: string, max: string}|{median: string, p95: string}|string[]  as in rehearse.HealthBehaviour
+---@field neverHealthy? number
+---@field before? "refused"|"Unhealthy"|"timeout"
+---@field episodes? {every: string, lasting: string}
+---@field versions? table<string, rehearse.HealthBehaviour>  v2 = { … }: model version 2's fields that differ
+
 ---@class rehearse.HealthAnswer
 ---@field applicationHealthState? "Healthy"|"Unhealthy"|string
 ---@field customMetrics? string|table  JSON string (wire form) or a table
@@ -159,6 +172,13 @@ function scaleset(definition) end
 ---(callback)
 ---@param fn rehearse.HealthFunction
 function health(fn) end
+
+---Describes the application as a value instead of a health function (no script runs per probe):
+---the time from each restart to answering Healthy, the share of boots that never do, the answer
+---before then, transient Unhealthy episodes, and per model version what differs (versions.v2).
+---(definition)
+---@param model rehearse.HealthModel
+function health_model(model) end
 
 ---Shorthand for the rollingUpgrade custom metric: called for each instance when a rolling upgrade
 ---starts. Return the PhaseOrderingNumber, the metric itself ({ PhaseOrderingNumber = 1 },

@@ -37,8 +37,8 @@ function M.guard(exports, label, declared, listing)
           -- (__pairs) that the bundle then reads: the table checked must be the table read.
           -- getmetatable is never nil when a metatable is set (__metatable = false included).
           if getmetatable(opts) ~= nil then
-            error(label .. ": the option table passed to " .. export .. " has a metatable; metatables are not allowed on a bundle's "
-              .. "option table (pass a plain table such as { name = value }); " .. listing[export], 2)
+            error(label .. ": the option table passed to " .. export .. " has a metatable; metatables are not allowed"
+              .. " on a bundle's option table (pass a plain table such as { name = value }); " .. listing[export], 2)
           end
           -- next, not pairs: the walk sees every key the table holds. The bundle gets a copy of
           -- what was checked, so a change the script makes to its table later reaches nothing.
