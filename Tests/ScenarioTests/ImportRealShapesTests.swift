@@ -29,6 +29,21 @@ final class ImportRealShapesTests: XCTestCase {
         XCTAssertEqual(dev.definition.capacity, 2)
     }
 
+    func testAnExtensionDeployedAsAResourceOfItsOwnIsPartOfTheModel() throws {
+        // The agent (a virtualMachineScaleSets/extensions resource in a nested deployment, its
+        // type passed as one expression) deployed when agentConfig.enabled: an in-place model
+        // change of the Rolling scale set, as Azure adds it to the model.
+        let document = try template("bicep-nested-expression-parameters.json")
+        let without = try ScaleSetImport.read(document)
+        let with = try ScaleSetImport.read(document, parameters: .object(["parameters": .object([
+            "agentConfig": .object(["value": .object(["enabled": .bool(true)])])])]))
+        let d = ScaleSetDiff(before: without, after: with)
+        XCTAssertEqual(Set(d.changes.map(\.kind)), [.modelInPlace])
+        XCTAssertTrue(d.changes.contains { $0.field == "virtualMachineProfile.extensionProfile.extensions[AgentLinux].type" && $0.after == "AgentLinux" })
+        XCTAssertEqual(d.consequences, [.rollingUpgradeNow])
+        XCTAssertFalse(d.disruptive)
+    }
+
     func testStringsAzureReadsAsBooleansAndNumbersAreReadWithAWarning() throws {
         var document = try azDocument()
         document = setting(document, ["automaticRepairsPolicy"], .object(["enabled": .string("true"), "gracePeriod": .string("PT30M")]))

@@ -149,4 +149,34 @@ extension ARMTemplate {
         guard let scaleSet, at + 1 < parts.count else { return true }
         return parts[at + 1] == scaleSet.lowercased()
     }
+
+    /// Records the extension resource `item` (its condition, name and properties evaluated; one
+    /// whose condition is false, or whose name cannot be evaluated, is not recorded).
+    static func noteChildExtension(_ item: JSON, at path: String, _ evaluator: ARMEvaluator) {
+        if let condition = item.member("condition"), (try? evaluator.value(condition, at: "\(path).condition")) != .bool(true) { return }
+        guard let raw = item.member("name"), case .string(let name)? = try? evaluator.value(raw, at: "\(path).name") else { return }
+        let properties = item.member("properties").map { (try? evaluator.value($0, at: "\(path).properties")) ?? $0 } ?? .null
+        evaluator.childExtensions.append((name, properties))
+    }
+
+    /// `resource` with the extension resources named `SCALESET/NAME` added to its
+    /// `virtualMachineProfile.extensionProfile.extensions`, as Azure adds them to the model.
+    static func withChildExtensions(_ resource: JSON, _ found: [(name: String, properties: JSON)], scaleSet: String?) -> JSON {
+        guard let scaleSet, var top = resource.object else { return resource }
+        let mine = found.filter { $0.name.lowercased().hasPrefix(scaleSet.lowercased() + "/") }
+        guard !mine.isEmpty else { return resource }
+        var properties = top["properties"]?.object ?? [:]
+        var profile = properties["virtualMachineProfile"]?.object ?? [:]
+        var extensionProfile = profile["extensionProfile"]?.object ?? [:]
+        var list: [JSON] = []
+        if case .array(let items)? = extensionProfile["extensions"] { list = items }
+        for child in mine {
+            list.append(.object(["name": .string(String(child.name.dropFirst(scaleSet.count + 1))), "properties": child.properties]))
+        }
+        extensionProfile["extensions"] = .array(list)
+        profile["extensionProfile"] = .object(extensionProfile)
+        properties["virtualMachineProfile"] = .object(profile)
+        top["properties"] = .object(properties)
+        return .object(top)
+    }
 }

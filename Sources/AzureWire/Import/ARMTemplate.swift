@@ -11,6 +11,8 @@ import UpgradeEngine
 /// evaluated is a problem naming its path; one it does not (name, location, image) is left out.
 enum ARMTemplate {
     static let deploymentType = "Microsoft.Resources/deployments"
+    /// An extension of a scale set deployed as a resource of its own.
+    static let childExtensionType = "Microsoft.Compute/virtualMachineScaleSets/extensions"
     /// The deepest nesting of inline deployments followed.
     static let maxNesting = 10
 
@@ -131,7 +133,7 @@ enum ARMTemplate {
         guard found.isEmpty else { throw ValidationFailure(found) }
         warnings += unread.map(\.warning) + autoscaleWarnings(template, capacity: definition.capacity, scaleSet: picked.name)
         var imported = ImportedScaleSet(definition: definition, warnings: warnings, format: .armTemplate, resource: picked.label)
-        imported.document = projection.whole(picked.resource, at: picked.path)
+        imported.document = withChildExtensions(projection.whole(picked.resource, at: picked.path), evaluator.childExtensions, scaleSet: picked.name)
         return imported
     }
 
@@ -180,6 +182,7 @@ enum ARMTemplate {
             guard item.member("existing") != .bool(true) else { continue }
             evaluator.scope = scope
             evaluator.copy = copy
+            if type.lowercased() == childExtensionType.lowercased(), item.member("copy") == nil { noteChildExtension(item, at: path, evaluator) }
             guard isScaleSet || isDeployment else {
                 // Every other resource counts towards the limit too: its copies where their count
                 // evaluates (a count Azure refuses is named), else one (it is not read, so a count

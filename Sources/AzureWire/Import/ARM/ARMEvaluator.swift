@@ -98,6 +98,10 @@ final class ARMEvaluator {
     var resourceUnits: [String: Int] = [:]
     /// Whether the walk of the template's resources stopped at a limit (the problem is said once).
     var walkStopped = false
+    /// The scale set extension resources (`…/virtualMachineScaleSets/extensions`, as the Azure
+    /// Verified Module deploys them in nested deployments) the walk found deployed: each one's
+    /// evaluated name (`SCALESET/EXTENSION`) and properties, part of the scale set's model.
+    var childExtensions: [(name: String, properties: JSON)] = []
 
     init(scope: ARMScope, context: ARMDeploymentContext) {
         self.scope = scope
