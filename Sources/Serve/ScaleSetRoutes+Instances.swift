@@ -15,17 +15,23 @@ extension ScaleSetRoutes {
         },
         // VirtualMachineScaleSetVMs_Delete.
         ScaleSetRoute(.delete, "virtualMachines/{id}") { c, run in try delete(c, run, ids: [try c.instance(in: run.shapes(id: c.id)).id]) },
-        // VirtualMachineScaleSetVMs_Update: only `properties.protectionPolicy` is read; the VM as it is now is answered.
+        // VirtualMachineScaleSetVMs_Update: `properties.protectionPolicy` is applied, every other field must say what
+        // GET shows (else 400 naming it); the VM as it is now is answered.
         ScaleSetRoute(.put, "virtualMachines/{id}") { c, run in
-            let vm = try c.instance(in: run.shapes(id: c.id))
+            let shapes = run.shapes(id: c.id)
+            let vm = try c.instance(in: shapes)
             let policy = c.body?.field("properties")?.field("protectionPolicy")
+            if let body = c.body {
+                let unapplied = UpdateFields.vm.problems(body, served: shapes.vm(vm, expand: false))
+                if !unapplied.isEmpty { throw ARMError.invalid(ValidationFailure(unapplied)) }
+            }
             let scaleIn = try flag(policy, "protectFromScaleIn") ?? vm.protectFromScaleIn
             let actions = try flag(policy, "protectFromScaleSetActions") ?? vm.protectFromScaleSetActions
             if scaleIn != vm.protectFromScaleIn || actions != vm.protectFromScaleSetActions {
                 try run.perform(.protect(id: vm.id, fromScaleIn: scaleIn, fromScaleSetActions: actions))
             }
-            let shapes = run.shapes(id: c.id)
-            return Answer(body: shapes.vm(try c.instance(in: shapes), expand: false), headers: lroHeaders(c, op: run.begin(.immediate), location: false))
+            let after = run.shapes(id: c.id)
+            return Answer(body: after.vm(try c.instance(in: after), expand: false), headers: lroHeaders(c, op: run.begin(.immediate), location: false))
         },
     ]
 

@@ -98,7 +98,7 @@ extension ScaleSetRoutes {
         }
         try checkConditions(c, etag: run.etag)
         let update = try ScaleSetUpdate.read(body, scaleSet: run.scaleSet, policy: run.policy, model: run.model)
-        let unapplied = ScaleSetUpdateFields.problems(body, served: run.shapes(id: c.id).resource)
+        let unapplied = UpdateFields.scaleSet.problems(body, served: run.shapes(id: c.id).resource)
         if !unapplied.isEmpty { throw ARMError.invalid(ValidationFailure(unapplied)) }
         try run.perform(try update.actions(run))
         let op = run.begin(.immediate)

@@ -200,4 +200,25 @@ final class ServeWireVersionTests: XCTestCase {
             XCTAssertEqual(list.filter { $0.field("properties")?.field("latestModelApplied") == .bool(true) }.count, 0)
         }
     }
+
+    /// A VM's PUT applies its protection policy and refuses any other change, naming it: the VM
+    /// as GET showed it with protectFromScaleIn true is 200 and applied; a VM size or a tag is 400.
+    func testAVMPUTAppliesItsProtectionAndRefusesOtherFields() async throws {
+        let vm = Self.scaleSet + "/virtualMachines/1?api-version=2024-11-01"
+        _ = try await ServeStepTests.served(try ServeRoutesTests.definition(), .step) { call in
+            let read = try await call(.GET, vm, nil)
+            guard case .object(var root)? = read.body, case .object(var properties)? = root["properties"] else { return XCTFail("no VM") }
+            properties["protectionPolicy"] = .object(["protectFromScaleIn": .bool(true), "protectFromScaleSetActions": .bool(false)])
+            root["properties"] = .object(properties)
+            let put = try await call(.PUT, vm, JSON.object(root).serialized(pretty: false))
+            XCTAssertEqual(put.status, 200)
+            XCTAssertEqual(put.body?.field("properties")?.field("protectionPolicy")?.field("protectFromScaleIn"), .bool(true))
+            for (body, field) in [(#"{"properties": {"hardwareProfile": {"vmSize": "Standard_D4s_v5"}}}"#, "properties.hardwareProfile.vmSize"),
+                                  (#"{"tags": {"ring": "1"}}"#, "tags.ring")] {
+                let refused = try await call(.PUT, vm, body)
+                XCTAssertEqual(refused.status, 400, field)
+                XCTAssertEqual(refused.body?.field("error")?.field("target"), .string(field))
+            }
+        }
+    }
 }
