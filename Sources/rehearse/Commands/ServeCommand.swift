@@ -26,7 +26,7 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup var seeded: SeedOption
     @Option(help: "The port on 127.0.0.1 (0: any free port; the line printed says which).") var port = 8443
     @Option(help: "Virtual seconds per real second (default 60).") var speed: Double?
-    @Flag(help: "Keep the virtual clock still; each client poll (an operation's status, get-latest, the OS upgrade history) advances it to the next event.")
+    @Flag(help: "Keep the virtual clock still; each client poll (the status of an operation still in progress, get-latest, the OS upgrade history) advances it to the next event, none while a lifecycle hook event is Active (POST /rehearse/clock moves it then).")
     var step = false
     @Option(name: .customLong("start-at"),
             help: "When the virtual clock starts running, as an RFC 3339 UTC time such as 2026-11-26T19:00:00Z (default: the first request). Past: it has run since then; future: it stays at zero until then. Served times count from it (default: the server's start), with --step too, where it only anchors them.")
