@@ -220,7 +220,7 @@ public enum Rehearsal {
         } catch {
             throw .definition(error.problems, location: definition.scaleSetLocation)
         }
-        sim.hookAnswers = made.hooks
+        sim.hookAnswers = inputs.gateActs ? made.hooks : nil
         sim.configure(for: inputs)
         for entry in definition.timeline {
             if case .perform(let action) = entry.action { sim.schedule(action, at: entry.time) }

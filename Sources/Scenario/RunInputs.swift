@@ -31,6 +31,9 @@ public struct RunInputs: Sendable {
     /// Whether a Lua program's own `at` callbacks run (`diff` rehearses only the change it
     /// reads, with the program's behaviours, and turns them off); typed actions always run.
     public var scriptTimeline = true
+    /// Whether the scenario's gate acts: its `on_hook` answers lifecycle hook events. Off, every
+    /// event waits for its `defaultAction` (a shadow gate's other run: `sweep --shadow-gate`).
+    public var gateActs = true
 
     /// Inputs of a run with `seed` and `overrides`: the definition's parameter values, the default
     /// limits, a 7-day time limit, events kept, custom metrics judged leniently.

@@ -128,7 +128,7 @@ final class ScriptSession {
             sim = try Simulation(scaleSet, health: source,
                                  phases: phase.map { LuaPhaseSource(runtime, $0) }, faults: fault.map { LuaFaultInjector(runtime, $0) },
                                  deferrals: deferral.map { LuaDeferralSource(runtime, $0) })
-            sim.hookAnswers = onHook.map { LuaHookAnswerSource(runtime, $0) }
+            sim.hookAnswers = inputs.gateActs ? onHook.map { LuaHookAnswerSource(runtime, $0) } : nil
         } catch {
             throw .definition(error.problems, location: scalesetLocation)
         }

@@ -24,6 +24,13 @@ public struct Requirement: Equatable, Sendable, CustomStringConvertible {
         case defaultAction
         /// A lifecycle hook event rejected an instance.
         case hookRejected
+        /// The gate stopped a rollout that went well without it (`sweep --shadow-gate`).
+        case falseStop
+        /// The gate let through a rollout that was bad (`sweep --shadow-gate`).
+        case falsePass
+
+        /// Whether the measure needs a shadow-scored sweep.
+        public var needsShadow: Bool { self == .falseStop || self == .falsePass }
     }
 
     /// `<=` (the share may be at most the limit) or `>=` (at least).
@@ -65,7 +72,7 @@ public struct Requirement: Equatable, Sendable, CustomStringConvertible {
     public static let allowedForm = "SHARE <= P% or SHARE >= P%, with SHARE a final code (Completed, Faulted, Cancelled, RollingForward, "
         + "RollingBack), an error code a rolling upgrade faults with (\(Thresholds.errorCodes.joined(separator: ", "))), deadline, expect, "
         + "expect.KEY, lowestHealthy.C (runs whose lowest healthy stayed at C% of capacity or more), defaultAction or hookRejected "
-        + "(lifecycle hooks), and P a decimal number from 0 to 100 (e.g. \"Faulted <= 1%\", \"lowestHealthy.80 >= 95%\")"
+        + "(lifecycle hooks), falseStop or falsePass (a gate scored by sweep --shadow-gate), and P a decimal number from 0 to 100 (e.g. \"Faulted <= 1%\", \"lowestHealthy.80 >= 95%\")"
 
     /// Reads `SHARE OP P%`; the problem otherwise (what is wrong, without the allowed form).
     public static func parse(_ text: String) -> Result<Requirement, RequirementError> {
@@ -127,6 +134,8 @@ public struct Requirement: Equatable, Sendable, CustomStringConvertible {
             return seen
         case .defaultAction: return run.defaultActionFired
         case .hookRejected: return !run.hookRejected.isEmpty
+        case .falseStop: return run.shadow == .falseStop
+        case .falsePass: return run.shadow == .falsePass
         }
     }
 
@@ -164,6 +173,10 @@ extension Requirement.Measure: CustomStringConvertible {
             self = .defaultAction
         } else if name == "hookRejected" {
             self = .hookRejected
+        } else if name == "falseStop" {
+            self = .falseStop
+        } else if name == "falsePass" {
+            self = .falsePass
         } else if name.hasPrefix("expect."), let key = Expectation.Key(rawValue: String(name.dropFirst(7))) {
             self = .expectation(key)
         } else if name.hasPrefix("lowestHealthy."), let share = Requirement.percentage(name.dropFirst(14)) {
@@ -185,6 +198,8 @@ extension Requirement.Measure: CustomStringConvertible {
         case .lowestHealthy(let share): return "lowestHealthy.\(Requirement.percentText(share))"
         case .defaultAction: return "defaultAction"
         case .hookRejected: return "hookRejected"
+        case .falseStop: return "falseStop"
+        case .falsePass: return "falsePass"
         }
     }
 }

@@ -32,6 +32,10 @@ public struct RunDigest: Equatable, Sendable {
     public var defaultActionFired = false
     public var hookWait: Double?
     public var hookRejected: [Int] = []
+    /// How the scenario's gate did on this seed, when the sweep scored it (`--shadow-gate`).
+    public var shadow: ShadowOutcome?
+    /// The seconds the gate added to the time to finish (with it minus without), when scored.
+    public var shadowTimeAdded: Double?
 
     /// A digest of every field.
     public init(seed: UInt64, code: RunningCode?, errorCode: UpgradeErrorCode?, timeToFinish: Double?, lowestHealthy: Int?, unavailable: Double?,
@@ -87,5 +91,24 @@ public struct HeldKey: Equatable, Sendable {
     public init(_ key: Expectation.Key, _ held: Bool) {
         self.key = key
         self.held = held
+    }
+}
+
+/// A gate scored on one seed against the same seed without it (`sweep --shadow-gate`): whether it
+/// stopped the rollout (rejected an instance) and whether the rollout was bad (faulted, reached
+/// its time limit, or an expectation failed: without the gate when it stopped, with it otherwise).
+public enum ShadowOutcome: String, Equatable, Sendable, CaseIterable {
+    /// Stopped a rollout that was bad without the gate.
+    case trueStop
+    /// Stopped a rollout that went well without the gate.
+    case falseStop
+    /// Let through a rollout that went well.
+    case truePass
+    /// Let through a rollout that was bad.
+    case falsePass
+
+    /// The outcome of a gate that `stopped` (or not), the rollout being `bad`.
+    public init(stopped: Bool, bad: Bool) {
+        self = stopped ? (bad ? .trueStop : .falseStop) : (bad ? .falsePass : .truePass)
     }
 }

@@ -184,6 +184,8 @@ public struct SweepPart: Equatable, Sendable {
         for (i, item) in items.enumerated() {
             guard case .string(let text) = item else { throw Failure(field: "requirements[\(i)]", "expected a string") }
             switch Requirement.parse(text) {
+            case .success(let requirement) where requirement.measure.needsShadow:
+                throw Failure(field: "requirements[\(i)]", "\(requirement) counts a shadow-scored gate, which parts do not carry; allowed sweep --shadow-gate in one process")
             case .success(let requirement): requirements.append(requirement)
             case .failure(let error): throw Failure(field: "requirements[\(i)]", "\(error.problem); allowed \(Requirement.allowedForm)")
             }

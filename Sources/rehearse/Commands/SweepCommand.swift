@@ -69,6 +69,10 @@ struct SweepCommand: ParsableCommand {
     @Flag(help: "Explain the failing seeds: every single policy change rehearse explain tries, run on each of them (at most --explain-seeds), and how many each would have passed.")
     var explain = false
     @Option(name: .customLong("explain-seeds"), help: "With --explain: the most failing seeds explained, the lowest first (1 to 1000).") var explainSeeds = 20
+    @Flag(name: .customLong("shadow-gate"), help: "Score the script's gate (its on_hook): every seed run again without it; false stops and false passes, requirable as falseStop and falsePass.")
+    var shadowGate = false
+    @Flag(name: .customLong("no-gate"), help: "Run without the script's gate: on_hook answers nothing, every lifecycle hook event waits for its defaultAction.")
+    var noGate = false
     @OptionGroup var page: ReportOption
 
     func run() throws {
@@ -83,11 +87,23 @@ struct SweepCommand: ParsableCommand {
         let overrides = try policy.overrides()
         let runsFile = try runs.map { try openOutput($0, option: "--runs", role: "the runs file") }
         let pageFile = try page.reportFile.map { try openOutput($0, option: "--report", role: "the report") }
-        let (definition, inputs) = try scenario.load(seed: range.first, overrides: overrides, print: { printError("print: \($0)") })
+        var (definition, inputs) = try scenario.load(seed: range.first, overrides: overrides, print: { printError("print: \($0)") })
+        if noGate {
+            guard !shadowGate else { throw InputError(option: "--no-gate", problem: "does not go with --shadow-gate", allowed: "one of them") }
+            inputs.gateActs = false
+        }
         _ = try Rehearsal.scaleSet(definition, overrides: overrides)
         // The expectation keys, computed once: what every digest's `held` refers to.
         let keys = ExpectationText.keys(of: definition.expectations)
-        let question = try risk.question(script: definition.risk, deadline: deadline, expectations: keys)
+        let question = try risk.question(script: definition.risk, deadline: deadline, expectations: keys, shadow: shadowGate)
+        if shadowGate {
+            guard part == nil, !untilDecided else {
+                throw InputError(option: "--shadow-gate", problem: "does not go with --shard or --until-decided", allowed: "--shadow-gate on a whole sweep")
+            }
+            guard case .lua(let program) = definition.behaviour, program.hooks.onHook != nil else {
+                throw InputError(option: "--shadow-gate", problem: "\(scenario.scenario) has no gate to score", allowed: "a script with an on_hook(...) function")
+            }
+        }
         if untilDecided {
             guard question != nil else {
                 throw InputError(option: "--until-decided", problem: "there is no requirement to decide", allowed: "--require \"Faulted <= 1%\" or a risk { } in the script")
@@ -108,6 +124,7 @@ struct SweepCommand: ParsableCommand {
             }
         } else {
             digests = try runSweep(definition, inputs, seeds: range.seeds(shard: part), jobs: jobs)
+            if shadowGate { digests = try scoreShadow(definition, inputs, gated: digests, jobs: jobs) }
             judged = question?.judge(digests, keys: keys)
         }
         // A part (any --shard, 1/1 included: adjacent seed blocks merge) is judged on its own runs:
@@ -137,6 +154,10 @@ struct SweepCommand: ParsableCommand {
                 fields.append(JSONField("passed", .bool(RiskVerdict(judged, partial: partial).passed)))
                 document = .ordered(fields)
             }
+            if shadowGate, case .ordered(var fields) = document {
+                fields.append(JSONField("shadowGate", ShadowText.json(digests)))
+                document = .ordered(fields)
+            }
             if let explained, case .ordered(var fields) = document {
                 fields.append(JSONField("explain", ExplainText.json(explained)))
                 document = .ordered(fields)
@@ -152,6 +173,10 @@ struct SweepCommand: ParsableCommand {
                 for line in RiskText.requirements(judged, confidence: question.confidence) { printText(line) }
                 if untilDecided { printText("Stopped after \(digests.count) of \(range.count) seeds.") }
             }
+            if shadowGate {
+                printText("")
+                for line in ShadowText.lines(digests) { printText(line) }
+            }
             if let explained {
                 printText("")
                 for line in ExplainText.lines(explained) { printText(line) }
@@ -164,6 +189,24 @@ struct SweepCommand: ParsableCommand {
 }
 
 extension SweepCommand {
+    /// `--shadow-gate`: every seed of `gated` run again with the gate off (no `on_hook` answer:
+    /// each event waits for its defaultAction), and each gated digest marked with how the gate did.
+    func scoreShadow(_ definition: ScenarioDefinition, _ inputs: RunInputs, gated: [RunDigest], jobs: Int) throws -> [RunDigest] {
+        var off = inputs
+        off.gateActs = false
+        let ungated = try runSweep(definition, off, seeds: gated.map(\.seed), jobs: jobs)
+        return zip(gated, ungated).map { gated, ungated in
+            var scored = gated
+            let stopped = !gated.hookRejected.isEmpty
+            // Bad: the rollout faulted or did not end; the script's expectations describe the gated
+            // world, so they are not the measure of the other one.
+            let bad = stopped ? ungated : gated
+            scored.shadow = ShadowOutcome(stopped: stopped, bad: bad.code == .faulted || bad.hitTimeLimit)
+            scored.shadowTimeAdded = gated.timeToFinish.flatMap { g in ungated.timeToFinish.map { g - $0 } }
+            return scored
+        }
+    }
+
     /// `--explain`: the failing seeds among `digests` (the lowest `explainSeeds` of them) and
     /// every single change `explain` tries, run on each.
     func explainFailures(_ definition: ScenarioDefinition, _ inputs: RunInputs, digests: [RunDigest],

@@ -15,7 +15,8 @@ struct RiskArguments: ParsableArguments {
     /// no requirement at all. Exit 2 naming the option for anything malformed.
     /// A requirement on an expectation key the scenario does not have is refused here, at load,
     /// naming the keys it has (`candidate`: the combination of `compare` or `tune` that lacks it).
-    func question(script: RiskQuestion?, deadline: Millis?, expectations: [SweepReport.ExpectationKey], candidate: String? = nil) throws -> RiskQuestion? {
+    func question(script: RiskQuestion?, deadline: Millis?, expectations: [SweepReport.ExpectationKey], candidate: String? = nil,
+                  shadow: Bool = false) throws -> RiskQuestion? {
         var question = script ?? RiskQuestion(requirements: [])
         for text in require {
             switch Requirement.parse(text) {
@@ -40,6 +41,10 @@ struct RiskArguments: ParsableArguments {
                                  + "each is judged over every run", allowed: "at most \(RiskQuestion.mostRequirements) requirements")
         }
         let scenario = candidate.map { "the scenario with \($0)" } ?? "the script"
+        for requirement in question.requirements where requirement.measure.needsShadow && !shadow {
+            throw InputError(option: "--require", requirement.description, problem: "counts a gate scored against runs without it",
+                             allowed: "sweep --shadow-gate")
+        }
         for requirement in question.requirements {
             switch requirement.measure {
             case .expectations where expectations.isEmpty, .expectation where expectations.isEmpty:
