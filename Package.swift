@@ -71,18 +71,19 @@ let package = Package(
         // upgradePolicy and the health extension's settings, policy overrides by path, the
         // get-latest / REST / OS-history status shapes, the plan as JSON.
         .target(name: "AzureWire", dependencies: ["Formats", "UpgradeEngine"], swiftSettings: strict),
-        // Lua/ holds the built-in Lua modules (rehearse.faults), as files the lint sees.
         // Plugin bundles: manifest, SemVer ranges, catalog and resolver, archives, repositories, the lock.
         .target(name: "Plugins", dependencies: ["Formats", .product(name: "Crypto", package: "swift-crypto")],
                 swiftSettings: strict),
+        // Lua/ holds the built-in Lua modules (rehearse.faults), as files the lint sees; the
+        // executable carries them inside itself (.ci/embed-resources), so a copied binary works alone.
         .target(name: "Scenario", dependencies: ["Plugins", "LuaHost", "UpgradeEngine", "Formats", "AzureWire"],
-                resources: [.copy("Lua")], swiftSettings: strict),
+                exclude: ["Lua"], swiftSettings: strict),
         // Renderings of typed runs and plans: timeline text, events as JSON lines (and the file
         // they are written to), the status and plan text.
         .target(name: "Reports", dependencies: ["UpgradeEngine", "Formats", "AzureWire", .product(name: "TextTable", package: "TextTable"),
                                                .product(name: "XMLCoder", package: "XMLCoder"),
                                                .product(name: "Mustache", package: "swift-mustache")],
-                resources: [.copy("Templates")],
+                exclude: ["Templates"], // carried inside the executable (.ci/embed-resources)
                 swiftSettings: strict),
         // Real probes of live endpoints (HTTP(S) through AsyncHTTPClient, TCP connects).
         // HTTP(S) GETs with bounds (plugins install) and what probes and downloads share: the

@@ -225,10 +225,9 @@ public enum RunReport {
     public static func html(_ record: RunRecord, scaleSet: ScaleSetDefinition, scenario: String, statusText: String?) throws -> String {
         let json = data(record, scaleSet: scaleSet, scenario: scenario, statusText: statusText).serialized(pretty: false)
             .replacingOccurrences(of: "<", with: "\\u003c")
-        guard let url = Bundle.module.url(forResource: "report", withExtension: "mustache", subdirectory: "Templates") else {
-            throw CocoaError(.fileNoSuchFile)
-        }
-        let template = try MustacheTemplate(string: try String(contentsOf: url, encoding: .utf8))
+        // The template travels inside the executable (.ci/embed-resources).
+        guard let text = EmbeddedTemplates.templates["report"] else { throw CocoaError(.fileNoSuchFile) }
+        let template = try MustacheTemplate(string: text)
         return template.render(["title": "\(scaleSet.name): \(scenario)", "data": json])
     }
 }

@@ -41,10 +41,9 @@ public enum SweepReportPage {
     /// `notes` are sentences the text prints under its table (rows that ran identically).
     public static func html(entries: [Entry], best: Int? = nil, title: String? = nil, notes: [String] = []) throws -> String {
         let json = data(entries, best: best, title: title, notes: notes).serialized(pretty: false).replacingOccurrences(of: "<", with: "\\u003c")
-        guard let url = Bundle.module.url(forResource: "sweep", withExtension: "mustache", subdirectory: "Templates") else {
-            throw CocoaError(.fileNoSuchFile)
-        }
-        let template = try MustacheTemplate(string: try String(contentsOf: url, encoding: .utf8))
+        // The template travels inside the executable (.ci/embed-resources).
+        guard let text = EmbeddedTemplates.templates["sweep"] else { throw CocoaError(.fileNoSuchFile) }
+        let template = try MustacheTemplate(string: text)
         return template.render(["title": entries.first?.report.scenario ?? "sweep", "data": json])
     }
 
