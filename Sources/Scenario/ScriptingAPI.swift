@@ -237,6 +237,13 @@ public enum ScriptingAPI {
             ("faultDomains?", "integer", "platformFaultDomainCount; default Uniform regional 5, Uniform zonal 1, Flexible 1"),
             ("updateDomains?", "integer", ""), ("timings?", "rehearse.Timings", ""), ("location?", "string", ""),
             ("lifecycleHooksProfile?", "{lifecycleHooks: rehearse.LifecycleHook[]}", "hooks before automatic OS upgrades and their batches"),
+            ("automaticRepairsPolicy?", "{enabled: boolean, gracePeriod?: string, repairAction?: \"Replace\"|\"Restart\"|\"Reimage\"}",
+             "automatic instance repairs: gracePeriod PT10M-PT90M (default PT10M), repairAction default Replace"),
+            ("from?", "string", "a document to start from (az vmss show, REST, ARM template, Terraform plan), relative to the script"),
+            ("resource?", "string", "with from: the template's or plan's scale set, when it holds several"),
+            ("parameters?", "string", "with from: a template's parameters file"),
+            ("instances?", "string", "az vmss list-instances output: the fleet as it is (ids, zones, domains, latestModelApplied)"),
+            ("context?", "table<string, string>", "with from: what resourceGroup(), subscription(), deployment() answer, e.g. { location = \"westeurope\" }"),
         ]),
         LuaClass(name: "rehearse.LifecycleHook", fields: [
             ("type", "\"UpgradeAutoOSScheduling\"|\"UpgradeAutoOSRollingBatchStarting\"", ""),

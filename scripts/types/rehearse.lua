@@ -97,6 +97,12 @@
 ---@field timings? rehearse.Timings
 ---@field location? string
 ---@field lifecycleHooksProfile? {lifecycleHooks: rehearse.LifecycleHook[]}  hooks before automatic OS upgrades and their batches
+---@field automaticRepairsPolicy? {enabled: boolean, gracePeriod?: string, repairAction?: "Replace"|"Restart"|"Reimage"}  automatic instance repairs: gracePeriod PT10M-PT90M (default PT10M), repairAction default Replace
+---@field from? string  a document to start from (az vmss show, REST, ARM template, Terraform plan), relative to the script
+---@field resource? string  with from: the template's or plan's scale set, when it holds several
+---@field parameters? string  with from: a template's parameters file
+---@field instances? string  az vmss list-instances output: the fleet as it is (ids, zones, domains, latestModelApplied)
+---@field context? table<string, string>  with from: what resourceGroup(), subscription(), deployment() answer, e.g. { location = "westeurope" }
 
 ---@class rehearse.LifecycleHook
 ---@field type "UpgradeAutoOSScheduling"|"UpgradeAutoOSRollingBatchStarting"
