@@ -61,6 +61,7 @@ stds.rehearse = {
     "start_instances",
     "answer_hook",
     "set_lifecycle_hooks",
+    "fleet",
     "param",
     "duration",
   },

@@ -39,7 +39,7 @@ extension PluginProblem: UserFacingError {
 }
 
 /// The host API version bundles declare a range against.
-public let hostAPIVersion = SemVer(1, 1, 0)
+public let hostAPIVersion = SemVer(1, 2, 0)
 
 /// A plugin bundle's manifest, `rehearse-plugin.json`: data only, read without running any
 /// plugin code.

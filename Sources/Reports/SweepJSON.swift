@@ -70,6 +70,7 @@ public enum SweepJSON {
             JSONField("capacity", d.capacity.map(JSON.int) ?? .null),
             JSONField("hooksRaised", .bool(d.hooksRaised)), JSONField("defaultActionFired", .bool(d.defaultActionFired)),
             JSONField("hookWaitSeconds", d.hookWait.map(JSON.double) ?? .null), JSONField("hookRejected", .array(d.hookRejected.map(JSON.int))),
+            JSONField("upgrades", .int(d.upgrades)),
         ])
     }
 

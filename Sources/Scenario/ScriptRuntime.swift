@@ -36,6 +36,9 @@ final class ScriptRuntime {
     var models: [[String: String]]
     /// Whether each model version has the Application Health extension (`vm.model.healthExtension`).
     var healthExtensions = [false]
+    /// Whether the scenario's gates act in this run (`fleet().gate`): false in a shadow gate's
+    /// other run and with `sweep --no-gate`.
+    var gateActs = true
     /// One `vm.model` table per model version, made when an instance first shows it and shared by
     /// every instance on that version: a long attribute (a 15 MB `image`) exists once, not once
     /// per instance.

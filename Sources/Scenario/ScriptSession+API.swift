@@ -63,6 +63,19 @@ extension ScriptSession {
             case .failure(let message): throw LuaArgumentError(position: 1, problem: message.text)
             }
         }
+        state.register("fleet") { [unowned self] _ in
+            guard let sim = simulation, activity != .loading else {
+                throw LuaError(kind: .runtime, message: "fleet() reads the running scale set: call it inside an at(...) callback or a behaviour\(activityText)",
+                               refusal: misplaced("fleet"))
+            }
+            let serving = sim.servingCount, capacity = sim.capacity
+            var fields: [String: LuaValue] = [
+                "now": .double(Double(sim.now) / 1000), "capacity": .integer(capacity), "serving": .integer(serving),
+                "share": .double(capacity == 0 ? 1 : Double(serving) / Double(capacity)), "gate": .bool(runtime.gateActs),
+            ]
+            if let code = sim.status?.code { fields["code"] = .string(code.rawValue) }
+            return [.table(fields)]
+        }
         state.register("param") { [unowned self] args in
             let name = try args.string(1)
             guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }) else {

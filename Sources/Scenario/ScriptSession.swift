@@ -134,6 +134,7 @@ final class ScriptSession {
         }
         // A fleet listed by a document may start on two model versions.
         runtime.models = sim.models
+        runtime.gateActs = inputs.gateActs
         runtime.healthExtensions = Array(repeating: scaleSet.healthExtension != nil, count: sim.models.count)
         sim.configure(for: inputs)
         state.resetRunTime()

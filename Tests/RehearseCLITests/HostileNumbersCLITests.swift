@@ -190,7 +190,7 @@ final class HostileNumbersCLITests: XCTestCase {
         var run: [String: Any] = ["seed": String(seed), "code": "Completed", "errorCode": NSNull(), "timeToFinishSeconds": 240,
                                   "lowestHealthy": 1, "unavailableInstanceSeconds": 30.5, "hitTimeLimit": false, "held": [Bool](),
                                   "failed": [Int](), "leftBehind": [Int](), "hooksRaised": false, "defaultActionFired": false,
-                                  "hookWaitSeconds": NSNull(), "hookRejected": [Int]()]
+                                  "hookWaitSeconds": NSNull(), "hookRejected": [Int](), "upgrades": 1]
         run.merge(changes) { $1 }
         return run
     }

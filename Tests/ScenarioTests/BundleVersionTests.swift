@@ -115,10 +115,10 @@ final class BundleVersionTests: XCTestCase {
         XCTAssertThrowsError(try short.select("b12", by: "the scenario")) { error in
             let message = (error as! PluginProblem).message
             XCTAssertLessThan(message.utf8.count, 5_000)
-            // Each b12, newest first, needs a b13; each b13 needs host API ^9, and this host is 1.1.0.
+            // Each b12, newest first, needs a b13; each b13 needs host API ^9, and this host is 1.2.0.
             let versions = ["1.2.0", "1.1.0", "1.0.0"]
             let b13 = PluginResolution.noVersionFits(name: "b13", versions.map {
-                .init(label: "b13 \($0)", folder: "\(shortRoot)/b13-\($0)", reasons: [.hostAPI(needs: "^9", provides: "1.1.0")])
+                .init(label: "b13 \($0)", folder: "\(shortRoot)/b13-\($0)", reasons: [.hostAPI(needs: "^9", provides: "1.2.0")])
             })
             XCTAssertEqual((error as? PluginProblem)?.resolution, .noVersionFits(name: "b12", versions.map {
                 .init(label: "b12 \($0)", folder: "\(shortRoot)/b12-\($0)", reasons: [.dependencies(b13)])
@@ -176,7 +176,7 @@ final class BundleVersionTests: XCTestCase {
     func testShippedBundlesDeclareTheirExportsAndPassCheck() {
         let catalog = PluginCatalog(searchPath: [repositoryRoot + "/plugins"])
         XCTAssertEqual(catalog.bundles.map { $0.manifest.exports.keys.sorted() },
-                       [["approve"], ["PRIMARY_PHASE", "REPLICA_PHASE", "tier"], ["fault", "health"], ["outage"]])
+                       [["watch"], ["approve"], ["PRIMARY_PHASE", "REPLICA_PHASE", "tier"], ["fault", "health"], ["outage"]])
         XCTAssertEqual(catalog.check(), [])
     }
 }

@@ -84,7 +84,7 @@ final class HostileSweepTests: XCTestCase {
             {"rehearseSweepPart":2,"scenario":"x.lua","seeds":"0..0","shard":"1/1","overrides":[],"deadline":null,"expectations":[],"identity":{},
              "runs":[{"seed":"0","code":"Completed","errorCode":null,"timeToFinishSeconds":1,"lowestHealthy":1,
                       "unavailableInstanceSeconds":1,"hitTimeLimit":false,"held":[],"failed":[],"leftBehind":[],"hooksRaised":false,
-                      "defaultActionFired":false,"hookWaitSeconds":null,"hookRejected":[],"\(field)":\(value)}]}
+                      "defaultActionFired":false,"hookWaitSeconds":null,"hookRejected":[],"upgrades":1,"\(field)":\(value)}]}
             """)
     }
 

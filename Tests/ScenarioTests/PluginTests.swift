@@ -73,7 +73,7 @@ final class PluginTests: XCTestCase {
 
     func testCatalogListsTheBundles() {
         let catalog = PluginCatalog(searchPath: [repositoryRoot + "/plugins"])
-        XCTAssertEqual(catalog.bundles.map(\.manifest.name), ["batch-approval", "primary-replica", "slow-boot", "zone-outage-drill"])
+        XCTAssertEqual(catalog.bundles.map(\.manifest.name), ["alarm-rollback", "batch-approval", "primary-replica", "slow-boot", "zone-outage-drill"])
         XCTAssertEqual(catalog.problems, [])
         XCTAssertEqual(catalog.check(), [])
     }
@@ -97,7 +97,7 @@ final class PluginTests: XCTestCase {
             XCTAssertEqual(lua.location.map { URL(fileURLWithPath: $0).lastPathComponent }, "scenario.lua:6")
         }
         XCTAssertThrowsError(try PluginCatalog(searchPath: [root]).resolver(lock: nil).select("future", by: "the scenario")) { error in
-            let turnedDown = PluginResolution.TurnedDown(label: "future 3.0.0", folder: root + "/future", reasons: [.hostAPI(needs: ">=2.0.0", provides: "1.1.0")])
+            let turnedDown = PluginResolution.TurnedDown(label: "future 3.0.0", folder: root + "/future", reasons: [.hostAPI(needs: ">=2.0.0", provides: "1.2.0")])
             XCTAssertEqual((error as? PluginProblem)?.resolution, .noVersionFits(name: "future", [turnedDown]))
         }
         XCTAssertEqual(PluginCatalog(searchPath: [root]).check().map(\.kind), [.incompatible])

@@ -325,6 +325,13 @@ function answer_hook(answer) end
 ---@param hooks rehearse.LifecycleHook[]
 function set_lifecycle_hooks(hooks) end
 
+---The running scale set now (inside an at(...) callback or a behaviour): now (s), capacity, serving,
+---share (serving / capacity), code (the latest rolling upgrade's), gate (false when the scenario's
+---gates must not act: sweep --no-gate and a shadow gate's other run).
+---(utility)
+---@return {now: number, capacity: integer, serving: integer, share: number, code?: string, gate: boolean}
+function fleet() end
+
 ---A scenario parameter: the value given as --param name=value (run, plan, sweep, compare),
 ---else the default. The value has the default's type: integer, number, boolean, string,
 ---or an ISO 8601 duration string; a value of another type is refused before the run.

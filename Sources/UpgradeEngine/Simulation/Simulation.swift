@@ -130,6 +130,9 @@ extension Simulation {
                           upgradeEnded: upgrades.current?.endTime, hooks: hookSummary)
     }
 
+    /// Instances serving now (running and committed Healthy).
+    public var servingCount: Int { meter.serving }
+
     /// The latest rolling upgrade as `get-latest` reports it.
     public var status: RollingUpgradeStatus? { upgrades.current.map(statusOf) }
 

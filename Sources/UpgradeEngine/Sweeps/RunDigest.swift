@@ -36,6 +36,8 @@ public struct RunDigest: Equatable, Sendable {
     public var shadow: ShadowOutcome?
     /// The seconds the gate added to the time to finish (with it minus without), when scored.
     public var shadowTimeAdded: Double?
+    /// How many rolling upgrades the run started (a gate that rolls back starts one more).
+    public var upgrades = 0
 
     /// A digest of every field.
     public init(seed: UInt64, code: RunningCode?, errorCode: UpgradeErrorCode?, timeToFinish: Double?, lowestHealthy: Int?, unavailable: Double?,
@@ -67,6 +69,7 @@ public struct RunDigest: Equatable, Sendable {
         defaultActionFired = hooks.defaultedEvents > 0
         hookWait = hooks.batchWaits.isEmpty ? nil : Double(hooks.totalBatchWait) / 1000
         hookRejected = hooks.rejected.sorted()
+        upgrades = record.upgrades
     }
 
     /// Whether the run kept at least `share` (0...1) of its capacity serving throughout its

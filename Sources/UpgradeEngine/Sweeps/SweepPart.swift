@@ -268,6 +268,8 @@ public struct SweepPart: Equatable, Sendable {
         digest.defaultActionFired = defaulted
         digest.hookWait = try number("hookWaitSeconds", in: 0...longestSeconds)
         digest.hookRejected = try ids("hookRejected")
+        guard case .int(let upgrades)? = item.member("upgrades") else { throw wrong("upgrades", "a whole number of rolling upgrades") }
+        digest.upgrades = try CheckedNumber.whole(upgrades, field: "upgrades", in: 0...Int(Int32.max))
         if defaulted && !raised { throw wrong("defaultActionFired", "false when hooksRaised is false") }
         if !digest.hookRejected.isEmpty && !raised { throw wrong("hookRejected", "[] when hooksRaised is false") }
         return digest

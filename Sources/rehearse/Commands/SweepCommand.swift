@@ -69,7 +69,7 @@ struct SweepCommand: ParsableCommand {
     @Flag(help: "Explain the failing seeds: every single policy change rehearse explain tries, run on each of them (at most --explain-seeds), and how many each would have passed.")
     var explain = false
     @Option(name: .customLong("explain-seeds"), help: "With --explain: the most failing seeds explained, the lowest first (1 to 1000).") var explainSeeds = 20
-    @Flag(name: .customLong("shadow-gate"), help: "Score the script's gate (its on_hook): every seed run again without it; false stops and false passes, requirable as falseStop and falsePass.")
+    @Flag(name: .customLong("shadow-gate"), help: "Score the script's gate (its on_hook, or a bundle that reads fleet().gate such as alarm-rollback): every seed run again without it; false stops and false passes, requirable as falseStop and falsePass.")
     var shadowGate = false
     @Flag(name: .customLong("no-gate"), help: "Run without the script's gate: on_hook answers nothing, every lifecycle hook event waits for its defaultAction.")
     var noGate = false
@@ -99,9 +99,6 @@ struct SweepCommand: ParsableCommand {
         if shadowGate {
             guard part == nil, !untilDecided else {
                 throw InputError(option: "--shadow-gate", problem: "does not go with --shard or --until-decided", allowed: "--shadow-gate on a whole sweep")
-            }
-            guard case .lua(let program) = definition.behaviour, program.hooks.onHook != nil else {
-                throw InputError(option: "--shadow-gate", problem: "\(scenario.scenario) has no gate to score", allowed: "a script with an on_hook(...) function")
             }
         }
         if untilDecided {
@@ -195,9 +192,15 @@ extension SweepCommand {
         var off = inputs
         off.gateActs = false
         let ungated = try runSweep(definition, off, seeds: gated.map(\.seed), jobs: jobs)
+        // A script without on_hook whose gate never acted (nothing read fleet().gate) has no gate to score.
+        guard hasHookGate(definition) || zip(gated, ungated).contains(where: { $0 != $1 }) else {
+            throw InputError(option: "--shadow-gate", problem: "\(scenario.scenario) has no gate to score: every run is the same without it",
+                             allowed: "a script with an on_hook(...) function, or a gate that reads fleet().gate (the alarm-rollback bundle)")
+        }
         return zip(gated, ungated).map { gated, ungated in
             var scored = gated
-            let stopped = !gated.hookRejected.isEmpty
+            // Stopped: the gate rejected an instance, or started a rollout of its own (a rollback).
+            let stopped = !gated.hookRejected.isEmpty || gated.upgrades > ungated.upgrades
             // Bad: the rollout faulted or did not end; the script's expectations describe the gated
             // world, so they are not the measure of the other one.
             let bad = stopped ? ungated : gated
@@ -205,6 +208,12 @@ extension SweepCommand {
             scored.shadowTimeAdded = gated.timeToFinish.flatMap { g in ungated.timeToFinish.map { g - $0 } }
             return scored
         }
+    }
+
+    /// Whether the script has an `on_hook` gate.
+    func hasHookGate(_ definition: ScenarioDefinition) -> Bool {
+        if case .lua(let program) = definition.behaviour { return program.hooks.onHook != nil }
+        return false
     }
 
     /// `--explain`: the failing seeds among `digests` (the lowest `explainSeeds` of them) and

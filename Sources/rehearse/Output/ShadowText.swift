@@ -21,7 +21,7 @@ enum ShadowText {
 
     /// Text lines.
     static func lines(_ runs: [RunDigest]) -> [String] {
-        var lines = ["Shadow gate (the script's on_hook against each seed without it), \(runs.count) runs:"]
+        var lines = ["Shadow gate (the script's gate against each seed without it), \(runs.count) runs:"]
         for (outcome, seeds) in counts(runs) {
             let share = Share(seeds.count, of: runs.count), (low, high) = share.interval
             let listed = seeds.prefix(10).map(String.init).joined(separator: ", ") + (seeds.count > 10 ? ", …" : "")
