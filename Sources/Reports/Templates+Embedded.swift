@@ -442,6 +442,7 @@ enum EmbeddedTemplates {
     var shares = e.shares;
     var longest = shares.reduce(function (m, s) { return Math.max(m, s.name.length); }, 0);
     var x0 = Math.max(200, Math.ceil(longest * 6.2) + 12), span = 260, w = x0 + span + 150, rowH = 22;
+    h("div", { "class": "note shares-key" }, section, "Each bar: the share of runs; the dark line across it: that share's 95% interval (Wilson).");
     var svg = el("svg", { width: w, height: shares.length * rowH + 10, "class": "shares" }, section);
     shares.forEach(function (o, i) {
       var y = 5 + i * rowH;
