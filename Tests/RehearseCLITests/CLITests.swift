@@ -269,9 +269,9 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(list.status, 0, list.stderr)
         let doc = try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as! [String: Any]
         let bundles = doc["bundles"] as! [[String: Any]]
-        XCTAssertEqual(bundles.map { $0["name"] as! String }, ["batch-approval", "primary-replica", "slow-boot", "zone-outage-drill"])
-        XCTAssertEqual(bundles.map { $0["chosen"] as? String }, ["1.0.0", "1.0.0", "1.2.0", "0.3.0"])
-        let slowBoot = (bundles[2]["versions"] as! [[String: Any]])[0]
+        XCTAssertEqual(bundles.map { $0["name"] as! String }, ["alarm-rollback", "batch-approval", "primary-replica", "slow-boot", "zone-outage-drill"])
+        XCTAssertEqual(bundles.map { $0["chosen"] as? String }, ["1.0.0", "1.0.0", "1.0.0", "1.2.0", "0.3.0"])
+        let slowBoot = (bundles[3]["versions"] as! [[String: Any]])[0]
         XCTAssertEqual((slowBoot["exports"] as! [String: String]).keys.sorted(), ["fault", "health"])
         XCTAssertEqual(slowBoot["folder"] as? String, "plugins/slow-boot")
         let show = try rehearse("plugins", "show", "slow-boot", "--output", "json")
@@ -281,7 +281,7 @@ final class CLITests: XCTestCase {
         let check = try rehearse("plugins", "check", "--output", "json")
         XCTAssertEqual(check.status, 0, check.stderr)
         let findings = try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as! [String: Any]
-        XCTAssertEqual(findings["bundles"] as? Int, 4)
+        XCTAssertEqual(findings["bundles"] as? Int, 5)
         XCTAssertEqual((findings["findings"] as! [Any]).count, 0)
     }
 

@@ -25,8 +25,9 @@ final class BundleOptionTests: XCTestCase {
     func testTheShippedBundlesDeclareTheOptionsTheirExamplesPass() throws {
         let catalog = PluginCatalog(searchPath: [repositoryRoot + "/plugins"])
         let declared = catalog.bundles.map { b in (b.manifest.name, (b.manifest.options ?? []).map(\.name)) }
-        XCTAssertEqual(declared.map(\.0), ["batch-approval", "primary-replica", "slow-boot", "zone-outage-drill"])
-        XCTAssertEqual(declared.map(\.1), [["after", "hold"], ["primaries", "witnesses"], ["boot", "duration", "failure_rate"], ["from", "to", "zone"]])
+        XCTAssertEqual(declared.map(\.0), ["alarm-rollback", "batch-approval", "primary-replica", "slow-boot", "zone-outage-drill"])
+        XCTAssertEqual(declared.map(\.1), [["datapoints", "every", "from", "metric", "periods", "rollback", "threshold", "until"], ["after", "hold"],
+                                           ["primaries", "witnesses"], ["boot", "duration", "failure_rate"], ["from", "to", "zone"]])
         let slowBoot = try XCTUnwrap(catalog.versions(of: "slow-boot").first?.manifest)
         XCTAssertEqual(slowBoot.options(of: "fault")?.map(\.name), ["duration", "failure_rate"])
         XCTAssertEqual(slowBoot.options(of: "health")?.map(\.name), ["boot"])

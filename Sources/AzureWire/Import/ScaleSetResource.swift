@@ -125,6 +125,12 @@ public struct ScaleSetResource {
             let properties = item.field("properties") ?? item
             // `az` prints an extension's type as typePropertiesType (its own flattening).
             let typeKey = properties.field("type") != nil ? "type" : "typePropertiesType"
+            // A Service Fabric node's durability decides whether automatic OS upgrades need a health source.
+            if case .string(let type)? = properties.field(typeKey), Self.serviceFabricNodeTypes.contains(type.lowercased()),
+               case .string(let durability)? = properties.field("settings")?.member("durabilityLevel") {
+                d.serviceFabricDurability = durability
+                continue
+            }
             guard case .string(let type)? = properties.field(typeKey), Self.healthExtensionTypes.contains(type) else { continue }
             let at = "\(profilePath).extensionProfile.extensions[\(i)]"
             // The fields the extension's reader knows; the rest of a real document (provisioning
@@ -143,6 +149,9 @@ public struct ScaleSetResource {
             }
         }
     }
+
+    /// The Service Fabric node extensions' types (publisher Microsoft.Azure.ServiceFabric), lowercased.
+    static let serviceFabricNodeTypes: Set<String> = ["servicefabricnode", "servicefabriclinuxnode"]
 
     /// Settings that change what a rollout does and that rehearse does not model.
     mutating func warnUnmodelled(_ properties: JSON, _ inner: String) {

@@ -55,6 +55,14 @@ public struct ScaleSetDefinition: Equatable, Sendable {
     public var healthExtension: HealthExtensionSettings?
     /// A load-balancer health probe (Uniform only needs one of the two for Rolling mode).
     public var loadBalancerProbe = false
+    /// The `durabilityLevel` of the model's Service Fabric node extension (`Bronze`, `Silver`,
+    /// `Gold`), when it runs one: Silver and Gold clusters may turn on automatic OS image
+    /// upgrades without a health probe or extension (Microsoft Learn, "Automatic OS image upgrades
+    /// for Azure Virtual Machine Scale Sets", Service Fabric requirements; azurerm #11723).
+    public var serviceFabricDurability: String?
+
+    /// Whether the Service Fabric exemption from the automatic OS upgrade's health source applies.
+    public var serviceFabricExempt: Bool { ["silver", "gold"].contains(serviceFabricDurability?.lowercased() ?? "") }
     /// Ids with `protectFromScaleSetActions`.
     public var protected: Set<Int> = []
     /// Ids with `protectFromScaleIn` only (does not block upgrades).
@@ -135,7 +143,7 @@ public struct ScaleSetDefinition: Equatable, Sendable {
         let automatic = policy.automaticOS
         guard automatic.enableAutomaticOSUpgrade else { return problems }
         let field = "upgradePolicy.automaticOSUpgradePolicy.enableAutomaticOSUpgrade"
-        if !healthSource {
+        if !healthSource && !serviceFabricExempt {
             problems.append(Problem(field: field, "automatic OS image upgrades need a health source: add healthExtension" + (orchestration == .uniform ? " or loadBalancerProbe" : " (Flexible orchestration: a load-balancer probe is not enough)")))
         }
         if policy.rolling.maxSurge && orchestration == .flexible {
