@@ -140,11 +140,6 @@ enum EmbeddedTemplates {
     el("text", { x: width - 10, y: yBottom + 26, "text-anchor": "end", "class": "axis-title" }, g, "virtual time since the start");
   }
   axis(svg, top - 4, bottom, "lane-axis");
-  // A hook event on the scale set itself holds every instance: a band across the lanes.
-  setWaits.forEach(function (w) {
-    var band = el("rect", { x: x(w.start), y: top - 4, width: Math.max(0.5, x(w.end) - x(w.start)), height: bottom - top + 4, "class": "hook-band" }, svg);
-    tip(band, w.type + " event " + w.event + ": waited " + w.waited + " from " + iso(w.start) + " to " + iso(w.end) + " (" + w.outcome + ")");
-  });
   rows.forEach(function (row) {
     if (row.header !== undefined) {
       el("text", { x: 2, y: row.y + 10, "class": "group-label" }, svg, row.header);
@@ -159,6 +154,14 @@ enum EmbeddedTemplates {
                            "class": "seg seg-" + s[2] }, g);
       tip(r, vm.name + ": " + s[2] + " from " + iso(s[0]) + " to " + iso(s[1]) + " (" + s[3] + ")");
     });
+  });
+  // A hook event on the scale set itself holds every instance: a band over the lanes (see-through,
+  // so the lanes' own tips still answer), its tip on the strip above them.
+  setWaits.forEach(function (w) {
+    var bx = x(w.start), bw = Math.max(0.5, x(w.end) - x(w.start));
+    el("rect", { x: bx, y: top - 4, width: bw, height: bottom - top + 4, "class": "hook-band", "pointer-events": "none" }, svg);
+    var strip = el("rect", { x: bx, y: top - 4, width: bw, height: 4, "class": "hook-band-strip", fill: "#d67fb0" }, svg);
+    tip(strip, w.type + " event " + w.event + ": waited " + w.waited + " from " + iso(w.start) + " to " + iso(w.end) + " (" + w.outcome + ")");
   });
   d.markers.forEach(function (m) {
     var mx = x(m.time);

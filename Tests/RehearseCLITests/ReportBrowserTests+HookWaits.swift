@@ -62,6 +62,23 @@ extension ReportBrowserTests {
         XCTAssertEqual(count("<tr class=\"hook-wait\"", in: dom), 5)
     }
 
+    /// A scheduling hook targets the scale set itself: one band over every lane for its 20 minutes.
+    func testAScaleSetHookEventIsABandOverTheLanesAndInTheLegend() throws {
+        _ = try chromium()
+        let folder = try temporaryFolder("rehearse-hook-page")
+        try Self.hookScenario.replacingOccurrences(of: "UpgradeAutoOSRollingBatchStarting\", waitDuration = \"PT15M\"",
+                                                   with: "UpgradeAutoOSScheduling\", waitDuration = \"PT20M\"")
+            .write(toFile: folder + "/scheduling.lua", atomically: true, encoding: .utf8)
+        let page = try report([folder + "/scheduling.lua"])
+        let waits = try XCTUnwrap(try embeddedData(page)["hookWaits"] as? [[String: Any]])
+        XCTAssertEqual(waits.map { [$0["start"] as? Int ?? -1, $0["end"] as? Int ?? -1] }, [[60_000, 1_260_000]])
+        XCTAssertEqual(waits.first?["targets"] as? [Int], [])
+        let dom = try dom(page)
+        XCTAssertEqual(count("class=\"hook-band\"", in: dom), 1)
+        XCTAssertEqual(count("data-mark=\"hook-band\"", in: dom), 1)
+        XCTAssertEqual(count("class=\"seg seg-hook-wait\"", in: dom), 0, "no instance is a target")
+    }
+
     /// The column heads of every `table.percentiles.<tail>` in a drawn page.
     func percentileHeads(_ tail: String, in dom: String) -> [[String]] {
         dom.components(separatedBy: "class=\"percentiles \(tail)\"").dropFirst().map { part in
