@@ -99,13 +99,7 @@ public enum Server {
         }
         var tls: TLSMaterial?
         if configuration.tls {
-            let material = try TLSMaterial()
-            if let path = configuration.caCertPath {
-                do { try OutputFile.write(material.caPEM, to: path, role: "the CA certificate") } catch {
-                    throw ServeError.input(.caCertificate, value: path, problem: error.description)
-                }
-            }
-            tls = material
+            tls = try TLSMaterial.prepared(caCertPath: configuration.caCertPath)
         }
         let scheme = tls == nil ? "http" : "https"
         // Set once the port is bound: an error before that is the port's.

@@ -31,7 +31,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("start-at"),
             help: "When the virtual clock starts running, as an RFC 3339 UTC time such as 2026-11-26T19:00:00Z (default: the first request). Past: it has run since then; future: it stays at zero until then. Served times count from it (default: the server's start), with --step too, where it only anchors them.")
     var startAt: String?
-    @Option(name: .customLong("ca-cert"), help: "Write the generated CA certificate (PEM) here, for clients' CA bundles.") var caCert: String?
+    @Option(name: .customLong("ca-cert"), help: "Keep the CA here (PEM, its key beside it as FILE.key, mode 600): made and written on the first start, read back on later ones, so clients' CA bundles keep working across restarts.") var caCert: String?
     @OptionGroup var eventsOption: EventsOption
     @OptionGroup var page: ReportOption
     @Flag(help: "Serve plain HTTP instead of HTTPS (no certificates).") var http = false
