@@ -24,8 +24,8 @@ public final class ModelHealthSource: HealthSource {
     }
 
     public func probe(lent instance: LentInstance, at time: Millis) throws -> ProbeReply {
-        let vm = instance.instance
-        return answer(id: vm.id, version: vm.modelVersion, startedAt: vm.health.startedAt, at: time)
+        // Field by field where the instance lies: binding `instance.instance` copied it per probe.
+        answer(id: instance.instance.id, version: instance.instance.modelVersion, startedAt: instance.instance.health.startedAt, at: time)
     }
 
     /// The answer of instance `id` running `version`, started at `startedAt`, probed at `time`.
